@@ -1,0 +1,3 @@
+module github.com/contrailhq/contrail
+
+go 1.26
