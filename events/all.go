@@ -1,0 +1,8 @@
+package events
+
+// allEvents lists every event type, one group per aggregate file. A new aggregate adds its group here.
+func allEvents() [][]Event {
+	return [][]Event{
+		accountEvents(),
+	}
+}

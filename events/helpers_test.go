@@ -1,0 +1,5 @@
+package events_test
+
+import "log/slog"
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

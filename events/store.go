@@ -1,0 +1,381 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/internal/metrics"
+	"github.com/contrailhq/contrail/internal/natsx"
+)
+
+// errCodeWrongLastSequence is JetStream's answer when an expected-sequence header does not hold.
+const errCodeWrongLastSequence = 10071
+
+// Store appends to and reads from the log.
+type Store struct {
+	js      jetstream.JetStream
+	names   natsx.Names
+	reg     *Registry
+	now     func() time.Time
+	metrics *metrics.Metrics
+	logger  *slog.Logger
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock sets the clock that stamps events (tests inject one).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// WithMetrics counts appends and conflicts.
+func WithMetrics(m *metrics.Metrics) Option { return func(s *Store) { s.metrics = m } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } }
+
+// NewStore returns a store over the deployment's EVENTS stream.
+func NewStore(js jetstream.JetStream, names natsx.Names, reg *Registry, opts ...Option) *Store {
+	s := &Store{js: js, names: names, reg: reg, now: time.Now, logger: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Names returns the subject scheme the store writes.
+func (s *Store) Names() natsx.Names { return s.names }
+
+// Registry returns the event types the store decodes.
+func (s *Store) Registry() *Registry { return s.reg }
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+// Appended is the result of an append: the stored envelopes (with their sequences) and the aggregate's new head.
+type Appended struct {
+	Events  []Envelope
+	Version Version
+}
+
+// LastSeq is the stream sequence of the last appended event, what a reader waits for to see its own write.
+func (a Appended) LastSeq() uint64 { return a.Version.Seq }
+
+// Append stores events at the end of one aggregate's history, provided the history still ends at `expected`.
+// Each event is published with its ID as Nats-Msg-Id and the expected last sequence of the aggregate's subjects,
+// so a concurrent writer makes it fail with a ConflictError rather than interleave. Appending events that are already
+// in the history (same IDs, a retry or a redelivery) succeeds and appends nothing.
+func (s *Store) Append(ctx context.Context, ref Ref, expected Version, meta Meta, evs ...Event) (Appended, error) {
+	start := time.Now()
+	envs, err := s.envelopes(ref, expected, meta, evs)
+	if err != nil {
+		return Appended{}, err
+	}
+	filter := s.names.AggregateFilter(ref.Type, ref.ID)
+	head := expected
+	for i := range envs {
+		seq, err := s.publish(ctx, &envs[i], head.Seq, filter)
+		if errors.Is(err, ErrConflict) {
+			return s.reconcile(ctx, ref, expected, envs[:i], envs[i:])
+		}
+		if err != nil {
+			return Appended{}, fmt.Errorf("append %s to %s: %w", envs[i].Type, ref, err)
+		}
+		envs[i].Sequence = seq
+		head = Version{Count: envs[i].Version, Seq: seq}
+	}
+	if s.metrics != nil {
+		s.metrics.Appends.WithLabelValues(ref.Type).Add(float64(len(envs)))
+		s.metrics.AppendSeconds.Observe(time.Since(start).Seconds())
+	}
+	return Appended{Events: envs, Version: head}, nil
+}
+
+func (s *Store) envelopes(ref Ref, expected Version, meta Meta, evs []Event) ([]Envelope, error) {
+	if !natsx.ValidToken(ref.Type) || !natsx.ValidToken(ref.ID) {
+		return nil, fmt.Errorf("append to %s: aggregate type and id must be subject tokens", ref)
+	}
+	if len(evs) == 0 {
+		return nil, fmt.Errorf("append to %s: no events", ref)
+	}
+	now := s.now().UTC()
+	envs := make([]Envelope, len(evs))
+	for i, e := range evs {
+		id, e := unwrap(e)
+		if id == "" {
+			id = NewID()
+		}
+		typ := e.EventType()
+		agg, name := SplitType(typ)
+		if agg != ref.Type || !natsx.ValidToken(name) {
+			return nil, fmt.Errorf("append %s to %s: event belongs to aggregate %q", typ, ref, agg)
+		}
+		data, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", typ, err)
+		}
+		envs[i] = Envelope{
+			ID: id, Type: typ, Aggregate: ref.Type, AggregateID: ref.ID,
+			Version: expected.Count + uint64(i) + 1, Time: now,
+			Account: meta.Account, Actor: meta.Actor, CorrelationID: meta.CorrelationID, CausationID: meta.CausationID,
+			Data: data, Event: e,
+		}
+	}
+	return envs, nil
+}
+
+// publish stores one envelope, expecting the aggregate's subjects to end at lastSeq.
+func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filter string) (uint64, error) {
+	body, err := json.Marshal(env)
+	if err != nil {
+		return 0, fmt.Errorf("encode envelope: %w", err)
+	}
+	msg := &nats.Msg{
+		Subject: s.names.EventSubject(env.Aggregate, env.AggregateID, eventName(env.Type)),
+		Data:    body,
+		Header:  nats.Header{},
+	}
+	ack, err := s.js.PublishMsg(ctx, msg,
+		jetstream.WithMsgID(env.ID),
+		jetstream.WithExpectLastSequenceForSubject(lastSeq, filter),
+	)
+	if err != nil {
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeWrongLastSequence {
+			return 0, ErrConflict
+		}
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
+func eventName(eventType string) string {
+	_, name := SplitType(eventType)
+	return name
+}
+
+// reconcile runs after a conflict: if every event not yet confirmed is already in the history (a retry of an append
+// that had succeeded), the append succeeded; otherwise it is a real conflict.
+func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, pending []Envelope) (Appended, error) {
+	history, head, err := s.Load(ctx, ref)
+	if err != nil {
+		return Appended{}, fmt.Errorf("append to %s: check for a repeated append after a conflict: %w", ref, err)
+	}
+	byID := make(map[string]Envelope, len(history))
+	for _, e := range history {
+		byID[e.ID] = e
+	}
+	out := append([]Envelope(nil), done...)
+	for _, p := range pending {
+		stored, ok := byID[p.ID]
+		if !ok {
+			if s.metrics != nil {
+				s.metrics.AppendConflicts.WithLabelValues(ref.Type).Inc()
+			}
+			return Appended{}, &ConflictError{Ref: ref, Expected: expected}
+		}
+		out = append(out, stored)
+	}
+	return Appended{Events: out, Version: head}, nil
+}
+
+// Load replays one aggregate's history, in order, with each event decoded.
+func (s *Store) Load(ctx context.Context, ref Ref) ([]Envelope, Version, error) {
+	var out []Envelope
+	_, err := s.Read(ctx, 0, func(e Envelope) error {
+		out = append(out, e)
+		return nil
+	}, s.names.AggregateFilter(ref.Type, ref.ID))
+	if err != nil {
+		return nil, Version{}, fmt.Errorf("load %s: %w", ref, err)
+	}
+	var v Version
+	if n := len(out); n > 0 {
+		v = Version{Count: uint64(n), Seq: out[n-1].Sequence}
+	}
+	return out, v, nil
+}
+
+// Read calls fn for every event matching the filters from stream sequence `from` (0 or 1 = the beginning) up to
+// the end of the log as it was when Read started, in order. It returns the sequence of the last event delivered.
+func (s *Store) Read(ctx context.Context, from uint64, fn func(Envelope) error, filters ...string) (uint64, error) {
+	cons, err := s.orderedConsumer(ctx, from, filters)
+	if err != nil {
+		return 0, err
+	}
+	info := cons.CachedInfo()
+	if info == nil || info.NumPending == 0 {
+		return 0, nil
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return 0, fmt.Errorf("read log: %w", err)
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	var last uint64
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			return last, fmt.Errorf("read log: %w", err)
+		}
+		env, pending, err := s.decode(msg)
+		if err != nil {
+			return last, err
+		}
+		if err := fn(env); err != nil {
+			return last, err
+		}
+		last = env.Sequence
+		if pending == 0 {
+			return last, nil
+		}
+	}
+}
+
+// Follow yields every event matching the filters from stream sequence `from`, history first and then live, with
+// no gap and no duplicate at the switch (one ordered consumer serves both). It ends when ctx ends or on an error,
+// which it yields.
+func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter.Seq2[Envelope, error] {
+	return func(yield func(Envelope, error) bool) {
+		cons, err := s.orderedConsumer(ctx, from, filters)
+		if err != nil {
+			yield(Envelope{}, err)
+			return
+		}
+		it, err := cons.Messages()
+		if err != nil {
+			yield(Envelope{}, fmt.Errorf("follow log: %w", err))
+			return
+		}
+		defer it.Stop()
+		stop := context.AfterFunc(ctx, it.Stop)
+		defer stop()
+		for {
+			msg, err := it.Next()
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(Envelope{}, fmt.Errorf("follow log: %w", err))
+				}
+				return
+			}
+			env, _, err := s.decode(msg)
+			if !yield(env, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (s *Store) orderedConsumer(ctx context.Context, from uint64, filters []string) (jetstream.Consumer, error) {
+	if len(filters) == 0 {
+		filters = []string{s.names.EventsWildcard()}
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if from > 1 {
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = from
+	}
+	cons, err := s.js.OrderedConsumer(ctx, s.names.EventsStream(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open reader on %v: %w", filters, err)
+	}
+	return cons, nil
+}
+
+// decode turns a stored message into an envelope; it also returns how many matching messages follow it.
+func (s *Store) decode(msg jetstream.Msg) (Envelope, uint64, error) {
+	md, err := msg.Metadata()
+	if err != nil {
+		return Envelope{}, 0, fmt.Errorf("read message metadata: %w", err)
+	}
+	env, err := s.DecodeEnvelope(msg.Data())
+	if err != nil {
+		return Envelope{}, 0, fmt.Errorf("decode event at sequence %d: %w", md.Sequence.Stream, err)
+	}
+	env.Sequence = md.Sequence.Stream
+	return env, md.NumPending, nil
+}
+
+// DecodeEnvelope parses a stored envelope and its payload. An event type this build does not know leaves Event nil
+// (it is kept and skipped, not fatal).
+func (s *Store) DecodeEnvelope(data []byte) (Envelope, error) {
+	var env Envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return Envelope{}, err
+	}
+	ev, err := s.reg.Decode(env.Type, env.Data)
+	if err != nil && !errors.Is(err, ErrUnknownType) {
+		return Envelope{}, err
+	}
+	env.Event = ev
+	return env, nil
+}
+
+// State is an aggregate rebuilt from its events.
+type State interface {
+	Apply(Envelope)
+}
+
+// maxUpdateAttempts bounds Update's retries: past it, contention is a fault to report, not to hide.
+const maxUpdateAttempts = 12
+
+// Update loads an aggregate into S, asks decide for the events to append, and appends them expecting the history it
+// loaded. On a conflict it reloads and decides again. decide must be pure: it may run several times. It returns
+// nothing appended (and no error) when decide returns no events.
+func Update[S any, P interface {
+	*S
+	State
+}](ctx context.Context, st *Store, ref Ref, meta Meta, decide func(*S) ([]Event, error)) (Appended, error) {
+	for attempt := 1; ; attempt++ {
+		history, v, err := st.Load(ctx, ref)
+		if err != nil {
+			return Appended{}, err
+		}
+		state := P(new(S))
+		for _, e := range history {
+			if e.Event != nil {
+				state.Apply(e)
+			}
+		}
+		evs, err := decide((*S)(state))
+		if err != nil {
+			return Appended{}, err
+		}
+		if len(evs) == 0 {
+			return Appended{Version: v}, nil
+		}
+		res, err := st.Append(ctx, ref, v, meta, evs...)
+		if !errors.Is(err, ErrConflict) || attempt == maxUpdateAttempts {
+			return res, err
+		}
+		// Jittered backoff so that writers contending on one aggregate spread out.
+		delay := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
+		select {
+		case <-ctx.Done():
+			return Appended{}, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
+
+// LastSequence is the sequence of the newest event in the log (0 when empty).
+func (s *Store) LastSequence(ctx context.Context) (uint64, error) {
+	stream, err := s.js.Stream(ctx, s.names.EventsStream())
+	if err != nil {
+		return 0, fmt.Errorf("look up events stream: %w", err)
+	}
+	return stream.CachedInfo().State.LastSeq, nil
+}

@@ -1,0 +1,324 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/natsx/natstest"
+)
+
+type incremented struct {
+	By int `json:"by"`
+}
+
+func (incremented) EventType() string { return "counter.incremented" }
+
+type counter struct {
+	Total    int
+	Versions []uint64
+}
+
+func (c *counter) Apply(e events.Envelope) {
+	if d, ok := e.Event.(incremented); ok {
+		c.Total += d.By
+		c.Versions = append(c.Versions, e.Version)
+	}
+}
+
+func newStore(t *testing.T) (*events.Store, *natstest.Server) {
+	t.Helper()
+	srv := natstest.Start(t)
+	names, _ := natsx.NewNames("")
+	layout := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
+	if err := natsx.Provision(context.Background(), srv.JS, layout, discard()); err != nil {
+		t.Fatal(err)
+	}
+	reg := events.NewRegistry()
+	reg.Register(incremented{})
+	return events.NewStore(srv.JS, names, reg), srv
+}
+
+func TestAppendLoadRoundTrip(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	ref := events.Ref{Type: "counter", ID: "c1"}
+	meta := events.Meta{Account: "acct_1", Actor: "key_1", CorrelationID: "q1"}
+	res, err := st.Append(ctx, ref, events.Version{}, meta, incremented{By: 2}, incremented{By: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version.Count != 2 || res.Version.Seq != res.Events[1].Sequence {
+		t.Fatalf("head after append = %+v", res.Version)
+	}
+	history, v, err := st.Load(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != res.Version {
+		t.Fatalf("load version %+v, append said %+v", v, res.Version)
+	}
+	if len(history) != 2 {
+		t.Fatalf("loaded %d events, want 2", len(history))
+	}
+	for i, e := range history {
+		if e.ID != res.Events[i].ID || e.Version != uint64(i+1) || e.Account != "acct_1" || e.CorrelationID != "q1" {
+			t.Errorf("event %d = %+v", i, e)
+		}
+		if e.Event.(incremented).By != []int{2, 3}[i] {
+			t.Errorf("event %d payload %+v", i, e.Event)
+		}
+	}
+	// Another aggregate's history is separate.
+	other, _, err := st.Load(ctx, events.Ref{Type: "counter", ID: "c2"})
+	if err != nil || len(other) != 0 {
+		t.Fatalf("other aggregate: %d events, err %v", len(other), err)
+	}
+}
+
+func TestAppendRefusesStaleVersion(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	ref := events.Ref{Type: "counter", ID: "c1"}
+	if _, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, incremented{By: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, incremented{By: 1})
+	var conflict *events.ConflictError
+	if !errors.As(err, &conflict) || !errors.Is(err, events.ErrConflict) {
+		t.Fatalf("append at a stale version: err = %v, want a ConflictError", err)
+	}
+	history, _, _ := st.Load(ctx, ref)
+	if len(history) != 1 {
+		t.Fatalf("history has %d events after a refused append, want 1", len(history))
+	}
+}
+
+func TestAppendRejectsEventOfAnotherAggregate(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	_, err := st.Append(context.Background(), events.Ref{Type: "account", ID: "a1"}, events.Version{}, events.Meta{}, incremented{})
+	if err == nil {
+		t.Fatal("appending a counter event to an account was accepted")
+	}
+	_, err = st.Append(context.Background(), events.Ref{Type: "counter", ID: "bad.id"}, events.Version{}, events.Meta{}, incremented{})
+	if err == nil {
+		t.Fatal("an id with a dot (a subject separator) was accepted")
+	}
+}
+
+func TestConcurrentUpdatesWinEachVersionOnce(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	ref := events.Ref{Type: "counter", ID: "hot"}
+	const writers, each = 8, 15
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				_, err := events.Update(ctx, st, ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
+					return []events.Event{incremented{By: 1}}, nil
+				})
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("update: %v", err)
+		}
+	}
+	history, _, err := st.Load(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c counter
+	for _, e := range history {
+		c.Apply(e)
+	}
+	if c.Total != writers*each {
+		t.Fatalf("total = %d, want %d: an update was lost", c.Total, writers*each)
+	}
+	for i, v := range c.Versions {
+		if v != uint64(i+1) {
+			t.Fatalf("version at position %d is %d: versions must be won once each, in order", i, v)
+		}
+	}
+}
+
+func TestSameEventAppendedTwiceIsStoredOnce(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	ref := events.Ref{Type: "counter", ID: "c1"}
+	id := events.DeriveID(events.NewID(), "reply")
+	first, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, events.WithID(id, incremented{By: 5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same append again (a retry that did not see its answer).
+	again, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, events.WithID(id, incremented{By: 5}))
+	if err != nil {
+		t.Fatalf("repeating an append: %v", err)
+	}
+	if again.Events[0].Sequence != first.Events[0].Sequence {
+		t.Fatalf("repeat answered sequence %d, original %d", again.Events[0].Sequence, first.Events[0].Sequence)
+	}
+	// A redelivered cause after the aggregate moved on: the derived event is found in the history.
+	if _, err := st.Append(ctx, ref, first.Version, events.Meta{}, incremented{By: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, events.WithID(id, incremented{By: 5})); err != nil {
+		t.Fatalf("repeating an old append: %v", err)
+	}
+	history, _, _ := st.Load(ctx, ref)
+	if len(history) != 2 {
+		t.Fatalf("history has %d events, want 2 (the repeated event stored once)", len(history))
+	}
+}
+
+func TestDeriveIDIsStableAndDistinct(t *testing.T) {
+	t.Parallel()
+	cause := events.NewID()
+	if events.DeriveID(cause, "reply") != events.DeriveID(cause, "reply") {
+		t.Fatal("DeriveID is not deterministic")
+	}
+	if events.DeriveID(cause, "reply") == events.DeriveID(cause, "call") {
+		t.Fatal("different labels gave the same ID")
+	}
+	if events.DeriveID(cause, "reply") == events.DeriveID(events.NewID(), "reply") {
+		t.Fatal("different causes gave the same ID")
+	}
+}
+
+func TestUnknownEventTypeIsKeptAndSkipped(t *testing.T) {
+	t.Parallel()
+	st, srv := newStore(t)
+	ctx := context.Background()
+	ref := events.Ref{Type: "counter", ID: "c1"}
+	if _, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, incremented{By: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// An event written by a newer build.
+	body, _ := json.Marshal(map[string]any{"id": events.NewID(), "type": "counter.reset", "aggregate": "counter",
+		"aggregate_id": "c1", "version": 2, "time": time.Now(), "data": map[string]any{"to": 0}})
+	if _, err := srv.JS.PublishMsg(ctx, &nats.Msg{Subject: st.Names().EventSubject("counter", "c1", "reset"), Data: body}); err != nil {
+		t.Fatal(err)
+	}
+	history, v, err := st.Load(ctx, ref)
+	if err != nil {
+		t.Fatalf("load with an unknown event: %v", err)
+	}
+	if len(history) != 2 || history[1].Event != nil || history[1].Type != "counter.reset" {
+		t.Fatalf("unknown event not kept as raw: %+v", history)
+	}
+	// Appending after it still works: the version covers it.
+	if _, err := st.Append(ctx, ref, v, events.Meta{}, incremented{By: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFollowGoesFromHistoryToLiveWithoutGapOrDuplicate(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ref := events.Ref{Type: "counter", ID: "c1"}
+	noise := events.Ref{Type: "counter", ID: "other"}
+	var v, nv events.Version
+	appendN := func(n int) {
+		for i := 0; i < n; i++ {
+			res, err := st.Append(ctx, ref, v, events.Meta{}, incremented{By: 1})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			v = res.Version
+			res, err = st.Append(ctx, noise, nv, events.Meta{}, incremented{By: 1})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			nv = res.Version
+		}
+	}
+	appendN(5)
+	got := make(chan events.Envelope, 100)
+	go func() {
+		for e, err := range st.Follow(ctx, 0, st.Names().AggregateFilter("counter", "c1")) {
+			if err != nil {
+				return
+			}
+			got <- e
+		}
+	}()
+	// Appends race with the switch from history to live on purpose.
+	go appendN(5)
+	var seqs []uint64
+	for len(seqs) < 10 {
+		select {
+		case e := <-got:
+			if e.AggregateID != "c1" {
+				t.Fatalf("followed an event of %s", e.AggregateID)
+			}
+			seqs = append(seqs, e.Sequence)
+		case <-ctx.Done():
+			t.Fatalf("followed %d events, want 10", len(seqs))
+		}
+	}
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] <= seqs[i-1] {
+			t.Fatalf("sequences out of order or repeated: %v", seqs)
+		}
+	}
+	select {
+	case e := <-got:
+		t.Fatalf("an 11th event arrived: %+v", e)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestReadStopsAtTheEndOfTheLog(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	var v events.Version
+	for i := 0; i < 7; i++ {
+		res, err := st.Append(ctx, events.Ref{Type: "counter", ID: "c1"}, v, events.Meta{}, incremented{By: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = res.Version
+	}
+	var n int
+	last, err := st.Read(ctx, 3, func(events.Envelope) error { n++; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 || last != v.Seq {
+		t.Fatalf("read from 3: %d events ending at %d, want 5 ending at %d", n, last, v.Seq)
+	}
+	n = 0
+	if _, err := st.Read(ctx, 0, func(events.Envelope) error { n++; return nil }, "contrail.ev.nothing.>"); err != nil || n != 0 {
+		t.Fatalf("read of an empty filter: %d events, err %v", n, err)
+	}
+	stop := errors.New("stop")
+	if _, err := st.Read(ctx, 0, func(events.Envelope) error { return stop }); !errors.Is(err, stop) {
+		t.Fatalf("read did not pass back the callback's error: %v", err)
+	}
+}

@@ -1,0 +1,130 @@
+package natsx
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DefaultPrefix is the subject prefix of a deployment that does not choose one.
+const DefaultPrefix = "contrail"
+
+// Names derives every JetStream resource name from one prefix, so that two deployments can share a NATS account
+// without seeing each other's data, and so that no other package spells a subject by hand.
+type Names struct {
+	Prefix string
+}
+
+// NewNames validates the prefix: it becomes a subject token and part of stream and bucket names.
+func NewNames(prefix string) (Names, error) {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if !ValidToken(prefix) || strings.ContainsAny(prefix, "-") {
+		return Names{}, fmt.Errorf("prefix %q: use letters, digits and underscores only", prefix)
+	}
+	return Names{Prefix: prefix}, nil
+}
+
+// ValidToken reports whether s can be one token of a NATS subject: non-empty, without '.', '*', '>' or whitespace.
+func ValidToken(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (n Names) upper() string { return strings.ToUpper(n.Prefix) }
+
+// EventsStream names the one stream that holds the log: EVENTS for the default prefix, <PREFIX>_EVENTS otherwise.
+func (n Names) EventsStream() string {
+	if n.Prefix == DefaultPrefix {
+		return "EVENTS"
+	}
+	return n.upper() + "_EVENTS"
+}
+
+// DLQStream names the stream that keeps poison events for inspection and re-drive.
+func (n Names) DLQStream() string {
+	if n.Prefix == DefaultPrefix {
+		return "DLQ"
+	}
+	return n.upper() + "_DLQ"
+}
+
+// EventsWildcard is every subject of the log.
+func (n Names) EventsWildcard() string { return n.Prefix + ".ev.>" }
+
+// EventSubject is where one event of one aggregate instance is stored: <prefix>.ev.<aggregate>.<id>.<event>.
+func (n Names) EventSubject(aggregate, id, event string) string {
+	return n.Prefix + ".ev." + aggregate + "." + id + "." + event
+}
+
+// AggregateFilter matches every event of one aggregate instance; the optimistic-concurrency check covers it.
+func (n Names) AggregateFilter(aggregate, id string) string {
+	return n.Prefix + ".ev." + aggregate + "." + id + ".>"
+}
+
+// TypeFilter matches one event type ("session.message_posted") on every instance, or every type of an aggregate
+// when the name part is "*" ("session.*").
+func (n Names) TypeFilter(eventType string) string {
+	agg, name, ok := strings.Cut(eventType, ".")
+	if !ok {
+		return n.Prefix + ".ev." + eventType + ".*.*"
+	}
+	return n.Prefix + ".ev." + agg + ".*." + name
+}
+
+// SplitEventSubject returns the aggregate, id and event name of an event subject.
+func (n Names) SplitEventSubject(subject string) (aggregate, id, event string, ok bool) {
+	rest, found := strings.CutPrefix(subject, n.Prefix+".ev.")
+	if !found {
+		return "", "", "", false
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
+// LiveSubject carries what is not an event but is worth seeing as it happens (token deltas of a streaming
+// answer). Core NATS: lost when nobody listens.
+func (n Names) LiveSubject(aggregate, id string) string {
+	return n.Prefix + ".live." + aggregate + "." + id
+}
+
+// DLQSubject is where a handler's poison events go.
+func (n Names) DLQSubject(handler string) string { return n.Prefix + ".dlq." + handler }
+
+// DLQWildcard matches every handler's poison events.
+func (n Names) DLQWildcard() string { return n.Prefix + ".dlq.>" }
+
+// RedriveSubject is where re-driven events are handed back to one handler.
+func (n Names) RedriveSubject(handler string) string { return n.Prefix + ".redrive." + handler }
+
+// RedriveWildcard matches every handler's re-drive subject.
+func (n Names) RedriveWildcard() string { return n.Prefix + ".redrive.>" }
+
+// RedriveStream holds re-driven events until their handler has taken them.
+func (n Names) RedriveStream() string {
+	if n.Prefix == DefaultPrefix {
+		return "REDRIVE"
+	}
+	return n.upper() + "_REDRIVE"
+}
+
+// Bucket names a KV bucket of this deployment.
+func (n Names) Bucket(name string) string { return n.Prefix + "_" + name }
+
+// ObjectStore names the object store that holds blobs (files, embeds, generated images).
+func (n Names) ObjectStore() string { return n.Prefix + "_blobs" }
+
+// Consumer names a durable consumer of this deployment.
+func (n Names) Consumer(kind, name string) string { return n.Prefix + "_" + kind + "_" + name }

@@ -1,0 +1,167 @@
+package natsx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// EmbeddedConfig says how to run the in-process nats-server.
+type EmbeddedConfig struct {
+	// StoreDir is where JetStream keeps its files (unless ConfigFile sets store_dir).
+	StoreDir string
+	// ConfigFile is an optional nats.conf; settings in it win over the defaults below, except that JetStream is
+	// always enabled.
+	ConfigFile string
+	// Listen is host:port where the server also accepts clients (other nodes, the nats CLI); "off" or "" keeps it
+	// in-process only. Ignored when ConfigFile sets a port and Listen was not given explicitly.
+	Listen string
+	// ListenSet says that Listen came from a flag or env and overrides the config file.
+	ListenSet bool
+	// SyncAlways makes every write fsync (much slower; for those who cannot lose an acknowledged write to a power cut).
+	SyncAlways bool
+	// ServerName names the server (required in a cluster); defaults to a name derived from the host.
+	ServerName string
+	Logger     *slog.Logger
+}
+
+// StartEmbedded starts nats-server in this process with JetStream and file storage and waits until it accepts
+// connections.
+func StartEmbedded(cfg EmbeddedConfig) (*server.Server, error) {
+	opts := &server.Options{}
+	if cfg.ConfigFile != "" {
+		fileOpts, err := server.ProcessConfigFile(cfg.ConfigFile)
+		if err != nil {
+			return nil, fmt.Errorf("read nats config %s: %w", cfg.ConfigFile, err)
+		}
+		opts = fileOpts
+	}
+	opts.JetStream = true
+	if opts.StoreDir == "" {
+		if cfg.StoreDir == "" {
+			return nil, errors.New("embedded nats: no store dir")
+		}
+		opts.StoreDir = cfg.StoreDir
+	}
+	if err := os.MkdirAll(opts.StoreDir, 0o750); err != nil {
+		return nil, fmt.Errorf("create nats store dir: %w", err)
+	}
+	if cfg.ConfigFile == "" || cfg.ListenSet {
+		if err := applyListen(opts, cfg.Listen); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.SyncAlways {
+		opts.SyncAlways = true
+	}
+	if opts.ServerName == "" {
+		opts.ServerName = cfg.ServerName
+	}
+	opts.NoSigs = true
+	// The server's own logs are routed into slog below; NoLog only stops it from configuring its own logger.
+	opts.NoLog = cfg.Logger == nil
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("create embedded nats: %w", err)
+	}
+	if cfg.Logger != nil {
+		ns.SetLoggerV2(&serverLog{l: cfg.Logger.With("component", "nats-server")}, false, false, false)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, errors.New("embedded nats did not become ready in 30s")
+	}
+	return ns, nil
+}
+
+func applyListen(opts *server.Options, listen string) error {
+	if listen == "" || listen == "off" {
+		opts.DontListen = true
+		return nil
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("nats listen address %q: %w", listen, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("nats listen port %q: %w", port, err)
+	}
+	opts.Host, opts.Port = host, p
+	opts.DontListen = false
+	return nil
+}
+
+// ConnectEmbedded opens a client connection to the in-process server without a socket.
+func ConnectEmbedded(ns *server.Server, name string) (*nats.Conn, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name(name), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, fmt.Errorf("connect to embedded nats: %w", err)
+	}
+	return nc, nil
+}
+
+// ConnectURL connects to an external server or cluster and keeps reconnecting: a NATS failover must not take the
+// node down.
+func ConnectURL(ctx context.Context, url, name string, logger *slog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.RetryOnFailedConnect(false),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				logger.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { logger.Info("nats reconnected", "server", nc.ConnectedUrlRedacted()) }),
+	}
+	var lastErr error
+	for attempt := 0; attempt < 20; attempt++ {
+		nc, err := nats.Connect(url, opts...)
+		if err == nil {
+			return nc, nil
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connect to nats %s: %w", redact(url), ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return nil, fmt.Errorf("connect to nats %s: %w", redact(url), lastErr)
+}
+
+// redact keeps credentials in a URL out of error messages and logs.
+func redact(url string) string {
+	scheme := strings.Index(url, "://")
+	at := strings.LastIndexByte(url, '@')
+	if scheme >= 0 && at > scheme {
+		return url[:scheme+3] + "***@" + url[at+1:]
+	}
+	return url
+}
+
+// DefaultStoreDir is where the embedded server keeps JetStream data inside a data dir.
+func DefaultStoreDir(dataDir string) string { return filepath.Join(dataDir, "nats") }
+
+// serverLog routes nats-server's logger into slog. Its chatty start-up notices go to Debug.
+type serverLog struct{ l *slog.Logger }
+
+func (s *serverLog) Noticef(format string, v ...any) { s.l.Debug(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Warnf(format string, v ...any)   { s.l.Warn(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Fatalf(format string, v ...any)  { s.l.Error(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Errorf(format string, v ...any)  { s.l.Error(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Debugf(format string, v ...any)  { s.l.Debug(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Tracef(format string, v ...any)  {}
