@@ -27,6 +27,8 @@ func (AccountKeyIssued) EventType() string { return "account.key_issued" }
 // AccountKeyRevoked stops a key from working.
 type AccountKeyRevoked struct {
 	KeyID string `json:"key_id"`
+	// Hash is the revoked key's hash, so that the lookup by hash can be closed without a second index.
+	Hash string `json:"hash"`
 }
 
 func (AccountKeyRevoked) EventType() string { return "account.key_revoked" }

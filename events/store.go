@@ -17,9 +17,6 @@ import (
 	"github.com/contrailhq/contrail/internal/natsx"
 )
 
-// errCodeWrongLastSequence is JetStream's answer when an expected-sequence header does not hold.
-const errCodeWrongLastSequence = 10071
-
 // Store appends to and reads from the log.
 type Store struct {
 	js      jetstream.JetStream
@@ -149,7 +146,8 @@ func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filt
 	)
 	if err != nil {
 		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeWrongLastSequence {
+		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
 			return 0, ErrConflict
 		}
 		return 0, err

@@ -1,0 +1,89 @@
+// Package auth says who is calling: API keys (hashed, looked up in the accounts read model), the principal that
+// travels in a request's context, and the Ed25519 tokens the platform signs for agents.
+//
+// It must not import the faces.
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/contrailhq/contrail/events"
+)
+
+// Principal is who a request acts for.
+type Principal struct {
+	AccountID string `json:"account_id"`
+	// KeyID is the API key used, or "" for a platform-internal actor.
+	KeyID string `json:"key_id,omitempty"`
+	Admin bool   `json:"admin,omitempty"`
+	// Username is the account's name, what Fixie's `user { username }` shows.
+	Username string `json:"username,omitempty"`
+	// AgentID is set when an agent calls back with the token the platform gave it.
+	AgentID string `json:"agent_id,omitempty"`
+}
+
+// Actor is how the principal is recorded in events.
+func (p Principal) Actor() string {
+	switch {
+	case p.AgentID != "":
+		return "agent:" + p.AgentID
+	case p.KeyID != "":
+		return p.KeyID
+	default:
+		return "system"
+	}
+}
+
+// Meta is the event metadata of a command issued by this principal.
+func (p Principal) Meta() events.Meta {
+	return events.Meta{Account: p.AccountID, Actor: p.Actor()}
+}
+
+type ctxKey struct{}
+
+// With returns ctx carrying p.
+func With(ctx context.Context, p Principal) context.Context { return context.WithValue(ctx, ctxKey{}, p) }
+
+// From returns the principal in ctx.
+func From(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(ctxKey{}).(Principal)
+	return p, ok && p.AccountID != ""
+}
+
+// KeyPrefix starts every API key, so a leaked key is recognisable (secret scanners, logs).
+const KeyPrefix = "ctr_"
+
+// NewKey returns a fresh API key: the prefix and 32 random bytes.
+func NewKey() string { return KeyPrefix + events.RandomToken(32) }
+
+// HashKey is how a key is stored and looked up. Keys are 256-bit random strings, so a plain SHA-256 is not a
+// weakness (there is nothing to brute-force), and it keeps the lookup on every request cheap.
+func HashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// KeyID derives a key's public ID from its hash, so issuing the same key twice (an admin key given by env on every
+// node) records it once.
+func KeyID(hash string) string { return "key_" + hash[:20] }
+
+// KeyHint is the part of a key shown in listings.
+func KeyHint(key string) string {
+	if len(key) <= len(KeyPrefix)+6 {
+		return KeyPrefix + "…"
+	}
+	return key[:len(KeyPrefix)+6] + "…"
+}
+
+// BearerToken extracts the token of an "Authorization: Bearer <token>" value.
+func BearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}

@@ -1,0 +1,219 @@
+package commands
+
+import (
+	"context"
+	"strings"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+)
+
+// DefaultDailyQueryLimit is seed 000's per-user daily limit.
+const DefaultDailyQueryLimit = 1000
+
+// DefaultRequestsPerMinute bounds one key's request rate unless the account says otherwise.
+const DefaultRequestsPerMinute = 600
+
+// AdminAccountID is the account created on first start. A fixed ID makes the bootstrap safe when several nodes
+// start at once: only one creation can win.
+const AdminAccountID = "acct_admin"
+
+// Account is the account aggregate rebuilt from its events.
+type Account struct {
+	ID                string
+	Name              string
+	Admin             bool
+	Exists            bool
+	DailyQueryLimit   int
+	RequestsPerMinute int
+	Keys              map[string]*AccountKey
+}
+
+// AccountKey is a key of an account.
+type AccountKey struct {
+	ID      string
+	Hash    string
+	Revoked bool
+}
+
+// Apply folds one event.
+func (a *Account) Apply(e events.Envelope) {
+	switch d := e.Event.(type) {
+	case events.AccountCreated:
+		a.ID, a.Name, a.Admin, a.Exists = e.AggregateID, d.Name, d.Admin, true
+		a.DailyQueryLimit = d.DailyQueryLimit
+		a.Keys = map[string]*AccountKey{}
+	case events.AccountKeyIssued:
+		a.Keys[d.KeyID] = &AccountKey{ID: d.KeyID, Hash: d.Hash}
+	case events.AccountKeyRevoked:
+		if k := a.Keys[d.KeyID]; k != nil {
+			k.Revoked = true
+		}
+	case events.AccountLimitsChanged:
+		if d.DailyQueryLimit != 0 {
+			a.DailyQueryLimit = d.DailyQueryLimit
+		}
+		if d.RequestsPerMinute != 0 {
+			a.RequestsPerMinute = d.RequestsPerMinute
+		}
+	}
+}
+
+// NewAccount is what creating an account takes.
+type NewAccount struct {
+	Name            string
+	Admin           bool
+	DailyQueryLimit int
+	// Key is an existing key to issue (the admin bootstrap from CONTRAIL_ADMIN_KEY); empty = a fresh one.
+	Key string
+	// ID fixes the account ID (the admin bootstrap); empty = a fresh one.
+	ID string
+}
+
+// IssuedKey is a key as its owner sees it once.
+type IssuedKey struct {
+	AccountID string `json:"account_id"`
+	KeyID     string `json:"key_id"`
+	Key       string `json:"key"`
+	Seq       uint64 `json:"-"`
+}
+
+// CreateAccount opens an account with its first key. Only an admin may, except for the bootstrap (the system
+// principal, which has no key).
+func (c *Commands) CreateAccount(ctx context.Context, actor auth.Principal, in NewAccount) (IssuedKey, error) {
+	if actor.KeyID != "" && !actor.Admin {
+		return IssuedKey{}, errs.E(errs.Forbidden, "only an admin account may create accounts")
+	}
+	name := strings.TrimSpace(in.Name)
+	if name == "" {
+		return IssuedKey{}, errs.Missing("name")
+	}
+	if len(name) > 100 {
+		return IssuedKey{}, errs.InvalidField("name", "name is longer than 100 characters")
+	}
+	if in.DailyQueryLimit < 0 {
+		return IssuedKey{}, errs.InvalidField("daily_query_limit", "daily_query_limit must not be negative")
+	}
+	id := in.ID
+	if id == "" {
+		id = events.NewPrefixedID("acct_")
+	}
+	key := in.Key
+	if key == "" {
+		key = auth.NewKey()
+	}
+	hash := auth.HashKey(key)
+	keyID := auth.KeyID(hash)
+	meta := actor.Meta()
+	meta.Account = id
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: id}, meta, func(a *Account) ([]events.Event, error) {
+		if a.Exists {
+			return nil, errs.E(errs.Conflict, "account %s exists", id)
+		}
+		return []events.Event{
+			events.AccountCreated{Name: name, Admin: in.Admin, DailyQueryLimit: in.DailyQueryLimit},
+			events.AccountKeyIssued{KeyID: keyID, Name: "first key", Hash: hash, Hint: auth.KeyHint(key)},
+		}, nil
+	})
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	return IssuedKey{AccountID: id, KeyID: keyID, Key: key, Seq: res.LastSeq()}, c.waitAccounts(ctx, res.LastSeq())
+}
+
+// IssueKey adds a key to an account: the account itself or an admin may.
+func (c *Commands) IssueKey(ctx context.Context, actor auth.Principal, accountID, name, key string) (IssuedKey, error) {
+	if err := mayManage(actor, accountID); err != nil {
+		return IssuedKey{}, err
+	}
+	if key == "" {
+		key = auth.NewKey()
+	} else if !strings.HasPrefix(key, auth.KeyPrefix) || len(key) < 32 {
+		return IssuedKey{}, errs.InvalidField("key", "a chosen key must start with %q and be at least 32 characters", auth.KeyPrefix)
+	}
+	hash := auth.HashKey(key)
+	keyID := auth.KeyID(hash)
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
+		if !a.Exists {
+			return nil, errs.NotFoundf("account", accountID)
+		}
+		if k := a.Keys[keyID]; k != nil {
+			if k.Revoked {
+				return nil, errs.E(errs.Conflict, "key %s was revoked; it cannot be issued again", keyID)
+			}
+			return nil, nil // already issued: issuing is idempotent
+		}
+		return []events.Event{events.AccountKeyIssued{KeyID: keyID, Name: name, Hash: hash, Hint: auth.KeyHint(key)}}, nil
+	})
+	if err != nil {
+		return IssuedKey{}, err
+	}
+	return IssuedKey{AccountID: accountID, KeyID: keyID, Key: key, Seq: res.LastSeq()}, c.waitAccounts(ctx, res.LastSeq())
+}
+
+// RevokeKey stops a key from working.
+func (c *Commands) RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) error {
+	if err := mayManage(actor, accountID); err != nil {
+		return err
+	}
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
+		if !a.Exists {
+			return nil, errs.NotFoundf("account", accountID)
+		}
+		k := a.Keys[keyID]
+		if k == nil {
+			return nil, errs.NotFoundf("key", keyID)
+		}
+		if k.Revoked {
+			return nil, nil
+		}
+		return []events.Event{events.AccountKeyRevoked{KeyID: keyID, Hash: k.Hash}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitAccounts(ctx, res.LastSeq())
+}
+
+// SetLimits changes an account's usage limits. Only an admin may.
+func (c *Commands) SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) error {
+	if actor.KeyID != "" && !actor.Admin {
+		return errs.E(errs.Forbidden, "only an admin account may change limits")
+	}
+	if dailyQueries < 0 {
+		return errs.InvalidField("daily_query_limit", "daily_query_limit must not be negative")
+	}
+	if perMinute < 0 {
+		return errs.InvalidField("requests_per_minute", "requests_per_minute must not be negative")
+	}
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
+		if !a.Exists {
+			return nil, errs.NotFoundf("account", accountID)
+		}
+		return []events.Event{events.AccountLimitsChanged{DailyQueryLimit: dailyQueries, RequestsPerMinute: perMinute}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitAccounts(ctx, res.LastSeq())
+}
+
+func mayManage(actor auth.Principal, accountID string) error {
+	if actor.KeyID == "" || actor.Admin || actor.AccountID == accountID {
+		return nil
+	}
+	// Another account's existence is not revealed.
+	return errs.NotFoundf("account", accountID)
+}
+
+// waitAccounts makes the accounts read model show a write before the command returns: a new key must work on the
+// very next request.
+func (c *Commands) waitAccounts(ctx context.Context, seq uint64) error {
+	if seq == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, c.readWait)
+	defer cancel()
+	return c.views.WaitFor(wctx, "accounts", seq)
+}

@@ -1,0 +1,35 @@
+package commands
+
+import (
+	"time"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// Commands carries what every command needs.
+type Commands struct {
+	store *events.Store
+	views *projections.Runner
+	// readWait bounds how long a command waits for its read model before answering.
+	readWait time.Duration
+}
+
+// Config wires Commands.
+type Config struct {
+	Store *events.Store
+	Views *projections.Runner
+	// ReadWait bounds how long a command waits for its read model to show its write (default 5s).
+	ReadWait time.Duration
+}
+
+// New returns the command side.
+func New(cfg Config) *Commands {
+	if cfg.ReadWait == 0 {
+		cfg.ReadWait = 5 * time.Second
+	}
+	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait}
+}
+
+// Store is the log the commands append to.
+func (c *Commands) Store() *events.Store { return c.store }

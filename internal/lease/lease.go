@@ -1,0 +1,104 @@
+// Package lease elects one holder of a named job across every Contrail node (a projection's writer, the timeout
+// sweeper) with a key in a KV bucket whose values expire: the holder renews the key; when it dies, the key expires and
+// another node takes it. A clean stop releases it at once.
+//
+// It imports nothing of Contrail's but natsx.
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bucket is the KV bucket spec name for leases; its TTL is the lease time.
+const Bucket = "leases"
+
+// DefaultTTL is how long a dead holder keeps a lease.
+const DefaultTTL = 3 * time.Second
+
+// Run competes for the lease `name` in kv (a bucket whose TTL is ttl) and runs work while it holds it, with a
+// context that ends when the lease is lost or ctx ends. It returns when ctx ends. work may return early; Run then
+// releases the lease and competes again after a pause.
+func Run(ctx context.Context, kv jetstream.KeyValue, name, holder string, ttl time.Duration, logger *slog.Logger, work func(ctx context.Context)) {
+	renew := ttl / 3
+	for ctx.Err() == nil {
+		rev, err := kv.Create(ctx, name, []byte(holder))
+		if err != nil {
+			if !errors.Is(err, jetstream.ErrKeyExists) && ctx.Err() == nil {
+				logger.Warn("lease: acquire", "lease", name, "err", err)
+			}
+			sleep(ctx, renew)
+			continue
+		}
+		logger.Debug("lease acquired", "lease", name, "holder", holder)
+		held, lost := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			work(held)
+		}()
+		rev = keep(held, kv, name, holder, rev, renew, logger)
+		lost()
+		<-done
+		release(kv, name, rev)
+		if ctx.Err() == nil {
+			sleep(ctx, renew)
+		}
+	}
+}
+
+// keep renews the lease until ctx ends or a renewal fails (another holder took it, or NATS is unreachable for
+// longer than the lease). It returns the last revision it wrote.
+func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev uint64, every time.Duration, logger *slog.Logger) uint64 {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return rev
+		case <-t.C:
+			next, err := kv.Update(ctx, name, []byte(holder), rev)
+			if err != nil {
+				if ctx.Err() == nil {
+					logger.Warn("lease lost", "lease", name, "err", err)
+				}
+				return 0
+			}
+			rev = next
+		}
+	}
+}
+
+// release deletes the lease if this holder still has it, so that another node need not wait for it to expire.
+func release(kv jetstream.KeyValue, name string, rev uint64) {
+	if rev == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = kv.Delete(ctx, name, jetstream.LastRevision(rev))
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// Holder returns who holds a lease now, or "" when nobody does.
+func Holder(ctx context.Context, kv jetstream.KeyValue, name string) (string, error) {
+	e, err := kv.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read lease %s: %w", name, err)
+	}
+	return string(e.Value()), nil
+}

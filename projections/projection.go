@@ -1,0 +1,131 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/contrailhq/contrail/events"
+)
+
+// Projection folds events into one read model.
+type Projection interface {
+	// Name names the read model and its bucket ("accounts").
+	Name() string
+	// EventTypes lists what it folds: full types ("account.created") or a whole aggregate ("account.*").
+	EventTypes() []string
+	// Apply folds one event. It reads and writes documents through tx only. An error is a bug in the fold: the event
+	// is logged and skipped so that one bad event cannot stop every read of the model.
+	Apply(tx *Tx, e events.Envelope) error
+}
+
+// doc is how a document is stored: its value and the sequence of the last event applied to it. A deleted document
+// keeps its sequence as a tombstone, so a replayed older event cannot bring it back.
+type doc struct {
+	Seq     uint64          `json:"seq"`
+	Deleted bool            `json:"deleted,omitempty"`
+	V       json.RawMessage `json:"v,omitempty"`
+}
+
+// checkpointKey holds the sequence of the last event the projection has applied. Projections may not use keys
+// starting with "_".
+const checkpointKey = "_checkpoint"
+
+// Tx is a projection's view of its bucket while it applies one event.
+type Tx struct {
+	ctx context.Context
+	w   *writer
+	seq uint64
+}
+
+// Seq is the stream sequence of the event being applied.
+func (tx *Tx) Seq() uint64 { return tx.seq }
+
+// Get reads a document into v. It reports false when there is none (or it was deleted).
+func (tx *Tx) Get(key string, v any) (bool, error) {
+	d, err := tx.w.doc(tx.ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if d.Seq == 0 || d.Deleted {
+		return false, nil
+	}
+	if err := json.Unmarshal(d.V, v); err != nil {
+		return false, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// Put writes a document, unless the event was already applied to it.
+func (tx *Tx) Put(key string, v any) error {
+	if err := validKey(key); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", key, err)
+	}
+	return tx.w.stage(tx.ctx, key, doc{Seq: tx.seq, V: raw})
+}
+
+// Delete removes a document (leaving a tombstone), unless the event was already applied to it.
+func (tx *Tx) Delete(key string) error {
+	if err := validKey(key); err != nil {
+		return err
+	}
+	return tx.w.stage(tx.ctx, key, doc{Seq: tx.seq, Deleted: true})
+}
+
+// Modify reads the document at key into a T (the zero T when absent), lets fn change it, and writes it back.
+// fn reports whether the document exists; returning ErrSkip leaves it unchanged.
+func Modify[T any](tx *Tx, key string, fn func(v *T, exists bool) error) error {
+	var v T
+	ok, err := tx.Get(key, &v)
+	if err != nil {
+		return err
+	}
+	if err := fn(&v, ok); err != nil {
+		if errors.Is(err, ErrSkip) {
+			return nil
+		}
+		return err
+	}
+	return tx.Put(key, v)
+}
+
+// ErrSkip tells Modify to leave the document as it is.
+var ErrSkip = errors.New("skip")
+
+func validKey(key string) error {
+	if key == "" || strings.HasPrefix(key, "_") || strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") {
+		return fmt.Errorf("read model key %q: not empty, no leading '_' or '.', no trailing '.'", key)
+	}
+	for _, r := range key {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '=', r == '/', r == '.':
+		default:
+			return fmt.Errorf("read model key %q: character %q not allowed", key, r)
+		}
+	}
+	return nil
+}
+
+// KeyPart makes an arbitrary string safe as one dot-separated part of a key (handles, names). It is reversible only
+// for strings that were already safe; use IDs for keys where possible.
+func KeyPart(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, "=%X", r)
+		}
+	}
+	if b.Len() == 0 {
+		return "="
+	}
+	return b.String()
+}

@@ -1,0 +1,305 @@
+package projections_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/natsx/natstest"
+	"github.com/contrailhq/contrail/projections"
+)
+
+type added struct {
+	N int `json:"n"`
+}
+
+func (added) EventType() string { return "tally.added" }
+
+type renamed struct {
+	Name string `json:"name"`
+}
+
+func (renamed) EventType() string { return "tally.renamed" }
+
+type removed struct{}
+
+func (removed) EventType() string { return "tally.removed" }
+
+// tallies keeps a document per tally and one grand total: a fold that is not idempotent by itself (it adds), so
+// a replayed event would show as a wrong sum.
+type tallies struct{ applied *atomic.Int64 }
+
+type tallyView struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Sum   int    `json:"sum"`
+	Count int    `json:"count"`
+}
+
+func (tallies) Name() string         { return "tallies" }
+func (tallies) EventTypes() []string { return []string{"tally.*"} }
+func (t tallies) Apply(tx *projections.Tx, e events.Envelope) error {
+	if t.applied != nil {
+		t.applied.Add(1)
+	}
+	switch d := e.Event.(type) {
+	case added:
+		if err := projections.Modify(tx, "tally."+e.AggregateID, func(v *tallyView, _ bool) error {
+			v.ID, v.Sum, v.Count = e.AggregateID, v.Sum+d.N, v.Count+1
+			return nil
+		}); err != nil {
+			return err
+		}
+		return projections.Modify(tx, "total", func(v *tallyView, _ bool) error {
+			v.Sum += d.N
+			v.Count++
+			return nil
+		})
+	case renamed:
+		return projections.Modify(tx, "tally."+e.AggregateID, func(v *tallyView, _ bool) error {
+			v.Name = d.Name
+			return nil
+		})
+	case removed:
+		return tx.Delete("tally." + e.AggregateID)
+	}
+	return nil
+}
+
+type node struct {
+	store  *events.Store
+	runner *projections.Runner
+}
+
+func layout() natsx.Layout {
+	names, _ := natsx.NewNames("")
+	return natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
+}
+
+func startNode(t *testing.T, srv *natstest.Server, holder string, p projections.Projection) *node {
+	t.Helper()
+	ctx := context.Background()
+	l := layout()
+	if err := natsx.Provision(ctx, srv.JS, l, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	reg := events.NewRegistry()
+	reg.Register(added{}, renamed{}, removed{})
+	st := events.NewStore(srv.JS, l.Names, reg)
+	r := projections.NewRunner(projections.Config{JS: srv.JS, Store: st, Layout: l, Holder: holder,
+		LeaseTTL: 600 * time.Millisecond}, p)
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	return &node{store: st, runner: r}
+}
+
+// appendTallies writes n events over k tallies and returns the last sequence and the expected sums.
+func appendTallies(t *testing.T, st *events.Store, n, k int, prefix string) (uint64, map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	versions := map[string]events.Version{}
+	sums := map[string]int{}
+	var last uint64
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("%s%d", prefix, i%k)
+		res, err := st.Append(ctx, events.Ref{Type: "tally", ID: id}, versions[id], events.Meta{}, added{N: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[id] = res.Version
+		sums[id] += i
+		last = res.LastSeq()
+	}
+	return last, sums
+}
+
+func waitFor(t *testing.T, r *projections.Runner, seq uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := r.WaitFor(ctx, "tallies", seq); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkSums(t *testing.T, r *projections.Runner, want map[string]int) {
+	t.Helper()
+	ctx := context.Background()
+	total := 0
+	for id, sum := range want {
+		v, ok, err := projections.Get[tallyView](ctx, r, "tallies", "tally."+id)
+		if err != nil || !ok {
+			t.Fatalf("read %s: ok=%v err=%v", id, ok, err)
+		}
+		if v.Sum != sum {
+			t.Fatalf("tally %s sum = %d, want %d", id, v.Sum, sum)
+		}
+		total += sum
+	}
+	v, _, _ := projections.Get[tallyView](ctx, r, "tallies", "total")
+	if v.Sum != total {
+		t.Fatalf("grand total = %d, want %d (an event was applied twice or not at all)", v.Sum, total)
+	}
+}
+
+func TestProjectionFoldsTheLogAndServesReads(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	n := startNode(t, srv, "n1", tallies{})
+	last, sums := appendTallies(t, n.store, 300, 7, "t")
+	waitFor(t, n.runner, last)
+	checkSums(t, n.runner, sums)
+
+	// Rename and delete: a deleted document is gone from reads and lists.
+	ctx := context.Background()
+	_, v, _ := n.store.Load(ctx, events.Ref{Type: "tally", ID: "t1"})
+	res, err := n.store.Append(ctx, events.Ref{Type: "tally", ID: "t1"}, v, events.Meta{}, renamed{Name: "one"}, removed{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, n.runner, res.LastSeq())
+	if _, ok, _ := projections.Get[tallyView](ctx, n.runner, "tallies", "tally.t1"); ok {
+		t.Fatal("a removed tally is still readable")
+	}
+	list, err := projections.ListAll[tallyView](ctx, n.runner, "tallies", "tally.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 6 {
+		t.Fatalf("listed %d tallies, want 6", len(list))
+	}
+	ok, _, err := n.runner.CaughtUp(ctx)
+	if err != nil || !ok {
+		t.Fatalf("caught up = %v, %v", ok, err)
+	}
+}
+
+func TestRebuiltProjectionEqualsLive(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	n := startNode(t, srv, "n1", tallies{})
+	last, _ := appendTallies(t, n.store, 500, 13, "t")
+	waitFor(t, n.runner, last)
+	ctx := context.Background()
+	live, err := n.runner.Dump(ctx, "tallies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progressCalls int
+	var lastDone, lastTotal uint64
+	st, err := n.runner.Rebuild(ctx, "tallies", func(done, total uint64) {
+		progressCalls++
+		lastDone, lastTotal = done, total
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Generation != 2 || lastDone != 500 || lastTotal != 500 || progressCalls == 0 {
+		t.Fatalf("rebuild status %+v, progress %d/%d in %d calls", st, lastDone, lastTotal, progressCalls)
+	}
+	rebuilt, err := n.runner.Dump(ctx, "tallies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rebuilt) != len(live) || len(live) != 14 {
+		t.Fatalf("rebuilt has %d documents, live had %d (want 14)", len(rebuilt), len(live))
+	}
+	for k, v := range live {
+		if !jsonEqual(v, rebuilt[k]) {
+			t.Fatalf("document %s: live %s, rebuilt %s", k, v, rebuilt[k])
+		}
+	}
+	// The new generation keeps folding new events.
+	res, err := n.store.Append(ctx, events.Ref{Type: "tally", ID: "fresh"}, events.Version{}, events.Meta{}, added{N: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, n.runner, res.LastSeq())
+	if v, ok, _ := projections.Get[tallyView](ctx, n.runner, "tallies", "tally.fresh"); !ok || v.Sum != 42 {
+		t.Fatalf("after the swap a new event was not applied: %+v %v", v, ok)
+	}
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+func TestSecondNodeTakesOverAndNothingIsAppliedTwice(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	var appliedA, appliedB atomic.Int64
+	a := startNode(t, srv, "a", tallies{applied: &appliedA})
+	b := startNode(t, srv, "b", tallies{applied: &appliedB})
+	last, sums := appendTallies(t, a.store, 200, 5, "t")
+	waitFor(t, a.runner, last)
+	waitFor(t, b.runner, last) // b learns progress from the checkpoint even when it does not lead
+	if appliedA.Load() > 0 && appliedB.Load() > 0 {
+		t.Fatalf("both nodes applied events (a %d, b %d): one leader expected", appliedA.Load(), appliedB.Load())
+	}
+	leader, follower := a, b
+	if appliedB.Load() > 0 {
+		leader, follower = b, a
+	}
+	leader.runner.Stop()
+	last2, sums2 := appendTallies(t, follower.store, 100, 5, "u")
+	waitFor(t, follower.runner, last2)
+	for id, s := range sums2 {
+		sums[id] = s
+	}
+	checkSums(t, follower.runner, sums)
+	if got := sumsFromLog(t, follower.store); !reflect.DeepEqual(got, sums) {
+		t.Fatalf("the log says %v, the test appended %v", got, sums)
+	}
+}
+
+func sumsFromLog(t *testing.T, st *events.Store) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	_, err := st.Read(context.Background(), 0, func(e events.Envelope) error {
+		if d, ok := e.Event.(added); ok {
+			out[e.AggregateID] += d.N
+		}
+		return nil
+	}, st.Names().TypeFilter("tally.added"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestReplayAfterLostCheckpointChangesNothing(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	var applied atomic.Int64
+	n := startNode(t, srv, "n1", tallies{applied: &applied})
+	last, sums := appendTallies(t, n.store, 120, 4, "t")
+	waitFor(t, n.runner, last)
+	n.runner.Stop()
+	// A crash after the documents were written and before the checkpoint: the next leader re-reads every event.
+	ctx := context.Background()
+	st, _ := n.runner.Status(ctx)
+	kv, err := srv.JS.KeyValue(ctx, st[0].Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "_checkpoint", []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	before := applied.Load()
+	again := startNode(t, srv, "n2", tallies{applied: &applied})
+	waitFor(t, again.runner, last)
+	if applied.Load()-before != 120 {
+		t.Fatalf("re-read %d events, want all 120", applied.Load()-before)
+	}
+	checkSums(t, again.runner, sums)
+}

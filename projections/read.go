@@ -1,0 +1,215 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/internal/lease"
+)
+
+// ErrUnknownProjection is returned for a name no projection has.
+var ErrUnknownProjection = errors.New("unknown projection")
+
+func (r *Runner) state(name string) (*state, error) {
+	st, ok := r.projs[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownProjection, name)
+	}
+	return st, nil
+}
+
+// Get reads one document of a read model into v and reports whether it exists.
+func (r *Runner) Get(ctx context.Context, name, key string, v any) (bool, error) {
+	st, err := r.state(name)
+	if err != nil {
+		return false, err
+	}
+	e, err := st.bucket().Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s/%s: %w", name, key, err)
+	}
+	return decodeDoc(name, key, e.Value(), v)
+}
+
+func decodeDoc(name, key string, raw []byte, v any) (bool, error) {
+	var d doc
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return false, fmt.Errorf("decode %s/%s: %w", name, key, err)
+	}
+	if d.Deleted {
+		return false, nil
+	}
+	if err := json.Unmarshal(d.V, v); err != nil {
+		return false, fmt.Errorf("decode %s/%s: %w", name, key, err)
+	}
+	return true, nil
+}
+
+// Get reads one document of a read model as a T.
+func Get[T any](ctx context.Context, r *Runner, name, key string) (T, bool, error) {
+	var v T
+	ok, err := r.Get(ctx, name, key, &v)
+	return v, ok, err
+}
+
+// List calls fn with every live document whose key matches the filter (KV wildcards: "acct_1.>", "*.x"), in no
+// particular order. One watcher delivers them all, which costs one round trip rather than one per key.
+func (r *Runner) List(ctx context.Context, name, filter string, fn func(key string, raw json.RawMessage) error) error {
+	st, err := r.state(name)
+	if err != nil {
+		return err
+	}
+	w, err := st.bucket().WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("list %s %s: %w", name, filter, err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("list %s %s: watcher closed", name, filter)
+			}
+			if e == nil {
+				return nil // the initial values are all delivered
+			}
+			if e.Key() == checkpointKey {
+				continue
+			}
+			var d doc
+			if err := json.Unmarshal(e.Value(), &d); err != nil {
+				return fmt.Errorf("decode %s/%s: %w", name, e.Key(), err)
+			}
+			if d.Deleted {
+				continue
+			}
+			if err := fn(e.Key(), d.V); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// ListAll decodes every live document matching the filter as a T.
+func ListAll[T any](ctx context.Context, r *Runner, name, filter string) ([]T, error) {
+	var out []T
+	err := r.List(ctx, name, filter, func(key string, raw json.RawMessage) error {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("decode %s/%s: %w", name, key, err)
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err
+}
+
+// WaitFor waits until the read model has applied the event at stream sequence seq (one that matches the projection),
+// so that a client reads its own write. It gives up when ctx ends.
+func (r *Runner) WaitFor(ctx context.Context, name string, seq uint64) error {
+	st, err := r.state(name)
+	if err != nil {
+		return err
+	}
+	for {
+		applied, changed := st.progress()
+		if applied >= seq {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s to apply sequence %d (at %d): %w", name, seq, applied, ctx.Err())
+		}
+	}
+}
+
+// WaitForAll waits for several read models at once (a command whose events feed more than one).
+func (r *Runner) WaitForAll(ctx context.Context, seq uint64, names ...string) error {
+	for _, n := range names {
+		if err := r.WaitFor(ctx, n, seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Status is what `contrail projections status` shows of one projection.
+type Status struct {
+	Name       string `json:"name"`
+	Generation int    `json:"generation"`
+	Bucket     string `json:"bucket"`
+	Applied    uint64 `json:"applied_sequence"`
+	Pending    uint64 `json:"pending"`
+	Leader     string `json:"leader"`
+	CaughtUp   bool   `json:"caught_up"`
+}
+
+// Status reports every projection: where it is applied to and how many matching events wait.
+func (r *Runner) Status(ctx context.Context) ([]Status, error) {
+	out := make([]Status, 0, len(r.order))
+	for _, name := range r.order {
+		st := r.projs[name]
+		gen, kv, _ := st.current()
+		applied, _ := st.progress()
+		pending, err := r.pending(ctx, st, applied)
+		if err != nil {
+			return nil, err
+		}
+		leader, _ := lease.Holder(ctx, r.leases, "projection."+name)
+		out = append(out, Status{Name: name, Generation: gen, Bucket: kv.Bucket(), Applied: applied,
+			Pending: pending, Leader: leader, CaughtUp: pending == 0})
+	}
+	return out, nil
+}
+
+// pending counts the events matching the projection after sequence `applied`.
+func (r *Runner) pending(ctx context.Context, st *state, applied uint64) (uint64, error) {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: st.filters, DeliverPolicy: jetstream.DeliverAllPolicy,
+		InactiveThreshold: 5 * time.Second}
+	if applied > 0 {
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = applied + 1
+	}
+	cons, err := r.cfg.JS.OrderedConsumer(ctx, r.names.EventsStream(), cfg)
+	if err != nil {
+		return 0, fmt.Errorf("count pending events of %s: %w", st.p.Name(), err)
+	}
+	return cons.CachedInfo().NumPending, nil
+}
+
+// CaughtUp reports whether every projection has applied every matching event in the log. It checks the last
+// matching event of each filter against the applied sequence: cheap enough for a readiness probe.
+func (r *Runner) CaughtUp(ctx context.Context) (bool, string, error) {
+	stream, err := r.cfg.JS.Stream(ctx, r.names.EventsStream())
+	if err != nil {
+		return false, "", fmt.Errorf("look up events stream: %w", err)
+	}
+	for _, name := range r.order {
+		st := r.projs[name]
+		applied, _ := st.progress()
+		for _, f := range st.filters {
+			m, err := stream.GetLastMsgForSubject(ctx, f)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue
+			}
+			if err != nil {
+				return false, name, fmt.Errorf("last event for %s: %w", f, err)
+			}
+			if m.Sequence > applied {
+				return false, name, nil
+			}
+		}
+	}
+	return true, "", nil
+}

@@ -1,0 +1,519 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/lease"
+	"github.com/contrailhq/contrail/internal/metrics"
+	"github.com/contrailhq/contrail/internal/natsx"
+)
+
+// Config wires a Runner.
+type Config struct {
+	JS     jetstream.JetStream
+	Store  *events.Store
+	Layout natsx.Layout
+	// Holder names this node in leases.
+	Holder string
+	// LeaseTTL is how long a dead node keeps a projection before another takes it over.
+	LeaseTTL time.Duration
+	// BatchSize bounds how many events one write to the bucket covers.
+	BatchSize int
+	Metrics   *metrics.Metrics
+	Logger    *slog.Logger
+}
+
+// Runner keeps projections current and serves reads of their buckets.
+type Runner struct {
+	cfg    Config
+	names  natsx.Names
+	projs  map[string]*state
+	order  []string
+	meta   jetstream.KeyValue
+	leases jetstream.KeyValue
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+// generation is what the meta bucket records per projection: which bucket is current.
+type generation struct {
+	Generation int `json:"generation"`
+}
+
+const metaBucket = "projections"
+
+// leasesBucket holds the projection leases; its TTL is the lease time.
+const leasesBucket = "projection_leases"
+
+// NewRunner prepares a runner for the given projections. Start makes it run.
+func NewRunner(cfg Config, ps ...Projection) *Runner {
+	if cfg.LeaseTTL == 0 {
+		cfg.LeaseTTL = lease.DefaultTTL
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = 512
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
+	r := &Runner{cfg: cfg, names: cfg.Layout.Names, projs: map[string]*state{}}
+	for _, p := range ps {
+		var filters []string
+		for _, t := range p.EventTypes() {
+			filters = append(filters, r.names.TypeFilter(t))
+		}
+		r.projs[p.Name()] = &state{p: p, filters: filters, changed: make(chan struct{})}
+		r.order = append(r.order, p.Name())
+	}
+	return r
+}
+
+// Buckets are the KV buckets the runner needs besides the read models themselves.
+func (r *Runner) Buckets() []natsx.BucketSpec {
+	return []natsx.BucketSpec{
+		{Name: metaBucket, Description: "Which bucket generation each projection reads and writes"},
+		{Name: leasesBucket, Description: "Which node writes each projection", TTL: r.cfg.LeaseTTL},
+	}
+}
+
+// Start opens every projection's current bucket and starts keeping them current. It returns once reads can be
+// served; catching up continues in the background (Ready says when it is done).
+func (r *Runner) Start(ctx context.Context) error {
+	for _, b := range r.Buckets() {
+		if err := natsx.EnsureBucket(ctx, r.cfg.JS, r.cfg.Layout, b); err != nil {
+			return err
+		}
+	}
+	var err error
+	if r.meta, err = r.cfg.JS.KeyValue(ctx, r.names.Bucket(metaBucket)); err != nil {
+		return fmt.Errorf("open projections meta bucket: %w", err)
+	}
+	if r.leases, err = r.cfg.JS.KeyValue(ctx, r.names.Bucket(leasesBucket)); err != nil {
+		return fmt.Errorf("open projection leases: %w", err)
+	}
+	for _, name := range r.order {
+		st := r.projs[name]
+		gen, err := r.currentGeneration(ctx, name)
+		if err != nil {
+			return err
+		}
+		kv, err := r.ensureGenerationBucket(ctx, name, gen)
+		if err != nil {
+			return err
+		}
+		st.setGeneration(gen, kv)
+		cp, err := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger).checkpoint(ctx)
+		if err != nil {
+			return err
+		}
+		st.setApplied(cp)
+		r.dropOldGenerations(ctx, name, gen)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.watchGenerations(runCtx)
+	}()
+	for _, name := range r.order {
+		st := r.projs[name]
+		r.wg.Add(2)
+		go func() {
+			defer r.wg.Done()
+			r.watchCheckpoint(runCtx, st)
+		}()
+		go func() {
+			defer r.wg.Done()
+			lease.Run(runCtx, r.leases, "projection."+st.p.Name(), r.cfg.Holder, r.cfg.LeaseTTL, r.cfg.Logger,
+				func(ctx context.Context) { r.lead(ctx, st) })
+		}()
+	}
+	return nil
+}
+
+// Stop ends every projection's work; a batch being written is finished or abandoned (and re-read by the next
+// leader), never half-counted.
+func (r *Runner) Stop() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.wg.Wait()
+}
+
+// Names lists the projections, in registration order.
+func (r *Runner) Names() []string { return slices.Clone(r.order) }
+
+func (r *Runner) bucketName(name string, gen int) string {
+	return r.names.Bucket("rm_" + name + "_g" + strconv.Itoa(gen))
+}
+
+func (r *Runner) currentGeneration(ctx context.Context, name string) (int, error) {
+	e, err := r.meta.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		body, _ := json.Marshal(generation{Generation: 1})
+		if _, err := r.meta.Create(ctx, name, body); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			return 0, fmt.Errorf("record generation of %s: %w", name, err)
+		}
+		e, err = r.meta.Get(ctx, name)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read generation of %s: %w", name, err)
+	}
+	var g generation
+	if err := json.Unmarshal(e.Value(), &g); err != nil {
+		return 0, fmt.Errorf("decode generation of %s: %w", name, err)
+	}
+	return g.Generation, nil
+}
+
+func (r *Runner) ensureGenerationBucket(ctx context.Context, name string, gen int) (jetstream.KeyValue, error) {
+	bucket := r.bucketName(name, gen)
+	kv, err := r.cfg.JS.KeyValue(ctx, bucket)
+	if err == nil {
+		return kv, nil
+	}
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("open bucket %s: %w", bucket, err)
+	}
+	kv, err = r.cfg.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      bucket,
+		Description: "read model " + name,
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    r.cfg.Layout.Replicas,
+	})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		return r.cfg.JS.KeyValue(ctx, bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create bucket %s: %w", bucket, err)
+	}
+	return kv, nil
+}
+
+// dropOldGenerations deletes buckets of generations before the current one (left by a rebuild whose node stopped
+// before it could clean up). Newer ones may belong to a rebuild in progress and are left alone.
+func (r *Runner) dropOldGenerations(ctx context.Context, name string, current int) {
+	prefix := r.names.Bucket("rm_" + name + "_g")
+	for bucket := range r.cfg.JS.KeyValueStoreNames(ctx).Name() {
+		g, err := strconv.Atoi(strings.TrimPrefix(bucket, prefix))
+		if !strings.HasPrefix(bucket, prefix) || err != nil || g >= current {
+			continue
+		}
+		if err := r.cfg.JS.DeleteKeyValue(ctx, bucket); err != nil {
+			r.cfg.Logger.Warn("drop old read model generation", "bucket", bucket, "err", err)
+		}
+	}
+}
+
+// watchGenerations follows the meta bucket so that every node switches to a rebuilt generation.
+func (r *Runner) watchGenerations(ctx context.Context) {
+	for ctx.Err() == nil {
+		w, err := r.meta.WatchAll(ctx, jetstream.UpdatesOnly())
+		if err != nil {
+			r.cfg.Logger.Warn("watch projection generations", "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		for e := range w.Updates() {
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			st, ok := r.projs[e.Key()]
+			if !ok {
+				continue
+			}
+			var g generation
+			if json.Unmarshal(e.Value(), &g) != nil || g.Generation == st.generation() {
+				continue
+			}
+			kv, err := r.cfg.JS.KeyValue(ctx, r.bucketName(e.Key(), g.Generation))
+			if err != nil {
+				r.cfg.Logger.Error("open rebuilt read model", "projection", e.Key(), "generation", g.Generation, "err", err)
+				continue
+			}
+			cp, _ := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger).checkpoint(ctx)
+			st.setGeneration(g.Generation, kv)
+			st.resetApplied(cp)
+			r.cfg.Logger.Info("read model switched to a new generation", "projection", e.Key(), "generation", g.Generation)
+		}
+		_ = w.Stop()
+	}
+}
+
+// watchCheckpoint learns how far the projection is applied, whichever node applies it.
+func (r *Runner) watchCheckpoint(ctx context.Context, st *state) {
+	for ctx.Err() == nil {
+		_, kv, genChanged := st.current()
+		wctx, cancel := context.WithCancel(ctx)
+		w, err := kv.Watch(wctx, checkpointKey)
+		if err != nil {
+			cancel()
+			sleep(ctx, time.Second)
+			continue
+		}
+	loop:
+		for {
+			select {
+			case e, ok := <-w.Updates():
+				if !ok {
+					break loop
+				}
+				if e == nil {
+					continue
+				}
+				if seq, err := strconv.ParseUint(string(e.Value()), 10, 64); err == nil {
+					st.setApplied(seq)
+				}
+			case <-genChanged:
+				break loop
+			case <-ctx.Done():
+				break loop
+			}
+		}
+		_ = w.Stop()
+		cancel()
+	}
+}
+
+// lead applies the log to the projection while this node holds its lease.
+func (r *Runner) lead(ctx context.Context, st *state) {
+	name := st.p.Name()
+	r.cfg.Logger.Debug("projection leader", "projection", name, "node", r.cfg.Holder)
+	for ctx.Err() == nil {
+		gen, kv, genChanged := st.current()
+		gctx, cancel := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-genChanged:
+				cancel()
+			case <-gctx.Done():
+			}
+		}()
+		w := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger.With("projection", name))
+		err := r.consume(gctx, st, w, func(applied, pending uint64, n int) {
+			st.setApplied(applied)
+			st.setLag(pending)
+			r.cfg.Metrics.ProjectionApply.WithLabelValues(name).Add(float64(n))
+			r.cfg.Metrics.ProjectionSeq.WithLabelValues(name).Set(float64(applied))
+			r.cfg.Metrics.ProjectionLag.WithLabelValues(name).Set(float64(pending))
+		}, false)
+		cancel()
+		if err != nil && ctx.Err() == nil && st.generation() == gen {
+			r.cfg.Logger.Warn("projection stopped; resuming", "projection", name, "err", err)
+			sleep(ctx, time.Second)
+		}
+	}
+}
+
+// consume reads the projection's events from the writer's checkpoint and applies them in batches. With untilCaughtUp
+// it returns once the log is applied to its end as it was when it started.
+func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func(applied, pending uint64, n int), untilCaughtUp bool) error {
+	from, err := w.checkpoint(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: st.filters, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if from > 0 {
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = from + 1
+	}
+	cons, err := r.cfg.JS.OrderedConsumer(ctx, r.names.EventsStream(), cfg)
+	if err != nil {
+		return fmt.Errorf("open reader for %s: %w", st.p.Name(), err)
+	}
+	if cons.CachedInfo().NumPending == 0 {
+		onBatch(from, 0, 0)
+		if untilCaughtUp {
+			return nil
+		}
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(2 * r.cfg.BatchSize))
+	if err != nil {
+		return fmt.Errorf("read log for %s: %w", st.p.Name(), err)
+	}
+	defer it.Stop()
+	msgs := make(chan jetstream.Msg, r.cfg.BatchSize)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	batch := make([]events.Envelope, 0, r.cfg.BatchSize)
+	for {
+		batch = batch[:0]
+		var pending uint64
+		add := func(m jetstream.Msg) error {
+			md, err := m.Metadata()
+			if err != nil {
+				return fmt.Errorf("message metadata: %w", err)
+			}
+			env, err := r.cfg.Store.DecodeEnvelope(m.Data())
+			if err != nil {
+				// A stored event that does not decode is kept in the log; the projection passes over it.
+				r.cfg.Logger.Error("projection cannot decode an event", "projection", st.p.Name(), "seq", md.Sequence.Stream, "err", err)
+				env = events.Envelope{}
+			}
+			env.Sequence = md.Sequence.Stream
+			pending = md.NumPending
+			batch = append(batch, env)
+			return nil
+		}
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				select {
+				case err := <-readErr:
+					return fmt.Errorf("read log for %s: %w", st.p.Name(), err)
+				default:
+					return ctx.Err()
+				}
+			}
+			if err := add(m); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	drain:
+		for len(batch) < r.cfg.BatchSize && pending > 0 {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					break drain
+				}
+				if err := add(m); err != nil {
+					return err
+				}
+			default:
+				break drain
+			}
+		}
+		for attempt := 1; ; attempt++ {
+			err := w.apply(ctx, batch)
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.cfg.Logger.Warn("projection batch failed; retrying", "projection", st.p.Name(), "attempt", attempt, "err", err)
+			sleep(ctx, time.Duration(min(attempt, 10))*200*time.Millisecond)
+		}
+		onBatch(batch[len(batch)-1].Sequence, pending, len(batch))
+		if untilCaughtUp && pending == 0 {
+			return nil
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// state is what a node knows of one projection.
+type state struct {
+	p       Projection
+	filters []string
+
+	mu        sync.Mutex
+	gen       int
+	kv        jetstream.KeyValue
+	genSwitch chan struct{} // closed when the generation changes
+	applied   uint64
+	changed   chan struct{} // closed when applied moves
+	lag       uint64
+}
+
+func (s *state) setGeneration(gen int, kv jetstream.KeyValue) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen, s.kv = gen, kv
+	if s.genSwitch != nil {
+		close(s.genSwitch)
+	}
+	s.genSwitch = make(chan struct{})
+}
+
+func (s *state) generation() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen
+}
+
+func (s *state) current() (int, jetstream.KeyValue, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen, s.kv, s.genSwitch
+}
+
+func (s *state) bucket() jetstream.KeyValue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kv
+}
+
+// setApplied moves the applied sequence forward (never back: checkpoints may arrive out of order from watches).
+func (s *state) setApplied(seq uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq <= s.applied {
+		return
+	}
+	s.applied = seq
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// resetApplied sets the applied sequence of a new generation.
+func (s *state) resetApplied(seq uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.applied = seq
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *state) progress() (uint64, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applied, s.changed
+}
+
+func (s *state) setLag(n uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lag = n
+}

@@ -1,0 +1,219 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+)
+
+// errRevisionMoved means another writer changed a document between our read and our write.
+var errRevisionMoved = errors.New("document changed by another writer")
+
+// maxCached bounds the writer's cache of documents; past it the cache starts afresh.
+const maxCached = 200_000
+
+type cached struct {
+	rev uint64
+	doc doc
+}
+
+// writer applies batches of events to one bucket. It caches what it read and wrote so that a batch costs one
+// compare-and-set write per changed document, and coalesces several events on one document into one write.
+type writer struct {
+	js      jetstream.JetStream
+	kv      jetstream.KeyValue
+	subject string // "$KV.<bucket>."
+	proj    Projection
+	logger  *slog.Logger
+
+	cache   map[string]cached
+	staged  map[string]doc
+	order   []string // staged keys in first-write order, so flushes are deterministic
+	skipped int      // events whose fold failed, for the log and tests
+}
+
+func newWriter(js jetstream.JetStream, kv jetstream.KeyValue, p Projection, logger *slog.Logger) *writer {
+	return &writer{
+		js: js, kv: kv, proj: p, logger: logger,
+		subject: "$KV." + kv.Bucket() + ".",
+		cache:   map[string]cached{},
+	}
+}
+
+// doc returns the current document at key: staged in this batch, cached, or read from the bucket.
+func (w *writer) doc(ctx context.Context, key string) (doc, error) {
+	if d, ok := w.staged[key]; ok {
+		return d, nil
+	}
+	c, err := w.load(ctx, key)
+	return c.doc, err
+}
+
+func (w *writer) load(ctx context.Context, key string) (cached, error) {
+	if c, ok := w.cache[key]; ok {
+		return c, nil
+	}
+	e, err := w.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		c := cached{}
+		w.remember(key, c)
+		return c, nil
+	}
+	if err != nil {
+		return cached{}, fmt.Errorf("read %s/%s: %w", w.kv.Bucket(), key, err)
+	}
+	var d doc
+	if key == checkpointKey {
+		d.Seq, err = strconv.ParseUint(string(e.Value()), 10, 64)
+	} else {
+		err = json.Unmarshal(e.Value(), &d)
+	}
+	if err != nil {
+		return cached{}, fmt.Errorf("decode %s/%s: %w", w.kv.Bucket(), key, err)
+	}
+	c := cached{rev: e.Revision(), doc: d}
+	w.remember(key, c)
+	return c, nil
+}
+
+func (w *writer) remember(key string, c cached) {
+	if len(w.cache) >= maxCached {
+		clear(w.cache)
+	}
+	w.cache[key] = c
+}
+
+// stage records a write unless the document already reflects this event or a later one.
+func (w *writer) stage(ctx context.Context, key string, d doc) error {
+	cur, err := w.doc(ctx, key)
+	if err != nil {
+		return err
+	}
+	if cur.Seq >= d.Seq {
+		return nil
+	}
+	if _, ok := w.staged[key]; !ok {
+		w.order = append(w.order, key)
+	}
+	w.staged[key] = d
+	return nil
+}
+
+// apply folds a batch (in order) and writes the result with the checkpoint. On a revision conflict it forgets what
+// it cached and folds the batch again on fresh documents; events already applied to a document are skipped by
+// sequence, so this converges.
+func (w *writer) apply(ctx context.Context, batch []events.Envelope) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		w.staged = map[string]doc{}
+		w.order = w.order[:0]
+		for _, e := range batch {
+			if e.Event == nil {
+				continue // a type this build does not know
+			}
+			if err := w.proj.Apply(&Tx{ctx: ctx, w: w, seq: e.Sequence}, e); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if isTransient(err) {
+					return err
+				}
+				w.skipped++
+				w.logger.Error("projection skipped an event it could not fold", "projection", w.proj.Name(),
+					"seq", e.Sequence, "type", e.Type, "id", e.ID, "err", err)
+			}
+		}
+		err := w.flush(ctx, batch[len(batch)-1].Sequence)
+		if !errors.Is(err, errRevisionMoved) || attempt >= 5 {
+			return err
+		}
+		clear(w.cache)
+	}
+}
+
+// isTransient tells a failed read of the bucket (retry the batch) from a fold's own error (skip the event).
+func isTransient(err error) bool {
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoHeartbeat)
+}
+
+// flush writes every staged document and then the checkpoint, each compare-and-set on the revision last seen,
+// pipelined (async publish) and then awaited.
+func (w *writer) flush(ctx context.Context, lastSeq uint64) error {
+	type pending struct {
+		key string
+		d   doc
+		f   jetstream.PubAckFuture
+	}
+	futures := make([]pending, 0, len(w.order)+1)
+	publish := func(key string, body []byte, d doc) error {
+		c, err := w.load(ctx, key)
+		if err != nil {
+			return err
+		}
+		msg := &nats.Msg{Subject: w.subject + key, Data: body, Header: nats.Header{}}
+		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(c.rev, 10))
+		f, err := w.js.PublishMsgAsync(msg)
+		if err != nil {
+			return fmt.Errorf("write %s/%s: %w", w.kv.Bucket(), key, err)
+		}
+		futures = append(futures, pending{key: key, d: d, f: f})
+		return nil
+	}
+	for _, key := range w.order {
+		d := w.staged[key]
+		body, err := json.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", key, err)
+		}
+		if err := publish(key, body, d); err != nil {
+			return err
+		}
+	}
+	cp, cur := doc{Seq: lastSeq}, w.cache[checkpointKey]
+	if cur.doc.Seq < lastSeq {
+		if err := publish(checkpointKey, []byte(strconv.FormatUint(lastSeq, 10)), cp); err != nil {
+			return err
+		}
+	}
+	var firstErr error
+	for _, p := range futures {
+		select {
+		case ack := <-p.f.Ok():
+			w.remember(p.key, cached{rev: ack.Sequence, doc: p.d})
+		case err := <-p.f.Err():
+			delete(w.cache, p.key)
+			var apiErr *jetstream.APIError
+			if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+				apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+				err = errRevisionMoved
+			}
+			if firstErr == nil || errors.Is(err, errRevisionMoved) {
+				firstErr = err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if firstErr != nil && !errors.Is(firstErr, errRevisionMoved) {
+		return fmt.Errorf("write to %s: %w", w.kv.Bucket(), firstErr)
+	}
+	return firstErr
+}
+
+// checkpoint reads the sequence the bucket has applied up to.
+func (w *writer) checkpoint(ctx context.Context) (uint64, error) {
+	c, err := w.load(ctx, checkpointKey)
+	return c.doc.Seq, err
+}
