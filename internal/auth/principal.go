@@ -45,7 +45,9 @@ func (p Principal) Meta() events.Meta {
 type ctxKey struct{}
 
 // With returns ctx carrying p.
-func With(ctx context.Context, p Principal) context.Context { return context.WithValue(ctx, ctxKey{}, p) }
+func With(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
+}
 
 // From returns the principal in ctx.
 func From(ctx context.Context) (Principal, bool) {
