@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"iter"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -202,45 +204,52 @@ func (s *Store) Load(ctx context.Context, ref Ref) ([]Envelope, Version, error) 
 	return out, v, nil
 }
 
-// Read calls fn for every event matching the filters from stream sequence `from` (0 or 1 = the beginning) up to
-// the end of the log as it was when Read started, in order. It returns the sequence of the last event delivered.
+// Read calls fn for every event matching the filter from stream sequence `from` (0 or 1 = the beginning) up to
+// the end of the log, in order. It returns the sequence of the last event delivered. With several filters it reads
+// each and merges them in sequence order.
 func (s *Store) Read(ctx context.Context, from uint64, fn func(Envelope) error, filters ...string) (uint64, error) {
-	cons, err := s.orderedConsumer(ctx, from, filters)
-	if err != nil {
-		return 0, err
+	if len(filters) == 0 {
+		filters = []string{s.names.EventsWildcard()}
 	}
-	info := cons.CachedInfo()
-	if info == nil || info.NumPending == 0 {
-		return 0, nil
+	if len(filters) > 1 {
+		return s.readMerged(ctx, from, fn, filters)
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		return 0, fmt.Errorf("read log: %w", err)
-	}
-	defer it.Stop()
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
 	var last uint64
-	for {
-		msg, err := it.Next()
+	err := s.readDirect(ctx, filters[0], from, func(m stored) error {
+		env, err := s.DecodeEnvelope(m.data)
 		if err != nil {
-			if ctx.Err() != nil {
-				return last, ctx.Err()
-			}
-			return last, fmt.Errorf("read log: %w", err)
+			return fmt.Errorf("decode event at sequence %d: %w", m.seq, err)
 		}
-		env, pending, err := s.decode(msg)
-		if err != nil {
-			return last, err
-		}
+		env.Sequence = m.seq
 		if err := fn(env); err != nil {
-			return last, err
+			return err
 		}
-		last = env.Sequence
-		if pending == 0 {
-			return last, nil
+		last = m.seq
+		return nil
+	})
+	return last, err
+}
+
+// readMerged reads several filters and delivers their events in stream order.
+func (s *Store) readMerged(ctx context.Context, from uint64, fn func(Envelope) error, filters []string) (uint64, error) {
+	var all []Envelope
+	for _, f := range filters {
+		if _, err := s.Read(ctx, from, func(e Envelope) error { all = append(all, e); return nil }, f); err != nil {
+			return 0, err
 		}
 	}
+	slices.SortFunc(all, func(a, b Envelope) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	var last uint64
+	for _, e := range all {
+		if e.Sequence == last {
+			continue // two filters matched the same event
+		}
+		if err := fn(e); err != nil {
+			return last, err
+		}
+		last = e.Sequence
+	}
+	return last, nil
 }
 
 // Follow yields every event matching the filters from stream sequence `from`, history first and then live, with
@@ -328,7 +337,7 @@ type State interface {
 }
 
 // maxUpdateAttempts bounds Update's retries: past it, contention is a fault to report, not to hide.
-const maxUpdateAttempts = 12
+const maxUpdateAttempts = 40
 
 // Update loads an aggregate into S, asks decide for the events to append, and appends them expecting the history it
 // loaded. On a conflict it reloads and decides again. decide must be pure: it may run several times. It returns
@@ -360,7 +369,7 @@ func Update[S any, P interface {
 			return res, err
 		}
 		// Jittered backoff so that writers contending on one aggregate spread out.
-		delay := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
+		delay := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 5)))
 		select {
 		case <-ctx.Done():
 			return Appended{}, ctx.Err()

@@ -1,0 +1,81 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+)
+
+// directBatch is how many messages one direct-get request asks for.
+const directBatch = 256
+
+// stored is one message read from the stream.
+type stored struct {
+	seq  uint64
+	data []byte
+}
+
+// readDirect reads every message matching filter from sequence `from` with batched direct gets: one request per
+// directBatch messages and no consumer to create or clean up, which makes loading an aggregate one round trip.
+// It calls fn for each and stops at the end of the stream as it is when each batch is served.
+func (s *Store) readDirect(ctx context.Context, filter string, from uint64, fn func(stored) error) error {
+	nc := s.js.Conn()
+	subject := "$JS.API.DIRECT.GET." + s.names.EventsStream()
+	if from == 0 {
+		from = 1
+	}
+	for {
+		inbox := nc.NewRespInbox()
+		sub, err := nc.SubscribeSync(inbox)
+		if err != nil {
+			return fmt.Errorf("direct get %s: %w", filter, err)
+		}
+		req, _ := json.Marshal(map[string]any{"seq": from, "next_by_subj": filter, "batch": directBatch})
+		if err := nc.PublishRequest(subject, inbox, req); err != nil {
+			_ = sub.Unsubscribe()
+			return fmt.Errorf("direct get %s: %w", filter, err)
+		}
+		last, remaining, err := s.drainBatch(ctx, sub, fn)
+		_ = sub.Unsubscribe()
+		if err != nil {
+			return fmt.Errorf("direct get %s from %d: %w", filter, from, err)
+		}
+		if remaining == 0 || last == 0 {
+			return nil
+		}
+		from = last + 1
+	}
+}
+
+// drainBatch reads one batch's replies up to its end-of-batch marker. It returns the last sequence delivered and
+// how many matching messages the server said remain.
+func (s *Store) drainBatch(ctx context.Context, sub *nats.Subscription, fn func(stored) error) (uint64, uint64, error) {
+	var last uint64
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return last, 0, err
+		}
+		switch status := m.Header.Get("Status"); status {
+		case "":
+		case "404": // nothing matches
+			return last, 0, nil
+		case "204": // end of batch
+			remaining, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
+			return last, remaining, nil
+		default:
+			return last, 0, fmt.Errorf("direct get answered %s %s", status, m.Header.Get("Description"))
+		}
+		seq, err := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
+		if err != nil {
+			return last, 0, fmt.Errorf("direct get reply without a sequence: %w", err)
+		}
+		if err := fn(stored{seq: seq, data: m.Data}); err != nil {
+			return last, 0, err
+		}
+		last = seq
+	}
+}

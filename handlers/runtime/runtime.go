@@ -1,0 +1,307 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	wmjs "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/jetstream"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/metrics"
+	"github.com/contrailhq/contrail/internal/natsx"
+)
+
+// Handler is one reactor.
+type Handler struct {
+	// Name names the durable consumer and the poison subject: letters, digits, '_' and '-'.
+	Name string
+	// EventTypes are what it reacts to ("session.message_posted", or "session.*").
+	EventTypes []string
+	// Handle reacts to one event. It must be idempotent: an event can be delivered more than once. Returning an
+	// error retries it (with backoff) up to MaxAttempts times; Permanent(err) gives up at once. After the last
+	// attempt the event goes to the dead-letter queue.
+	Handle func(ctx context.Context, e events.Envelope) error
+	// Concurrency is how many events this node handles at once (default 1).
+	Concurrency int
+	// MaxAttempts bounds the attempts in one delivery (default 5).
+	MaxAttempts int
+	// AckWait is how long the server waits for an answer before it redelivers; the runtime sends heartbeats while
+	// Handle runs, so long work is fine (default 30s).
+	AckWait time.Duration
+}
+
+// permanent marks an error not worth retrying.
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
+
+// Permanent wraps an error that retrying cannot fix: the event goes to the dead-letter queue at once.
+func Permanent(err error) error { return permanent{err: err} }
+
+// Config wires the runtime.
+type Config struct {
+	// Connect opens a NATS connection for the runtime's own use: watermill's subscriber drains the connection it is
+	// given when it closes, so it must not share the node's main one.
+	Connect func() (*nats.Conn, error)
+	JS      jetstream.JetStream
+	Store   *events.Store
+	Names   natsx.Names
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+	// MaxDeliveries sends an event to the dead-letter queue once the server has delivered it this many times without
+	// an answer (a handler that crashes the node on it, every time). Default 10.
+	MaxDeliveries int
+	// RetryInterval is the first pause between attempts (default 100ms; tests shorten it).
+	RetryInterval time.Duration
+	// CloseTimeout bounds how long a stop waits for handlers in flight (default 20s).
+	CloseTimeout time.Duration
+}
+
+// Runtime runs handlers until stopped.
+type Runtime struct {
+	cfg      Config
+	handlers map[string]Handler
+	order    []string
+	router   *message.Router
+	sub      *wmjs.Subscriber
+	conn     *nats.Conn
+	inflight sync.Map // delivery reply subjects taken and not yet answered, to hand back on stop
+	wmLog    watermill.LoggerAdapter
+	stopping chan struct{}
+	// graceCtx ends a while after a stop begins: handlers in flight get that long to finish.
+	graceCtx    context.Context
+	graceCancel context.CancelFunc
+}
+
+// New creates a runtime; add handlers, then Run it.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
+	if cfg.MaxDeliveries == 0 {
+		cfg.MaxDeliveries = 10
+	}
+	if cfg.RetryInterval == 0 {
+		cfg.RetryInterval = 100 * time.Millisecond
+	}
+	if cfg.CloseTimeout == 0 {
+		cfg.CloseTimeout = 20 * time.Second
+	}
+	// Watermill logs every message at Info; that is Debug for us.
+	wmLog := watermill.NewSlogLoggerWithLevelMapping(cfg.Logger.With("component", "handlers"),
+		map[slog.Level]slog.Level{slog.LevelInfo: slog.LevelDebug})
+	grace, cancel := context.WithCancel(context.Background())
+	return &Runtime{cfg: cfg, handlers: map[string]Handler{}, wmLog: wmLog, stopping: make(chan struct{}),
+		graceCtx: grace, graceCancel: cancel}, nil
+}
+
+// Add registers a handler. Call before Run.
+func (rt *Runtime) Add(h Handler) error {
+	if !natsx.ValidToken(h.Name) {
+		return fmt.Errorf("handler name %q: letters, digits, '_' and '-' only", h.Name)
+	}
+	if _, dup := rt.handlers[h.Name]; dup {
+		return fmt.Errorf("handler %q added twice", h.Name)
+	}
+	if len(h.EventTypes) == 0 || h.Handle == nil {
+		return fmt.Errorf("handler %q: needs event types and a Handle func", h.Name)
+	}
+	if h.Concurrency <= 0 {
+		h.Concurrency = 1
+	}
+	if h.MaxAttempts <= 0 {
+		h.MaxAttempts = 5
+	}
+	if h.AckWait <= 0 {
+		h.AckWait = 30 * time.Second
+	}
+	rt.handlers[h.Name] = h
+	rt.order = append(rt.order, h.Name)
+	return nil
+}
+
+// Handlers lists the registered handler names.
+func (rt *Runtime) Handlers() []string { return append([]string(nil), rt.order...) }
+
+// Metadata keys the runtime puts on watermill messages.
+const (
+	mdDelivery = "contrail_delivery" // identifies one delivery of one message, for heartbeats
+	mdSeq      = "contrail_seq"      // stream sequence in EVENTS
+	mdHandler  = "contrail_handler"
+	mdRedriven = "contrail_redriven"
+)
+
+// Headers of dead-letter and re-drive messages.
+const (
+	hdrHandler  = "Contrail-Handler"
+	hdrSeq      = "Contrail-Seq"
+	hdrReason   = "Contrail-Reason"
+	hdrAttempts = "Contrail-Deliveries"
+	hdrTime     = "Contrail-Poisoned-At"
+)
+
+// Run starts every handler and blocks until ctx ends; then it stops taking events, waits for those in flight (up to
+// CloseTimeout; what does not finish is handed back to the server), and returns.
+func (rt *Runtime) Run(ctx context.Context, ready func()) error {
+	conn, err := rt.cfg.Connect()
+	if err != nil {
+		return fmt.Errorf("handlers: connect: %w", err)
+	}
+	rt.conn = conn
+	sub, err := wmjs.NewSubscriber(wmjs.SubscriberConfig{
+		Conn:                conn,
+		Logger:              rt.wmLog,
+		AckWaitTimeout:      24 * time.Hour, // the server's AckWait (with heartbeats) decides; watermill must not give up first
+		ResourceInitializer: rt.consumerFor,
+		Unmarshaler:         unmarshaler{rt: rt},
+		NakDelay:            wmjs.NewStaticDelay(time.Second),
+		ConsumeOptions:      []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(16)},
+	})
+	if err != nil {
+		return fmt.Errorf("handlers: subscriber: %w", err)
+	}
+	rt.sub = sub
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: rt.cfg.CloseTimeout}, rt.wmLog)
+	if err != nil {
+		return fmt.Errorf("handlers: router: %w", err)
+	}
+	rt.router = router
+	// A failure caused by stopping is not poison: the event is handed back and handled after the restart.
+	poison, err := middleware.PoisonQueueWithFilter(dlqPublisher{rt: rt}, "dlq", func(error) bool { return !rt.isStopping() })
+	if err != nil {
+		return err
+	}
+	router.AddMiddleware(rt.forget, correlation, middleware.CorrelationID, poison)
+	for _, name := range rt.order {
+		h := rt.handlers[name]
+		fn := rt.wrap(h)
+		for i := 0; i < h.Concurrency; i++ {
+			wh := router.AddNoPublisherHandler(fmt.Sprintf("%s#%d", name, i), "events:"+name, sub, fn)
+			rt.addHandlerMiddleware(wh, h)
+		}
+		wh := router.AddNoPublisherHandler(name+"#redrive", "redrive:"+name, sub, fn)
+		rt.addHandlerMiddleware(wh, h)
+	}
+	go func() {
+		<-router.Running()
+		if ready != nil {
+			ready()
+		}
+	}()
+	runErr := make(chan error, 1)
+	go func() { runErr <- router.Run(context.Background()) }()
+	select {
+	case <-ctx.Done():
+	case err := <-runErr:
+		return fmt.Errorf("handlers stopped: %w", err)
+	}
+	close(rt.stopping)
+	grace := time.AfterFunc(rt.cfg.CloseTimeout*3/4, rt.graceCancel)
+	err = router.Close()
+	grace.Stop()
+	rt.graceCancel()
+	rt.nakInflight()
+	conn.Close()
+	if err != nil {
+		return fmt.Errorf("handlers: stop: %w", err)
+	}
+	return nil
+}
+
+func (rt *Runtime) addHandlerMiddleware(wh *message.Handler, h Handler) {
+	wh.AddMiddleware(
+		middleware.Retry{
+			MaxRetries:          h.MaxAttempts - 1,
+			InitialInterval:     rt.cfg.RetryInterval,
+			MaxInterval:         30 * rt.cfg.RetryInterval,
+			Multiplier:          2,
+			RandomizationFactor: 0.3,
+			ResetContextOnRetry: true,
+			ShouldRetry: func(p middleware.RetryParams) bool {
+				var perm permanent
+				return !errors.As(p.Err, &perm) && !rt.isStopping()
+			},
+		}.Middleware,
+		middleware.Recoverer,
+	)
+}
+
+func (rt *Runtime) isStopping() bool {
+	select {
+	case <-rt.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// consumerFor is watermill's ResourceInitializer: a topic names a handler's consumer of the log ("events:<name>")
+// or of re-driven events ("redrive:<name>"). Several nodes and workers share each durable consumer.
+func (rt *Runtime) consumerFor(ctx context.Context, js jetstream.JetStream, topic string) (jetstream.Consumer, func(context.Context, watermill.LoggerAdapter), error) {
+	kind, name, _ := strings.Cut(topic, ":")
+	h, ok := rt.handlers[name]
+	if !ok {
+		return nil, nil, fmt.Errorf("no handler %q", name)
+	}
+	stream := rt.cfg.Names.EventsStream()
+	cfg := jetstream.ConsumerConfig{
+		Durable:       rt.cfg.Names.Consumer("h", name),
+		Description:   "handler " + name,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       h.AckWait,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		MaxAckPending: 1000,
+	}
+	for _, t := range h.EventTypes {
+		cfg.FilterSubjects = append(cfg.FilterSubjects, rt.cfg.Names.TypeFilter(t))
+	}
+	if kind == "redrive" {
+		stream = rt.cfg.Names.RedriveStream()
+		cfg.Durable = rt.cfg.Names.Consumer("redrive", name)
+		cfg.FilterSubjects = []string{rt.cfg.Names.RedriveSubject(name)}
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("consumer for handler %s: %w", name, err)
+	}
+	return cons, nil, nil
+}
+
+// unmarshaler turns a delivery into a watermill message carrying the envelope JSON, and remembers the delivery so
+// the handler's wrapper can send heartbeats (or a nak on stop) for it.
+type unmarshaler struct{ rt *Runtime }
+
+func (u unmarshaler) Unmarshal(m jetstream.Msg) (*message.Message, error) {
+	md, err := m.Metadata()
+	if err != nil {
+		return nil, fmt.Errorf("delivery metadata: %w", err)
+	}
+	delivery := m.Reply() // unique per delivery
+	wm := message.NewMessage(delivery, m.Data())
+	wm.Metadata.Set(mdDelivery, delivery)
+	wm.Metadata.Set(mdHandler, strings.TrimPrefix(strings.TrimPrefix(md.Consumer, u.rt.cfg.Names.Consumer("h", "")), u.rt.cfg.Names.Consumer("redrive", "")))
+	seq := md.Sequence.Stream
+	if s := m.Headers().Get(hdrSeq); s != "" {
+		seq, _ = strconv.ParseUint(s, 10, 64)
+		wm.Metadata.Set(mdRedriven, "true")
+	}
+	wm.Metadata.Set(mdSeq, strconv.FormatUint(seq, 10))
+	wm.Metadata.Set("deliveries", strconv.FormatUint(md.NumDelivered, 10))
+	u.rt.inflight.Store(delivery, struct{}{})
+	return wm, nil
+}

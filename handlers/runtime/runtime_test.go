@@ -1,0 +1,306 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/natsx/natstest"
+)
+
+type submitted struct {
+	Job string `json:"job"`
+}
+
+func (submitted) EventType() string { return "job.submitted" }
+
+type done struct {
+	Job string `json:"job"`
+}
+
+func (done) EventType() string { return "job.done" }
+
+type job struct{ done int }
+
+func (j *job) Apply(e events.Envelope) {
+	if _, ok := e.Event.(done); ok {
+		j.done++
+	}
+}
+
+type env struct {
+	srv   *natstest.Server
+	store *events.Store
+	names natsx.Names
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	srv := natstest.Start(t)
+	names, _ := natsx.NewNames("")
+	l := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
+	if err := natsx.Provision(context.Background(), srv.JS, l, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	reg := events.NewRegistry()
+	reg.Register(submitted{}, done{})
+	return &env{srv: srv, store: events.NewStore(srv.JS, names, reg), names: names}
+}
+
+// run starts a runtime (one node) with the given handlers and stops it when the test ends or stop is called.
+func (e *env) run(t *testing.T, hs ...runtime.Handler) (stop func()) {
+	t.Helper()
+	rt, err := runtime.New(runtime.Config{
+		Connect:       func() (*nats.Conn, error) { return natsx.ConnectEmbedded(e.srv.NS, "handlers") },
+		JS:            e.srv.JS,
+		Store:         e.store,
+		Names:         e.names,
+		RetryInterval: 5 * time.Millisecond,
+		CloseTimeout:  5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs {
+		if err := rt.Add(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	finished := make(chan error, 1)
+	go func() { finished <- rt.Run(ctx, func() { close(ready) }) }()
+	select {
+	case <-ready:
+	case err := <-finished:
+		t.Fatalf("runtime did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("runtime not running after 10s")
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-finished; err != nil {
+				t.Errorf("runtime stop: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func (e *env) submit(t *testing.T, id string) events.Envelope {
+	t.Helper()
+	res, err := e.store.Append(context.Background(), events.Ref{Type: "job", ID: id}, events.Version{}, events.Meta{CorrelationID: "corr-" + id}, submitted{Job: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Events[0]
+}
+
+// markDone is the idempotent reaction every test handler performs: a derived event, appended once whatever the
+// number of deliveries.
+func (e *env) markDone(ctx context.Context, ev events.Envelope) error {
+	_, err := events.Update(ctx, e.store, events.Ref{Type: "job", ID: ev.AggregateID}, events.Meta{CausationID: ev.ID, CorrelationID: ev.CorrelationID},
+		func(j *job) ([]events.Event, error) {
+			if j.done > 0 {
+				return nil, nil
+			}
+			return []events.Event{events.WithID(events.DeriveID(ev.ID, "done"), done{Job: ev.AggregateID})}, nil
+		})
+	return err
+}
+
+func (e *env) doneCount(t *testing.T, id string) int {
+	t.Helper()
+	history, _, err := e.store.Load(context.Background(), events.Ref{Type: "job", ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range history {
+		if _, ok := ev.Event.(done); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestFailingAfterItsEffectIsRetriedAndTheEffectHappensOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	var attempts atomic.Int32
+	var sawCorrelation atomic.Value
+	e.run(t, runtime.Handler{
+		Name: "flaky", EventTypes: []string{"job.submitted"},
+		Handle: func(ctx context.Context, ev events.Envelope) error {
+			sawCorrelation.Store(ev.CorrelationID)
+			n := attempts.Add(1)
+			if err := e.markDone(ctx, ev); err != nil {
+				return err
+			}
+			switch n {
+			case 1:
+				return errors.New("lost the connection right after appending")
+			case 2:
+				panic("a bug on the second attempt")
+			}
+			return nil
+		},
+	})
+	e.submit(t, "j1")
+	eventually(t, "three attempts", func() bool { return attempts.Load() >= 3 })
+	time.Sleep(50 * time.Millisecond) // a fourth attempt would show now
+	if n := attempts.Load(); n != 3 {
+		t.Fatalf("handler ran %d times, want 3 (fail, panic, succeed)", n)
+	}
+	if n := e.doneCount(t, "j1"); n != 1 {
+		t.Fatalf("the effect happened %d times, want exactly once", n)
+	}
+	if got := sawCorrelation.Load(); got != "corr-j1" {
+		t.Fatalf("handler saw correlation %v", got)
+	}
+}
+
+func TestPoisonEventGoesToTheDeadLetterQueueAndCanBeRedriven(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	var broken atomic.Bool
+	broken.Store(true)
+	var attempts atomic.Int32
+	e.run(t, runtime.Handler{
+		Name: "picky", EventTypes: []string{"job.submitted"}, MaxAttempts: 3,
+		Handle: func(ctx context.Context, ev events.Envelope) error {
+			attempts.Add(1)
+			if broken.Load() && ev.AggregateID == "bad" {
+				return errors.New("cannot handle this one")
+			}
+			return e.markDone(ctx, ev)
+		},
+	})
+	bad := e.submit(t, "bad")
+	e.submit(t, "good")
+	eventually(t, "the good job done", func() bool { return e.doneCount(t, "good") == 1 })
+	var letters []runtime.DeadLetter
+	eventually(t, "a dead letter", func() bool {
+		var err error
+		letters, err = runtime.ListDeadLetters(context.Background(), e.srv.JS, e.store, e.names)
+		return err == nil && len(letters) == 1
+	})
+	d := letters[0]
+	if d.Handler != "picky" || d.EventID != bad.ID || d.EventSeq != bad.Sequence || d.EventType != "job.submitted" ||
+		d.Reason == "" {
+		t.Fatalf("dead letter = %+v", d)
+	}
+	if n := attempts.Load(); n != 4 {
+		t.Fatalf("%d attempts, want 3 for the poison event and 1 for the good one", n)
+	}
+	if e.doneCount(t, "bad") != 0 {
+		t.Fatal("the poison event had an effect")
+	}
+
+	broken.Store(false)
+	if _, err := runtime.Redrive(context.Background(), e.srv.JS, e.names, d.Seq); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the re-driven job done", func() bool { return e.doneCount(t, "bad") == 1 })
+	letters, err := runtime.ListDeadLetters(context.Background(), e.srv.JS, e.store, e.names)
+	if err != nil || len(letters) != 0 {
+		t.Fatalf("dead-letter queue after re-drive: %v, %v", letters, err)
+	}
+	if _, err := runtime.Redrive(context.Background(), e.srv.JS, e.names, d.Seq); !errors.Is(err, runtime.ErrNoDeadLetter) {
+		t.Fatalf("re-driving twice: %v", err)
+	}
+}
+
+func TestNodesShareTheWorkAndEachEventIsHandledOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	var mu sync.Mutex
+	handled := map[string]int{}
+	var byNode [2]atomic.Int32
+	for i := range 2 {
+		e.run(t, runtime.Handler{
+			Name: "worker", EventTypes: []string{"job.submitted"}, Concurrency: 2,
+			Handle: func(ctx context.Context, ev events.Envelope) error {
+				byNode[i].Add(1)
+				mu.Lock()
+				handled[ev.AggregateID]++
+				mu.Unlock()
+				time.Sleep(2 * time.Millisecond)
+				return e.markDone(ctx, ev)
+			},
+		})
+	}
+	const n = 60
+	for i := range n {
+		e.submit(t, "j"+string(rune('A'+i/26))+string(rune('a'+i%26)))
+	}
+	eventually(t, "every job handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(handled) == n
+	})
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	for id, c := range handled {
+		if c != 1 {
+			t.Fatalf("job %s handled %d times", id, c)
+		}
+	}
+	if byNode[0].Load() == 0 || byNode[1].Load() == 0 {
+		t.Fatalf("work not shared: node A %d, node B %d", byNode[0].Load(), byNode[1].Load())
+	}
+}
+
+func TestStopHandsBackWorkAndRestartFinishesIt(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	started := make(chan struct{})
+	var once sync.Once
+	stop := e.run(t, runtime.Handler{
+		Name: "slow", EventTypes: []string{"job.submitted"},
+		Handle: func(ctx context.Context, ev events.Envelope) error {
+			once.Do(func() { close(started) })
+			<-ctx.Done() // never finishes on its own: the stop's grace period ends it
+			return ctx.Err()
+		},
+	})
+	e.submit(t, "j1")
+	<-started
+	stop()
+	if e.doneCount(t, "j1") != 0 {
+		t.Fatal("interrupted work had an effect")
+	}
+	letters, _ := runtime.ListDeadLetters(context.Background(), e.srv.JS, e.store, e.names)
+	if len(letters) != 0 {
+		t.Fatalf("a stop sent work to the dead-letter queue: %+v", letters)
+	}
+	e.run(t, runtime.Handler{
+		Name: "slow", EventTypes: []string{"job.submitted"},
+		Handle: func(ctx context.Context, ev events.Envelope) error { return e.markDone(ctx, ev) },
+	})
+	eventually(t, "the job done after the restart", func() bool { return e.doneCount(t, "j1") == 1 })
+}

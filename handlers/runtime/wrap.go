@@ -1,0 +1,125 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+)
+
+// wrap adapts a Handler to watermill: it decodes the envelope, guards against crash loops, keeps the delivery alive
+// while the handler works, and counts attempts.
+func (rt *Runtime) wrap(h Handler) message.NoPublishHandlerFunc {
+	return func(wm *message.Message) error {
+		delivery := wm.Metadata.Get(mdDelivery)
+		if n, _ := strconv.Atoi(wm.Metadata.Get("deliveries")); n > rt.cfg.MaxDeliveries {
+			return Permanent(fmt.Errorf("delivered %d times without an answer (does handling it crash the node?)", n))
+		}
+		env, err := rt.cfg.Store.DecodeEnvelope(wm.Payload)
+		if err != nil {
+			return Permanent(fmt.Errorf("decode event: %w", err))
+		}
+		env.Sequence, _ = strconv.ParseUint(wm.Metadata.Get(mdSeq), 10, 64)
+		if env.Event == nil {
+			return nil // a type this build does not know: nothing to react to
+		}
+		// In-flight work may finish during a stop: the handler's context outlives the router's, up to a grace period.
+		ctx, cancel := context.WithCancel(context.WithoutCancel(wm.Context()))
+		defer cancel()
+		stopGrace := context.AfterFunc(rt.graceCtx, cancel)
+		defer stopGrace()
+		stopBeat := rt.heartbeat(delivery, h.AckWait)
+		defer stopBeat()
+
+		rt.cfg.Metrics.HandlerAttempts.WithLabelValues(h.Name).Inc()
+		start := time.Now()
+		err = h.Handle(ctx, env)
+		rt.cfg.Metrics.HandlerSeconds.WithLabelValues(h.Name).Observe(time.Since(start).Seconds())
+		if err != nil {
+			rt.cfg.Metrics.HandlerFailures.WithLabelValues(h.Name).Inc()
+			rt.cfg.Logger.Warn("handler failed", "handler", h.Name, "event", env.Type, "id", env.ID,
+				"seq", env.Sequence, "correlation_id", env.CorrelationID, "err", err)
+		}
+		if rt.isStopping() {
+			// Watermill stops waiting for an answer once stopping (and drains its connection); answer the server
+			// ourselves so the event is not handled again (on success) or goes to another node at once (on failure).
+			if err == nil {
+				rt.answer(delivery, ackAck)
+			} else {
+				rt.answer(delivery, ackNak)
+			}
+		}
+		return err
+	}
+}
+
+// The JetStream acknowledgement protocol: a reply to the delivery's subject.
+var (
+	ackAck      = []byte("+ACK")
+	ackNak      = []byte("-NAK")
+	ackProgress = []byte("+WPI")
+)
+
+// answer acknowledges a delivery over the node's main connection, which stays open while watermill's closes.
+func (rt *Runtime) answer(delivery string, kind []byte) {
+	nc := rt.cfg.JS.Conn()
+	if string(kind) == string(ackAck) {
+		// A confirmed ack: the event must not come back after the restart.
+		_, _ = nc.Request(delivery, kind, 2*time.Second)
+		return
+	}
+	_ = nc.Publish(delivery, kind)
+	_ = nc.FlushTimeout(2 * time.Second)
+}
+
+// heartbeat tells the server the delivery is still being worked on, so that long handlers are not redelivered.
+func (rt *Runtime) heartbeat(delivery string, ackWait time.Duration) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(ackWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				rt.answer(delivery, ackProgress)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// forget drops a delivery from the in-flight table once watermill has answered it.
+func (rt *Runtime) forget(h message.HandlerFunc) message.HandlerFunc {
+	return func(wm *message.Message) ([]*message.Message, error) {
+		defer rt.inflight.Delete(wm.Metadata.Get(mdDelivery))
+		return h(wm)
+	}
+}
+
+// nakInflight hands back to the server every delivery that was taken but not answered when the runtime stopped.
+func (rt *Runtime) nakInflight() {
+	rt.inflight.Range(func(k, _ any) bool {
+		rt.answer(k.(string), ackNak)
+		rt.inflight.Delete(k)
+		return true
+	})
+}
+
+// correlation copies the envelope's correlation ID into the message metadata, where watermill's CorrelationID
+// middleware and logs look for it.
+func correlation(h message.HandlerFunc) message.HandlerFunc {
+	return func(wm *message.Message) ([]*message.Message, error) {
+		var env struct {
+			CorrelationID string `json:"correlation_id"`
+		}
+		if json.Unmarshal(wm.Payload, &env) == nil && env.CorrelationID != "" {
+			wm.Metadata.Set("correlation_id", env.CorrelationID)
+		}
+		return h(wm)
+	}
+}
