@@ -133,9 +133,9 @@ func (s *Store) envelopes(ref Ref, expected Version, meta Meta, evs []Event) ([]
 
 // publish stores one envelope, expecting the aggregate's subjects to end at lastSeq.
 func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filter string) (uint64, error) {
-	body, err := json.Marshal(env)
+	body, err := encodeEnvelope(env)
 	if err != nil {
-		return 0, fmt.Errorf("encode envelope: %w", err)
+		return 0, err
 	}
 	msg := &nats.Msg{
 		Subject: s.names.EventSubject(env.Aggregate, env.AggregateID, eventName(env.Type)),
@@ -146,15 +146,21 @@ func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filt
 		jetstream.WithMsgID(env.ID),
 		jetstream.WithExpectLastSequenceForSubject(lastSeq, filter),
 	)
+	if isWrongLastSequence(err) {
+		return 0, ErrConflict
+	}
 	if err != nil {
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
-			return 0, ErrConflict
-		}
 		return 0, err
 	}
 	return ack.Sequence, nil
+}
+
+func encodeEnvelope(env *Envelope) ([]byte, error) {
+	body, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("encode envelope: %w", err)
+	}
+	return body, nil
 }
 
 func eventName(eventType string) string {

@@ -329,6 +329,9 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 	if err != nil {
 		return err
 	}
+	if err := w.learnKeys(ctx); err != nil {
+		return err
+	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: st.filters, DeliverPolicy: jetstream.DeliverAllPolicy}
 	if from > 0 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy

@@ -34,7 +34,10 @@ type writer struct {
 	proj    Projection
 	logger  *slog.Logger
 
-	cache   map[string]cached
+	cache map[string]cached
+	// known, when not nil, is every key the bucket holds: a key outside it is absent without asking the server.
+	// It is only trusted while this writer is the bucket's one writer; a revision conflict drops it.
+	known   map[string]struct{}
 	staged  map[string]doc
 	order   []string // staged keys in first-write order, so flushes are deterministic
 	skipped int      // events whose fold failed, for the log and tests
@@ -60,6 +63,13 @@ func (w *writer) doc(ctx context.Context, key string) (doc, error) {
 func (w *writer) load(ctx context.Context, key string) (cached, error) {
 	if c, ok := w.cache[key]; ok {
 		return c, nil
+	}
+	if w.known != nil {
+		if _, ok := w.known[key]; !ok {
+			c := cached{}
+			w.remember(key, c)
+			return c, nil
+		}
 	}
 	e, err := w.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -137,7 +147,9 @@ func (w *writer) apply(ctx context.Context, batch []events.Envelope) error {
 		if !errors.Is(err, errRevisionMoved) || attempt >= 5 {
 			return err
 		}
+		// Another writer was here: nothing cached can be trusted any more.
 		clear(w.cache)
+		w.known = nil
 	}
 }
 
@@ -192,6 +204,9 @@ func (w *writer) flush(ctx context.Context, lastSeq uint64) error {
 		select {
 		case ack := <-p.f.Ok():
 			w.remember(p.key, cached{rev: ack.Sequence, doc: p.d})
+			if w.known != nil {
+				w.known[p.key] = struct{}{}
+			}
 		case err := <-p.f.Err():
 			delete(w.cache, p.key)
 			var apiErr *jetstream.APIError
@@ -210,6 +225,25 @@ func (w *writer) flush(ctx context.Context, lastSeq uint64) error {
 		return fmt.Errorf("write to %s: %w", w.kv.Bucket(), firstErr)
 	}
 	return firstErr
+}
+
+// learnKeys lists the bucket's keys so that reads of keys it does not hold cost nothing. Worth it when this writer
+// is about to apply many events (a leader taking over, a rebuild); a bucket too large to list is read key by key.
+func (w *writer) learnKeys(ctx context.Context) error {
+	lister, err := w.kv.ListKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("list keys of %s: %w", w.kv.Bucket(), err)
+	}
+	known := map[string]struct{}{}
+	for k := range lister.Keys() {
+		if len(known) >= maxCached {
+			_ = lister.Stop()
+			return nil
+		}
+		known[k] = struct{}{}
+	}
+	w.known = known
+	return nil
 }
 
 // checkpoint reads the sequence the bucket has applied up to.

@@ -158,6 +158,14 @@ const (
 // Run starts every handler and blocks until ctx ends; then it stops taking events, waits for those in flight (up to
 // CloseTimeout; what does not finish is handed back to the server), and returns.
 func (rt *Runtime) Run(ctx context.Context, ready func()) error {
+	if len(rt.order) == 0 {
+		// A router without handlers closes itself at once; there is nothing to run.
+		if ready != nil {
+			ready()
+		}
+		<-ctx.Done()
+		return nil
+	}
 	conn, err := rt.cfg.Connect()
 	if err != nil {
 		return fmt.Errorf("handlers: connect: %w", err)

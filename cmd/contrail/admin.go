@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/projections"
+)
+
+func newProjectionsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "projections", Short: "Read models: status and rebuilds"}
+	status := &cobra.Command{Use: "status", Short: "Show each projection's generation, applied sequence and lag", Args: cobra.NoArgs}
+	statusClient := clientFlags(status)
+	asJSON := status.Flags().Bool("json", false, "print JSON")
+	status.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := statusClient()
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Projections []projections.Status `json:"projections"`
+		}
+		if err := c.do(cmd.Context(), "GET", "/admin/projections", nil, &out); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(cmd.OutOrStdout(), out.Projections)
+		}
+		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tGENERATION\tAPPLIED\tPENDING\tCAUGHT UP\tLEADER")
+		for _, p := range out.Projections {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%v\t%s\n", p.Name, p.Generation, p.Applied, p.Pending, p.CaughtUp, p.Leader)
+		}
+		return tw.Flush()
+	}
+	rebuild := &cobra.Command{Use: "rebuild NAME", Short: "Fold the whole log into a fresh bucket and swap it in", Args: cobra.ExactArgs(1)}
+	rebuildClient := clientFlags(rebuild)
+	rebuild.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := rebuildClient()
+		if err != nil {
+			return err
+		}
+		resp, err := c.send(cmd.Context(), "POST", "/admin/projections/"+url.PathEscape(args[0])+"/rebuild", nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var bar *progressbar.ProgressBar
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var line struct {
+				Done   uint64              `json:"done"`
+				Total  uint64              `json:"total"`
+				Status *projections.Status `json:"status"`
+				Error  string              `json:"error"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+				return fmt.Errorf("rebuild: unreadable progress %q", sc.Text())
+			}
+			switch {
+			case line.Error != "":
+				return fmt.Errorf("rebuild %s: %s", args[0], line.Error)
+			case line.Status != nil:
+				if bar != nil {
+					_ = bar.Finish()
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "\nrebuilt %s: generation %d, applied up to sequence %d\n",
+					line.Status.Name, line.Status.Generation, line.Status.Applied)
+				return nil
+			default:
+				if bar == nil {
+					bar = progressbar.NewOptions64(int64(line.Total), progressbar.OptionSetWriter(cmd.ErrOrStderr()),
+						progressbar.OptionSetDescription("rebuild "+args[0]), progressbar.OptionShowCount(),
+						progressbar.OptionThrottle(100*time.Millisecond))
+				}
+				bar.ChangeMax64(int64(line.Total))
+				_ = bar.Set64(int64(line.Done))
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("rebuild %s: %w", args[0], err)
+		}
+		return fmt.Errorf("rebuild %s: the server ended the stream without a result", args[0])
+	}
+	cmd.AddCommand(status, rebuild)
+	return cmd
+}
+
+func newDLQCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "dlq", Short: "Events handlers gave up on: list and re-drive"}
+	list := &cobra.Command{Use: "list", Short: "List the dead-letter queue", Args: cobra.NoArgs}
+	listClient := clientFlags(list)
+	asJSON := list.Flags().Bool("json", false, "print JSON")
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := listClient()
+		if err != nil {
+			return err
+		}
+		var out struct {
+			DeadLetters []runtime.DeadLetter `json:"dead_letters"`
+		}
+		if err := c.do(cmd.Context(), "GET", "/admin/dlq", nil, &out); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(cmd.OutOrStdout(), out.DeadLetters)
+		}
+		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SEQ\tHANDLER\tEVENT\tTYPE\tAGGREGATE\tDELIVERIES\tREASON")
+		for _, d := range out.DeadLetters {
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%s\n", d.Seq, d.Handler, d.EventSeq, d.EventType, d.Aggregate, d.Deliveries, d.Reason)
+		}
+		return tw.Flush()
+	}
+	redrive := &cobra.Command{Use: "redrive SEQ...", Short: "Hand dead-lettered events back to their handler", Args: cobra.MinimumNArgs(1)}
+	redriveClient := clientFlags(redrive)
+	redrive.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := redriveClient()
+		if err != nil {
+			return err
+		}
+		for _, seq := range args {
+			if err := c.do(cmd.Context(), "POST", "/admin/dlq/"+url.PathEscape(seq)+"/redrive", nil, nil); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "re-drove %s\n", seq)
+		}
+		return nil
+	}
+	cmd.AddCommand(list, redrive)
+	return cmd
+}
+
+func newAccountsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "accounts", Short: "Accounts (admin)"}
+	create := &cobra.Command{Use: "create NAME", Short: "Create an account; prints its API key as the last line", Args: cobra.ExactArgs(1)}
+	createClient := clientFlags(create)
+	daily := create.Flags().Int("daily-queries", 0, "daily query limit (default 1000)")
+	admin := create.Flags().Bool("admin", false, "make it an admin account")
+	create.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := createClient()
+		if err != nil {
+			return err
+		}
+		var k commands.IssuedKey
+		if err := c.do(cmd.Context(), "POST", "/admin/accounts", map[string]any{"name": args[0], "daily_query_limit": *daily, "admin": *admin}, &k); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "account %s created with key %s (shown once, stored only as a hash)\n%s\n", k.AccountID, k.KeyID, k.Key)
+		return nil
+	}
+	list := &cobra.Command{Use: "list", Short: "List accounts", Args: cobra.NoArgs}
+	listClient := clientFlags(list)
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := listClient()
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Accounts []projections.AccountView `json:"accounts"`
+		}
+		if err := c.do(cmd.Context(), "GET", "/admin/accounts", nil, &out); err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tADMIN\tDAILY LIMIT\tKEYS\tCREATED")
+		for _, a := range out.Accounts {
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%d\t%s\n", a.ID, a.Name, a.Admin, a.DailyQueryLimit, len(a.Keys), a.CreatedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	}
+	limits := &cobra.Command{Use: "limits ACCOUNT_ID", Short: "Change an account's usage limits", Args: cobra.ExactArgs(1)}
+	limitsClient := clientFlags(limits)
+	limDaily := limits.Flags().Int("daily-queries", 0, "daily query limit")
+	limRPM := limits.Flags().Int("requests-per-minute", 0, "requests per minute per key")
+	limits.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := limitsClient()
+		if err != nil {
+			return err
+		}
+		return c.do(cmd.Context(), "POST", "/admin/accounts/"+url.PathEscape(args[0])+"/limits",
+			map[string]int{"daily_query_limit": *limDaily, "requests_per_minute": *limRPM}, nil)
+	}
+	cmd.AddCommand(create, list, limits)
+	return cmd
+}
+
+func newKeysCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "keys", Short: "API keys of your account (or, for an admin, of --account)"}
+	var account string
+	query := func() string {
+		if account == "" {
+			return ""
+		}
+		return "?account=" + url.QueryEscape(account)
+	}
+	create := &cobra.Command{Use: "create [NAME]", Short: "Issue a key; prints it as the last line", Args: cobra.MaximumNArgs(1)}
+	createClient := clientFlags(create)
+	create.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := createClient()
+		if err != nil {
+			return err
+		}
+		name := ""
+		if len(args) == 1 {
+			name = args[0]
+		}
+		var k commands.IssuedKey
+		if err := c.do(cmd.Context(), "POST", "/admin/keys"+query(), map[string]string{"name": name}, &k); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "key %s issued for %s (shown once, stored only as a hash)\n%s\n", k.KeyID, k.AccountID, k.Key)
+		return nil
+	}
+	list := &cobra.Command{Use: "list", Short: "List keys (hints only: keys are stored as hashes)", Args: cobra.NoArgs}
+	listClient := clientFlags(list)
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := listClient()
+		if err != nil {
+			return err
+		}
+		var out struct {
+			AccountID string                `json:"account_id"`
+			Keys      []projections.KeyView `json:"keys"`
+		}
+		if err := c.do(cmd.Context(), "GET", "/admin/keys"+query(), nil, &out); err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tHINT\tCREATED\tREVOKED")
+		for _, k := range out.Keys {
+			revoked := ""
+			if k.RevokedAt != nil {
+				revoked = k.RevokedAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Hint, k.CreatedAt.Format(time.RFC3339), revoked)
+		}
+		return tw.Flush()
+	}
+	revoke := &cobra.Command{Use: "revoke KEY_ID", Short: "Revoke a key", Args: cobra.ExactArgs(1)}
+	revokeClient := clientFlags(revoke)
+	revoke.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := revokeClient()
+		if err != nil {
+			return err
+		}
+		if err := c.do(cmd.Context(), "DELETE", "/admin/keys/"+url.PathEscape(args[0])+query(), nil, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+		return nil
+	}
+	for _, c := range []*cobra.Command{create, list, revoke} {
+		c.Flags().StringVar(&account, "account", "", "another account (admin only)")
+	}
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the contrail binary built once for the tests that run it as a process (crash and signal tests need a
+// real process to kill).
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "contrail-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "contrail")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build contrail:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// node is a `contrail serve` process.
+type node struct {
+	cmd     *exec.Cmd
+	url     string
+	dataDir string
+	logs    *strings.Builder
+	exited  chan error
+	started time.Time
+	ready   time.Duration
+}
+
+// startNode runs `contrail serve` on a free port and waits for its ready line.
+func startNode(t *testing.T, dataDir string, extra ...string) *node {
+	t.Helper()
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--nats-listen", "off", "--log-format", "json"}, extra...)
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "CONTRAIL_ADMIN_KEY=")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{cmd: cmd, dataDir: dataDir, logs: &strings.Builder{}, exited: make(chan error, 1), started: time.Now()}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			n.logs.WriteString(line + "\n")
+			var rec struct {
+				Msg  string `json:"msg"`
+				Addr string `json:"addr"`
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "contrail ready" {
+				addr <- rec.Addr
+			}
+		}
+		n.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-n.exited
+		}
+	})
+	select {
+	case n.url = <-addr:
+		n.ready = time.Since(n.started)
+	case err := <-n.exited:
+		t.Fatalf("contrail serve exited before it was ready: %v\n%s", err, n.logs)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("contrail serve not ready after 30s\n%s", n.logs)
+	}
+	return n
+}
+
+func (n *node) adminKey(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(n.dataDir, "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// get performs an authenticated GET and decodes the JSON answer.
+func (n *node) get(t *testing.T, key, path string, out any) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", n.url+path, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		body, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(body, out); err != nil {
+			t.Fatalf("GET %s: %s: %v", path, body, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// cli runs a contrail client command against the node.
+func (n *node) cli(t *testing.T, key string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "CONTRAIL_URL="+n.url, "CONTRAIL_API_KEY="+key)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("contrail %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func waitReady(t *testing.T, n *node) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if n.get(t, "", "/readyz", nil) == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var body map[string]string
+			n.get(t, "", "/readyz", &body)
+			t.Fatalf("not ready: %v", body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestServeBootstrapsAnAdminAndAnswersHealthAndMetrics(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := startNode(t, dir)
+	waitReady(t, n)
+	st, err := os.Stat(filepath.Join(dir, "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("admin.key mode %v, want 0600", st.Mode().Perm())
+	}
+	key := n.adminKey(t)
+	if strings.Contains(n.logs.String(), key) {
+		t.Fatal("the admin key appears in the logs")
+	}
+	var who struct {
+		AccountID string `json:"account_id"`
+		Admin     bool   `json:"admin"`
+	}
+	if code := n.get(t, key, "/admin/whoami", &who); code != 200 || !who.Admin {
+		t.Fatalf("whoami with the admin key: %d %+v", code, who)
+	}
+	if code := n.get(t, "", "/admin/whoami", nil); code != 401 {
+		t.Fatalf("whoami without a key: %d, want 401", code)
+	}
+	resp, err := http.Get(n.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, metric := range []string{"contrail_events_appended_total", "contrail_projection_applied_sequence", "go_goroutines"} {
+		if !strings.Contains(string(body), metric) {
+			t.Errorf("/metrics lacks %s", metric)
+		}
+	}
+	t.Logf("start to ready: %v", n.ready)
+}
+
+func TestCLIManagesAccountsAndKeys(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, t.TempDir())
+	admin := n.adminKey(t)
+	out := n.cli(t, admin, "accounts", "create", "alice")
+	aliceKey := lastLine(out)
+	if !strings.HasPrefix(aliceKey, "ctr_") {
+		t.Fatalf("accounts create did not print a key last: %q", out)
+	}
+	var who struct {
+		AccountID string `json:"account_id"`
+		Username  string `json:"username"`
+		Admin     bool   `json:"admin"`
+	}
+	if code := n.get(t, aliceKey, "/admin/whoami", &who); code != 200 || who.Username != "alice" || who.Admin {
+		t.Fatalf("alice's key: %d %+v", code, who)
+	}
+	second := lastLine(n.cli(t, aliceKey, "keys", "create", "laptop"))
+	list := n.cli(t, aliceKey, "keys", "list")
+	if !strings.Contains(list, "laptop") || strings.Contains(list, second) {
+		t.Fatalf("keys list should name the key and not show it:\n%s", list)
+	}
+	var keys struct {
+		Keys []struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"keys"`
+	}
+	n.get(t, aliceKey, "/admin/keys", &keys)
+	var laptop string
+	for _, k := range keys.Keys {
+		if k.Name == "laptop" {
+			laptop = k.ID
+		}
+	}
+	n.cli(t, aliceKey, "keys", "revoke", laptop)
+	if code := n.get(t, second, "/admin/whoami", nil); code != 401 {
+		t.Fatalf("a revoked key answered %d, want 401", code)
+	}
+	if code := n.get(t, aliceKey, "/admin/accounts", nil); code != 403 {
+		t.Fatalf("a non-admin listing accounts: %d, want 403", code)
+	}
+	status := n.cli(t, admin, "projections", "status")
+	if !strings.Contains(status, "accounts") {
+		t.Fatalf("projections status:\n%s", status)
+	}
+	rebuilt := n.cli(t, admin, "projections", "rebuild", "accounts")
+	if !strings.Contains(rebuilt, "rebuilt accounts: generation 2") {
+		t.Fatalf("projections rebuild:\n%s", rebuilt)
+	}
+	// The rebuilt read model still knows every key.
+	if code := n.get(t, aliceKey, "/admin/whoami", nil); code != 200 {
+		t.Fatalf("alice's key after a rebuild: %d", code)
+	}
+	if code := n.get(t, second, "/admin/whoami", nil); code != 401 {
+		t.Fatalf("a revoked key after a rebuild: %d", code)
+	}
+}
+
+func TestKillNineLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := startNode(t, dir)
+	admin := n.adminKey(t)
+	var keys []string
+	for i := 0; i < 15; i++ {
+		keys = append(keys, lastLine(n.cli(t, admin, "accounts", "create", fmt.Sprintf("user%d", i))))
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGKILL)
+	<-n.exited
+
+	again := startNode(t, dir)
+	waitReady(t, again)
+	for i, k := range keys {
+		var who struct {
+			Username string `json:"username"`
+		}
+		if code := again.get(t, k, "/admin/whoami", &who); code != 200 || who.Username != fmt.Sprintf("user%d", i) {
+			t.Fatalf("after kill -9, key of user%d: %d %+v", i, code, who)
+		}
+	}
+	var accts struct {
+		Accounts []json.RawMessage `json:"accounts"`
+	}
+	again.get(t, admin, "/admin/accounts", &accts)
+	if len(accts.Accounts) != 16 {
+		t.Fatalf("%d accounts after restart, want 16 (admin + 15)", len(accts.Accounts))
+	}
+}
+
+func TestSIGTERMStopsCleanly(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, t.TempDir())
+	waitReady(t, n)
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-n.exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, n.logs)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("still running 30s after SIGTERM")
+	}
+	if !strings.Contains(n.logs.String(), `"msg":"stopped"`) {
+		t.Fatalf("no clean stop in the logs:\n%s", n.logs)
+	}
+}
+
+func TestSecondNodeOnTheSameNATSChangesNothing(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	first := startNode(t, t.TempDir(), "--nats-listen", fmt.Sprintf("127.0.0.1:%d", port))
+	admin := first.adminKey(t)
+	before := streamInfo(t, port)
+	second := startNode(t, t.TempDir(), "--nats-url", fmt.Sprintf("nats://127.0.0.1:%d", port))
+	waitReady(t, second)
+	after := streamInfo(t, port)
+	if before != after {
+		t.Fatalf("the second node changed the stream:\nbefore %s\nafter  %s", before, after)
+	}
+	// Both nodes serve the same accounts.
+	key := lastLine(first.cli(t, admin, "accounts", "create", "bob"))
+	var who struct {
+		Username string `json:"username"`
+	}
+	if code := second.get(t, key, "/admin/whoami", &who); code != 200 || who.Username != "bob" {
+		t.Fatalf("a key created on node 1, used on node 2: %d %+v", code, who)
+	}
+	if strings.Contains(second.logs.String(), "admin.key") {
+		t.Fatal("the second node bootstrapped another admin key")
+	}
+}

@@ -1,0 +1,267 @@
+// Package adminapi is the /admin face: what the contrail CLI calls on a running server (accounts and keys,
+// projection status and rebuilds, the dead-letter queue). Managing one's own keys is open to every account; the
+// rest needs an admin key.
+package adminapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// Deps are what the admin face uses.
+type Deps struct {
+	Commands *commands.Commands
+	Views    *projections.Runner
+	JS       jetstream.JetStream
+	Store    *events.Store
+	Names    natsx.Names
+	Logger   *slog.Logger
+}
+
+// Face is the /admin face.
+type Face struct{ d Deps }
+
+// New returns the face.
+func New(d Deps) *Face { return &Face{d: d} }
+
+// Prefix implements httpapi.Face.
+func (f *Face) Prefix() string { return "/admin" }
+
+// WriteError implements httpapi.Face.
+func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	httpapi.WriteError(f.d.Logger, w, r, err)
+}
+
+// Routes implements httpapi.Face.
+func (f *Face) Routes(r chi.Router) {
+	r.Get("/whoami", f.whoami)
+	r.Get("/keys", f.listKeys)
+	r.Post("/keys", f.createKey)
+	r.Delete("/keys/{keyID}", f.revokeKey)
+	r.Group(func(r chi.Router) {
+		r.Use(f.adminOnly)
+		r.Get("/accounts", f.listAccounts)
+		r.Post("/accounts", f.createAccount)
+		r.Post("/accounts/{accountID}/limits", f.setLimits)
+		r.Get("/projections", f.projectionStatus)
+		r.Post("/projections/{name}/rebuild", f.rebuild)
+		r.Get("/dlq", f.listDLQ)
+		r.Post("/dlq/{seq}/redrive", f.redrive)
+	})
+}
+
+func (f *Face) adminOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, _ := auth.From(r.Context()); !p.Admin {
+			f.WriteError(w, r, errs.E(errs.Forbidden, "this needs an admin key"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func principal(r *http.Request) auth.Principal {
+	p, _ := auth.From(r.Context())
+	return p
+}
+
+func (f *Face) whoami(w http.ResponseWriter, r *http.Request) {
+	httpapi.WriteJSON(w, http.StatusOK, principal(r))
+}
+
+// decode reads a JSON body into v, answering 400 with what is wrong.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	if err := dec.Decode(v); err != nil {
+		return errs.E(errs.Invalid, "request body is not valid JSON: %v", err)
+	}
+	return nil
+}
+
+// account picks the account a key request is about: one's own, or (for an admin) the one named.
+func account(r *http.Request) string {
+	p := principal(r)
+	if a := r.URL.Query().Get("account"); a != "" && p.Admin {
+		return a
+	}
+	return p.AccountID
+}
+
+func (f *Face) listKeys(w http.ResponseWriter, r *http.Request) {
+	acct, ok, err := projections.Get[projections.AccountView](r.Context(), f.d.Views, "accounts", projections.AccountKey(account(r)))
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !ok {
+		f.WriteError(w, r, errs.NotFoundf("account", account(r)))
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"account_id": acct.ID, "keys": acct.Keys})
+}
+
+func (f *Face) createKey(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Name string `json:"name"`
+	}
+	if r.ContentLength != 0 {
+		if err := decode(r, &in); err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+	}
+	k, err := f.d.Commands.IssueKey(r.Context(), principal(r), account(r), in.Name, "")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, k)
+}
+
+func (f *Face) revokeKey(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "keyID")
+	if err := f.d.Commands.RevokeKey(r.Context(), principal(r), account(r), id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"key_id": id, "revoked": true})
+}
+
+func (f *Face) listAccounts(w http.ResponseWriter, r *http.Request) {
+	accts, err := projections.ListAll[projections.AccountView](r.Context(), f.d.Views, "accounts", "acct.>")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"accounts": accts})
+}
+
+func (f *Face) createAccount(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Name            string `json:"name"`
+		Admin           bool   `json:"admin"`
+		DailyQueryLimit int    `json:"daily_query_limit"`
+	}
+	if err := decode(r, &in); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	k, err := f.d.Commands.CreateAccount(r.Context(), principal(r), commands.NewAccount{Name: in.Name, Admin: in.Admin, DailyQueryLimit: in.DailyQueryLimit})
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, k)
+}
+
+func (f *Face) setLimits(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		DailyQueryLimit   int `json:"daily_query_limit"`
+		RequestsPerMinute int `json:"requests_per_minute"`
+	}
+	if err := decode(r, &in); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id := chi.URLParam(r, "accountID")
+	if err := f.d.Commands.SetLimits(r.Context(), principal(r), id, in.DailyQueryLimit, in.RequestsPerMinute); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"account_id": id, "daily_query_limit": in.DailyQueryLimit, "requests_per_minute": in.RequestsPerMinute})
+}
+
+func (f *Face) projectionStatus(w http.ResponseWriter, r *http.Request) {
+	st, err := f.d.Views.Status(r.Context())
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"projections": st})
+}
+
+// rebuild streams its progress as JSON lines, so that the CLI can draw a bar: {"done","total"}..., then
+// {"status": ...} or {"error": ...}.
+func (f *Face) rebuild(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "name")
+	if !containsName(f.d.Views.Names(), name) {
+		f.WriteError(w, r, errs.E(errs.NotFound, "no projection %q (have %v)", name, f.d.Views.Names()))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	flusher, _ := w.(http.Flusher)
+	var last time.Time
+	st, err := f.d.Views.Rebuild(r.Context(), name, func(done, total uint64) {
+		if time.Since(last) < 100*time.Millisecond && done != total {
+			return
+		}
+		last = time.Now()
+		_ = enc.Encode(map[string]uint64{"done": done, "total": total})
+		if flusher != nil {
+			flusher.Flush()
+		}
+	})
+	if err != nil {
+		httpapi.LogError(f.d.Logger, r, err)
+		_ = enc.Encode(map[string]string{"error": err.Error()})
+		return
+	}
+	_ = enc.Encode(map[string]any{"status": st})
+}
+
+func containsName(names []string, n string) bool {
+	for _, x := range names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Face) listDLQ(w http.ResponseWriter, r *http.Request) {
+	letters, err := runtime.ListDeadLetters(r.Context(), f.d.JS, f.d.Store, f.d.Names)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if letters == nil {
+		letters = []runtime.DeadLetter{}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"dead_letters": letters})
+}
+
+func (f *Face) redrive(w http.ResponseWriter, r *http.Request) {
+	seq, err := strconv.ParseUint(chi.URLParam(r, "seq"), 10, 64)
+	if err != nil {
+		f.WriteError(w, r, errs.InvalidField("seq", "seq must be a number"))
+		return
+	}
+	d, err := runtime.Redrive(r.Context(), f.d.JS, f.d.Names, seq)
+	if errors.Is(err, runtime.ErrNoDeadLetter) {
+		f.WriteError(w, r, errs.E(errs.NotFound, "no dead-letter entry %d", seq))
+		return
+	}
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"redriven": d})
+}

@@ -1,0 +1,103 @@
+// Package config holds the settings of a Contrail node. main fills it from flags and their environment twins and
+// passes it down; no other package reads the environment.
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+)
+
+// Config is everything `contrail serve` can be told.
+type Config struct {
+	// Addr is where the HTTP faces listen (CONTRAIL_ADDR).
+	Addr string
+	// PublicURL is how clients and agents reach this platform: the default audience of agent tokens and the base of
+	// signed URLs (CONTRAIL_PUBLIC_URL; default http://<Addr>).
+	PublicURL string
+	// DataDir holds the embedded server's files, the admin key and the model cache (CONTRAIL_DATA_DIR).
+	DataDir string
+	// NATSURL, when set, uses an external server or cluster instead of embedding one (CONTRAIL_NATS_URL).
+	NATSURL string
+	// NATSConfig is a nats.conf for the embedded server.
+	NATSConfig string
+	// NATSListen is where the embedded server also accepts clients ("off" = in-process only).
+	NATSListen    string
+	NATSListenSet bool
+	// SyncAlways fsyncs every write of the embedded server.
+	SyncAlways bool
+	// Prefix scopes every subject, stream and bucket (CONTRAIL_PREFIX).
+	Prefix string
+	// Replicas of streams and buckets; 0 = from the cluster size.
+	Replicas int
+	// NodeName names this node in leases and logs (default: host name and port).
+	NodeName string
+	// AdminKey, when set, is the admin account's key (CONTRAIL_ADMIN_KEY).
+	AdminKey string
+	// LogFormat is "text" or "json"; "" = text on a terminal, JSON otherwise.
+	LogFormat string
+	LogLevel  string
+	// OpenAIBaseURL and OpenAIAPIKey configure the openai model provider (OPENAI_BASE_URL, OPENAI_API_KEY).
+	OpenAIBaseURL string
+	OpenAIAPIKey  string
+	// Embeddings picks the embedding provider (CONTRAIL_EMBEDDINGS): "" (default), "local", "use-lite",
+	// "openai/<model>", "ollama/<model>".
+	Embeddings string
+	// OllamaBaseURL is where ollama embeddings are served (OLLAMA_HOST).
+	OllamaBaseURL string
+	// RunTimeout expires Assistants runs that do not finish (default 10m).
+	RunTimeout time.Duration
+	// LeaseTTL is how long a dead node keeps its leases (default 3s).
+	LeaseTTL time.Duration
+	// ShutdownTimeout bounds a clean stop.
+	ShutdownTimeout time.Duration
+}
+
+// Defaults returns the settings of a node nobody configured.
+func Defaults() Config {
+	return Config{
+		Addr:            "127.0.0.1:8080",
+		DataDir:         "./contrail-data",
+		NATSListen:      "127.0.0.1:4222",
+		Prefix:          "contrail",
+		RunTimeout:      10 * time.Minute,
+		LeaseTTL:        3 * time.Second,
+		ShutdownTimeout: 20 * time.Second,
+	}
+}
+
+// AdminKeyFile is where the bootstrap writes the admin key.
+func (c Config) AdminKeyFile() string { return filepath.Join(c.DataDir, "admin.key") }
+
+// ModelsDir is where downloaded model weights are cached.
+func (c Config) ModelsDir() string { return filepath.Join(c.DataDir, "models") }
+
+// Public returns the platform's public base URL.
+func (c Config) Public() string {
+	if c.PublicURL != "" {
+		return c.PublicURL
+	}
+	return "http://" + c.Addr
+}
+
+// Validate reports settings that cannot work, naming them.
+func (c Config) Validate() error {
+	if c.Addr == "" {
+		return fmt.Errorf("--addr must not be empty")
+	}
+	if c.NATSURL == "" && c.DataDir == "" {
+		return fmt.Errorf("--data-dir must not be empty when NATS is embedded")
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || u.Scheme == "" || u.Host == "" {
+			return fmt.Errorf("--public-url %q is not an absolute URL", c.PublicURL)
+		}
+	}
+	switch c.LogFormat {
+	case "", "text", "json":
+	default:
+		return fmt.Errorf("--log-format %q: use text or json", c.LogFormat)
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/metrics"
+)
+
+// Face is one API surface mounted at a prefix.
+type Face interface {
+	// Prefix is where the face is mounted: "/v1", "/api", "/graphql", "/admin".
+	Prefix() string
+	// Routes registers the face's handlers; every request reaching them carries a principal (auth.From).
+	Routes(r chi.Router)
+	// WriteError answers err in the face's own shape, with the status its code maps to.
+	WriteError(w http.ResponseWriter, r *http.Request, err error)
+}
+
+// OpenFace is a face with routes that need no key (signed blob URLs, the JWKS). They are registered at the root.
+type OpenFace interface {
+	OpenRoutes(r chi.Router)
+}
+
+// InitAuthFace is a face that authenticates websocket connections itself, from their first message (GraphQL's
+// connection_init), so an upgrade request without a header is let through to it.
+type InitAuthFace interface {
+	AuthenticatesWebsockets()
+}
+
+// Authenticator turns an API key or an agent token into a principal.
+type Authenticator interface {
+	Authenticate(ctx context.Context, bearer string) (auth.Principal, error)
+}
+
+// Limiter decides whether a principal may make a request now (rate limits per key).
+type Limiter interface {
+	AllowRequest(ctx context.Context, p auth.Principal) error
+}
+
+// Config wires the HTTP port.
+type Config struct {
+	Auth    Authenticator
+	Limiter Limiter
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+	// Ready says whether the node can serve: nil when ready, or what is missing.
+	Ready func(ctx context.Context) error
+	Faces []Face
+}
+
+// New builds the router.
+func New(cfg Config) chi.Router {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, middleware.RealIP, accessLog(cfg.Logger, cfg.Metrics), recoverer(cfg.Logger))
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
+		ctx, cancel := context.WithTimeout(req.Context(), 3*time.Second)
+		defer cancel()
+		if err := cfg.Ready(ctx); err != nil {
+			WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+			return
+		}
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	if cfg.Metrics != nil {
+		r.Handle("/metrics", promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
+	}
+	for _, f := range cfg.Faces {
+		if of, ok := f.(OpenFace); ok {
+			of.OpenRoutes(r)
+		}
+	}
+	for _, f := range cfg.Faces {
+		_, initAuth := f.(InitAuthFace)
+		r.Route(f.Prefix(), func(sub chi.Router) {
+			sub.Use(authenticate(cfg.Auth, cfg.Limiter, f, initAuth))
+			f.Routes(sub)
+		})
+	}
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		for _, f := range cfg.Faces {
+			if strings.HasPrefix(req.URL.Path, f.Prefix()+"/") || req.URL.Path == f.Prefix() {
+				f.WriteError(w, req, errs.E(errs.NotFound, "no route %s %s", req.Method, req.URL.Path))
+				return
+			}
+		}
+		WriteJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no route " + req.Method + " " + req.URL.Path}})
+	})
+	return r
+}
+
+// authenticate requires a valid key on every route of a face, answering 401 in the face's shape.
+func authenticate(a Authenticator, lim Limiter, f Face, initAuth bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			header := r.Header.Get("Authorization")
+			if header == "" && initAuth && isWebsocketUpgrade(r) {
+				next.ServeHTTP(w, r) // the face reads the key from connection_init
+				return
+			}
+			token, ok := auth.BearerToken(header)
+			if !ok {
+				f.WriteError(w, r, errs.E(errs.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>'"))
+				return
+			}
+			p, err := a.Authenticate(r.Context(), token)
+			if err != nil {
+				f.WriteError(w, r, err)
+				return
+			}
+			if lim != nil {
+				if err := lim.AllowRequest(r.Context(), p); err != nil {
+					f.WriteError(w, r, err)
+					return
+				}
+			}
+			next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), p)))
+		})
+	}
+}
+
+func isWebsocketUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// WriteJSON answers v as JSON.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// SetRetryAfter adds a Retry-After header for rate-limit errors.
+func SetRetryAfter(w http.ResponseWriter, err error) {
+	if e := errs.As(err); e != nil && e.RetryAfter > 0 {
+		secs := int((e.RetryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+}
+
+// LogError logs an error the user sees only as "internal error", in full, with the request's ID.
+func LogError(logger *slog.Logger, r *http.Request, err error) {
+	if errs.CodeOf(err) == errs.Internal || errors.Is(err, context.DeadlineExceeded) {
+		logger.Error("request failed", "method", r.Method, "path", r.URL.Path,
+			"request_id", middleware.GetReqID(r.Context()), "err", err)
+	}
+}
+
+// ErrorBody is the error shape of Contrail's own REST endpoints (/api, /admin).
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail says what went wrong.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// WriteError answers err in Contrail's own REST shape.
+func WriteError(logger *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+	LogError(logger, r, err)
+	code := errs.CodeOf(err)
+	d := ErrorDetail{Code: string(code), Message: errs.MessageOf(err)}
+	if e := errs.As(err); e != nil {
+		d.Field = e.Field
+	}
+	SetRetryAfter(w, err)
+	WriteJSON(w, errs.HTTPStatus(code), ErrorBody{Error: d})
+}

@@ -1,0 +1,29 @@
+package platform
+
+import (
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/adminapi"
+	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// allProjections lists every read model. A new read model adds itself here.
+func allProjections() []projections.Projection {
+	return []projections.Projection{
+		projections.Accounts{},
+	}
+}
+
+// handlers lists every reactor of the log. A new handler adds itself here.
+func (p *Platform) handlers() []runtime.Handler {
+	return nil
+}
+
+// faces lists every HTTP face. A new face adds itself here.
+func (p *Platform) faces() []httpapi.Face {
+	return []httpapi.Face{
+		adminapi.New(adminapi.Deps{
+			Commands: p.Commands, Views: p.Views, JS: p.JS, Store: p.Store, Names: p.Layout.Names, Logger: p.Logger,
+		}),
+	}
+}

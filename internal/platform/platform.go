@@ -1,0 +1,319 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/metrics"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// Platform is one running node.
+type Platform struct {
+	Config   config.Config
+	Logger   *slog.Logger
+	Metrics  *metrics.Metrics
+	NS       *server.Server // nil when NATS is external
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	Layout   natsx.Layout
+	Store    *events.Store
+	Views    *projections.Runner
+	Commands *commands.Commands
+	Keys     *auth.Keys
+	Handlers *runtime.Runtime
+	Router   chi.Router
+	// Now is the platform's clock (tests inject one).
+	Now func() time.Time
+
+	handlersReady atomic.Bool
+	handlersDone  chan error
+	stopHandlers  context.CancelFunc
+	stopOnce      sync.Once
+}
+
+// Options are what tests may change beyond the config.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+	// RetryInterval shortens handler retries in tests.
+	RetryInterval time.Duration
+}
+
+// Start brings a node up: it returns once the node can serve requests.
+func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if cfg.NodeName == "" {
+		host, _ := os.Hostname()
+		cfg.NodeName = fmt.Sprintf("%s-%s", host, events.RandomToken(3))
+	}
+	p := &Platform{Config: cfg, Logger: logger, Metrics: metrics.New(), Now: opts.Now, handlersDone: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			p.Stop(context.Background())
+		}
+	}()
+	if err := p.connect(ctx); err != nil {
+		return nil, err
+	}
+	names, err := natsx.NewNames(cfg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	replicas := cfg.Replicas
+	if replicas == 0 {
+		replicas = natsx.AutoReplicas(p.NC)
+	}
+	p.Layout = natsx.Layout{Names: names, Replicas: replicas, DuplicateWindow: 10 * time.Minute}
+	if err := natsx.Provision(ctx, p.JS, p.Layout, logger); err != nil {
+		return nil, fmt.Errorf("provision streams and buckets: %w", err)
+	}
+	p.Store = events.NewStore(p.JS, names, events.NewRegistry(),
+		events.WithClock(opts.Now), events.WithMetrics(p.Metrics), events.WithLogger(logger))
+	p.Views = projections.NewRunner(projections.Config{
+		JS: p.JS, Store: p.Store, Layout: p.Layout, Holder: cfg.NodeName, LeaseTTL: cfg.LeaseTTL,
+		Metrics: p.Metrics, Logger: logger.With("component", "projections"),
+	}, allProjections()...)
+	if err := p.Views.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start projections: %w", err)
+	}
+	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views})
+	p.Keys = auth.NewKeys(p.Views)
+	if err := p.bootstrapAdmin(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.startHandlers(opts); err != nil {
+		return nil, err
+	}
+	p.Router = httpapi.New(httpapi.Config{
+		Auth:    p.Keys,
+		Metrics: p.Metrics,
+		Logger:  logger.With("component", "http"),
+		Ready:   p.Ready,
+		Faces:   p.faces(),
+	})
+	return p, nil
+}
+
+func (p *Platform) connect(ctx context.Context) error {
+	cfg := p.Config
+	var err error
+	if cfg.NATSURL != "" {
+		p.NC, err = natsx.ConnectURL(ctx, cfg.NATSURL, "contrail "+cfg.NodeName, p.Logger)
+	} else {
+		p.NS, err = natsx.StartEmbedded(natsx.EmbeddedConfig{
+			StoreDir:   natsx.DefaultStoreDir(cfg.DataDir),
+			ConfigFile: cfg.NATSConfig,
+			Listen:     cfg.NATSListen,
+			ListenSet:  cfg.NATSListenSet,
+			SyncAlways: cfg.SyncAlways,
+			ServerName: cfg.NodeName,
+			Logger:     p.Logger,
+		})
+		if err != nil {
+			return err
+		}
+		p.NC, err = natsx.ConnectEmbedded(p.NS, "contrail "+cfg.NodeName)
+	}
+	if err != nil {
+		return err
+	}
+	p.JS, err = jetstream.New(p.NC)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	return nil
+}
+
+// newConn opens another connection to the same NATS, for components that need their own.
+func (p *Platform) newConn() (*nats.Conn, error) {
+	if p.NS != nil {
+		return natsx.ConnectEmbedded(p.NS, "contrail handlers "+p.Config.NodeName)
+	}
+	return natsx.ConnectURL(context.Background(), p.Config.NATSURL, "contrail handlers "+p.Config.NodeName, p.Logger)
+}
+
+func (p *Platform) startHandlers(opts Options) error {
+	rt, err := runtime.New(runtime.Config{
+		Connect:       p.newConn,
+		JS:            p.JS,
+		Store:         p.Store,
+		Names:         p.Layout.Names,
+		Metrics:       p.Metrics,
+		Logger:        p.Logger.With("component", "handlers"),
+		RetryInterval: opts.RetryInterval,
+		CloseTimeout:  p.Config.ShutdownTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range p.handlers() {
+		if err := rt.Add(h); err != nil {
+			return err
+		}
+	}
+	p.Handlers = rt
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stopHandlers = cancel
+	started := make(chan struct{})
+	go func() {
+		p.handlersDone <- rt.Run(ctx, func() {
+			p.handlersReady.Store(true)
+			close(started)
+		})
+	}()
+	select {
+	case <-started:
+		return nil
+	case err := <-p.handlersDone:
+		p.handlersDone <- err
+		return fmt.Errorf("start handlers: %w", err)
+	case <-time.After(30 * time.Second):
+		return errors.New("start handlers: not running after 30s")
+	}
+}
+
+// Handler is the node's HTTP handler.
+func (p *Platform) Handler() http.Handler { return p.Router }
+
+// Ready says whether the node can serve: NATS connected, the log's stream there, handlers running, and every
+// projection caught up with the log.
+func (p *Platform) Ready(ctx context.Context) error {
+	if p.NC == nil || !p.NC.IsConnected() {
+		return errors.New("nats not connected")
+	}
+	if _, err := p.JS.Stream(ctx, p.Layout.Names.EventsStream()); err != nil {
+		return fmt.Errorf("events stream: %w", err)
+	}
+	if !p.handlersReady.Load() {
+		return errors.New("handlers not running")
+	}
+	ok, name, err := p.Views.CaughtUp(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("projection %s is catching up", name)
+	}
+	return nil
+}
+
+// Stop takes the node down cleanly: handlers stop taking events and finish or hand back those in flight,
+// projections stop, the connection drains, and the embedded server shuts down.
+func (p *Platform) Stop(ctx context.Context) {
+	p.stopOnce.Do(func() {
+		if p.stopHandlers != nil {
+			p.stopHandlers()
+			select {
+			case err := <-p.handlersDone:
+				if err != nil {
+					p.Logger.Warn("handlers stopped with an error", "err", err)
+				}
+			case <-ctx.Done():
+			}
+		}
+		if p.Views != nil {
+			p.Views.Stop()
+		}
+		if p.NC != nil {
+			_ = p.NC.Drain()
+			p.NC.Close()
+		}
+		if p.NS != nil {
+			p.NS.Shutdown()
+			p.NS.WaitForShutdown()
+		}
+	})
+}
+
+// Kill drops the node as a crash would: the embedded server goes away without the node stopping anything first.
+// For tests of crash safety.
+func (p *Platform) Kill() {
+	p.stopOnce.Do(func() {
+		if p.stopHandlers != nil {
+			p.stopHandlers()
+		}
+		if p.NS != nil {
+			p.NS.Shutdown()
+		}
+		if p.NC != nil {
+			p.NC.Close()
+		}
+		if p.Views != nil {
+			p.Views.Stop()
+		}
+	})
+}
+
+// bootstrapAdmin creates the admin account on first start and makes CONTRAIL_ADMIN_KEY a key of it. A generated key
+// is written to <data-dir>/admin.key (mode 0600) and only its location is logged.
+func (p *Platform) bootstrapAdmin(ctx context.Context) error {
+	history, _, err := p.Store.Load(ctx, events.Ref{Type: "account", ID: commands.AdminAccountID})
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	system := auth.Principal{AccountID: commands.AdminAccountID}
+	if len(history) > 0 {
+		if p.Config.AdminKey != "" {
+			if _, err := p.Commands.IssueKey(ctx, system, commands.AdminAccountID, "CONTRAIL_ADMIN_KEY", p.Config.AdminKey); err != nil {
+				return fmt.Errorf("bootstrap: issue CONTRAIL_ADMIN_KEY: %w", err)
+			}
+		}
+		return nil
+	}
+	key := p.Config.AdminKey
+	generated := key == ""
+	if generated {
+		key = auth.NewKey()
+	}
+	_, err = p.Commands.CreateAccount(ctx, system, commands.NewAccount{ID: commands.AdminAccountID, Name: "admin", Admin: true, Key: key})
+	if errs.CodeOf(err) == errs.Conflict {
+		return nil // another node bootstrapped at the same moment
+	}
+	if err != nil {
+		return fmt.Errorf("bootstrap admin account: %w", err)
+	}
+	if !generated {
+		p.Logger.Info("admin account created with the key from CONTRAIL_ADMIN_KEY")
+		return nil
+	}
+	path := p.Config.AdminKeyFile()
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		return fmt.Errorf("bootstrap: write admin key: %w", err)
+	}
+	p.Logger.Info("admin account created; its API key is in "+path, "file", path)
+	return nil
+}
