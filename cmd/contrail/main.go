@@ -46,6 +46,7 @@ func newRoot() *cobra.Command {
 		newAccountsCmd(),
 		newKeysCmd(),
 		newBenchCmd(),
+		newHealthCmd(),
 	)
 	return root
 }

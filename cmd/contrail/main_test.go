@@ -330,3 +330,13 @@ func TestSecondNodeOnTheSameNATSChangesNothing(t *testing.T) {
 		t.Fatal("the second node bootstrapped another admin key")
 	}
 }
+
+func TestSampleNATSConfigIsAccepted(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, t.TempDir(), "--nats-config", "../../nats.conf")
+	waitReady(t, n)
+	cmd := exec.Command(binary, "health", "--url", n.url)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "ready") {
+		t.Fatalf("contrail health: %v %s", err, out)
+	}
+}
