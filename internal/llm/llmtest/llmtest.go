@@ -23,7 +23,8 @@ import (
 )
 
 // Reply is what the server answers to one request. Build one with Text, ToolCalls or Error, or as a literal, and
-// adjust it with the With... methods.
+// adjust it with the With... methods. Like a real server, the server cuts Text at the first of the request's stop
+// sequences and at its max_tokens (finish reason "length").
 type Reply struct {
 	// Text is the answer's text. When the request streams it is sent in Chunks if set, else word by word.
 	Text   string
@@ -189,7 +190,8 @@ func (s *Server) HandleFunc(f func(Request) Reply) {
 	s.handler = f
 }
 
-// Requests returns every request received so far, in order.
+// Requests returns every well-formed request received so far, in order. (Requests the server rejects as a real
+// one would, such as one without a model, are answered with HTTP 400 and not recorded.)
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()

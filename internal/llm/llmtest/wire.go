@@ -53,28 +53,35 @@ type wireRequest struct {
 	} `json:"stream_options"`
 }
 
+// rejection is why a request is refused, worded as OpenAI words it (capitals, full stops and all).
+type rejection string
+
+func (r rejection) Error() string { return string(r) }
+
+func reject(format string, args ...any) error { return rejection(fmt.Sprintf(format, args...)) }
+
 // decodeRequest reads and checks a request the way OpenAI does, with its error messages.
 func decodeRequest(r *http.Request) (Request, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return Request{}, fmt.Errorf("could not read the body: %v", err)
+		return Request{}, reject("could not read the body: %v", err)
 	}
 	var w wireRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&w); err != nil {
-		return Request{}, fmt.Errorf("We could not parse the JSON body of your request. (%v)", err)
+		return Request{}, reject("We could not parse the JSON body of your request. (%v)", err)
 	}
 	if w.Model == "" {
-		return Request{}, errors.New("you must provide a model parameter")
+		return Request{}, rejection("you must provide a model parameter")
 	}
 	if len(w.Messages) == 0 {
-		return Request{}, errors.New("[] is too short - 'messages'")
+		return Request{}, rejection("[] is too short - 'messages'")
 	}
 	if w.StreamOptions != nil && !w.Stream {
-		return Request{}, errors.New("The 'stream_options' parameter is only allowed when 'stream' is enabled.")
+		return Request{}, rejection("The 'stream_options' parameter is only allowed when 'stream' is enabled.")
 	}
 	if len(w.Tools) == 0 && w.ParallelToolCalls != nil {
-		return Request{}, errors.New("Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.")
+		return Request{}, rejection("Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.")
 	}
 	req := Request{
 		Model:               w.Model,
@@ -94,7 +101,7 @@ func decodeRequest(r *http.Request) (Request, error) {
 	for i, m := range w.Messages {
 		content, err := messageText(m.Content)
 		if err != nil {
-			return Request{}, fmt.Errorf("Invalid type for 'messages[%d].content': %v", i, err)
+			return Request{}, reject("Invalid type for 'messages[%d].content': %v", i, err)
 		}
 		msg := llm.Message{Role: m.Role, Content: content, Name: m.Name, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
@@ -111,7 +118,7 @@ func decodeRequest(r *http.Request) (Request, error) {
 		if json.Unmarshal(w.Stop, &one) == nil {
 			req.Stop = []string{one}
 		} else if err := json.Unmarshal(w.Stop, &req.Stop); err != nil {
-			return Request{}, fmt.Errorf("Invalid type for 'stop': expected a string or an array of strings")
+			return Request{}, reject("Invalid type for 'stop': expected a string or an array of strings")
 		}
 	}
 	return req, nil

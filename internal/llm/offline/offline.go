@@ -26,7 +26,7 @@ const Notice = "I am Contrail's offline model, not a language model: Contrail ru
 	"configured, so that it works with no API key and no network. I can follow a Code Shot agent's few-shot " +
 	"examples (I pick the example nearest to the query, put the query's own values into its next line, and carry " +
 	"a func's real result into the answer), and Contrail routes queries to agents by embedding similarity without " +
-	"me. I cannot hold a conversation, answer questions of my own, or call tools. To use a real model, set " +
+	"me. I cannot hold a conversation, answer questions of my own, or decide to call tools. To use a real model, set " +
 	"OPENAI_BASE_URL and OPENAI_API_KEY for any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp) and " +
 	`restart Contrail, or give the agent a model as "provider/name", e.g. "openai/gpt-4o-mini".`
 

@@ -145,7 +145,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(l
 			attempt--
 			continue
 		}
-		retryable := !isHTTP || httpErr.Retryable()
+		retryable := errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRateLimited)
 		if !retryable || attempt >= p.maxAttempts {
 			return resp, fmt.Errorf("%s: complete with %q (attempt %d of %d): %w", p.name, req.Model, attempt, p.maxAttempts, err)
 		}
