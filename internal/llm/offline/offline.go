@@ -94,12 +94,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(l
 			}
 		}
 	}
-	prompt := tokens.CountMessages(req.Model, req.Messages) + tokens.CountTools(req.Model, req.Tools)
-	completion := tokens.Count(req.Model, resp.Text)
-	for _, c := range resp.ToolCalls {
-		completion += tokens.Count(req.Model, c.Name) + tokens.Count(req.Model, c.Arguments)
-	}
-	resp.Usage = llm.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+	resp.Usage = tokens.Usage(req, resp)
 	return resp, nil
 }
 

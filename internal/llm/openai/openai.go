@@ -339,17 +339,7 @@ func (p *Provider) finish(resp *llm.Response, usage *wireUsage, req llm.Request)
 		}
 		return
 	}
-	resp.Usage = CountUsage(req, *resp)
-}
-
-// CountUsage counts the tokens of a request and its answer with the tokenizer, for servers that report none.
-func CountUsage(req llm.Request, resp llm.Response) llm.Usage {
-	prompt := tokens.CountMessages(req.Model, req.Messages) + tokens.CountTools(req.Model, req.Tools)
-	completion := tokens.Count(req.Model, resp.Text)
-	for _, c := range resp.ToolCalls {
-		completion += tokens.Count(req.Model, c.Name) + tokens.Count(req.Model, c.Arguments)
-	}
-	return llm.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+	resp.Usage = tokens.Usage(req, *resp)
 }
 
 // readStream reads server-sent events until "data: [DONE]" (or the end of a stream that finished), handing each

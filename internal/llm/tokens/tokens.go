@@ -228,3 +228,14 @@ func schemaProperties(schema json.RawMessage) []property {
 	}
 	return props
 }
+
+// Usage counts a request and its answer: the prompt (messages and tool definitions) and the completion (text and
+// tool calls). Providers use it when the server reports no usage.
+func Usage(req llm.Request, resp llm.Response) llm.Usage {
+	prompt := CountMessages(req.Model, req.Messages) + CountTools(req.Model, req.Tools)
+	completion := Count(req.Model, resp.Text)
+	for _, c := range resp.ToolCalls {
+		completion += Count(req.Model, c.Name) + Count(req.Model, c.Arguments)
+	}
+	return llm.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+}

@@ -125,3 +125,18 @@ func BenchmarkCountMessages(b *testing.B) {
 		tokens.CountMessages("gpt-4o", msgs)
 	}
 }
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	req := llm.Request{Model: "gpt-4o", Messages: []llm.Message{{Role: "user", Content: "hello world"}}}
+	// 3 per message + "user" (1) + "hello world" (2) + 3 to prime the reply; the answer "tiktoken is great!" is 6,
+	// and a call adds its name and arguments.
+	got := tokens.Usage(req, llm.Response{Text: "tiktoken is great!"})
+	if want := (llm.Usage{PromptTokens: 9, CompletionTokens: 6, TotalTokens: 15}); got != want {
+		t.Errorf("Usage = %+v, want %+v", got, want)
+	}
+	got = tokens.Usage(req, llm.Response{ToolCalls: []llm.ToolCall{{Name: "hello", Arguments: "hello world"}}})
+	if got.CompletionTokens != 3 {
+		t.Errorf("tool call completion tokens = %d, want 3", got.CompletionTokens)
+	}
+}
