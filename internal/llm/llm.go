@@ -3,6 +3,11 @@
 // with no API key and no network). A Router resolves an agent's model string ("provider/name" or a bare name) to a
 // provider.
 //
+// This package holds the shared vocabulary: the request and response types, the error kinds, the Router, and the
+// Code Shot prompt format (CodeShotPrompt), which both the Code Shot executor and the offline model speak. The
+// providers live in subpackages (openai, offline), next to tokens (token counting) and llmtest (a scripted
+// OpenAI-compatible server for tests), all of which import this package and not the other way round.
+//
 // It must not import the event log, the read models or any face. Streaming goes to a callback; publishing the deltas
 // on the live subject is the caller's business.
 package llm

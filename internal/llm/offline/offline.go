@@ -1,0 +1,358 @@
+// Package offline is the built-in model Contrail answers with when no real model is configured. It is not a
+// language model and never claims to be one: it follows the few-shot examples of Code Shot agents mechanically and
+// deterministically, and answers any other chat with a plain notice of what it is and how to configure a real
+// model. Because it is deterministic it also serves tests.
+//
+// It imports the llm types, the tokenizer and the embedding interface; nothing else of Contrail.
+package offline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/contrailhq/contrail/internal/embedding"
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/llm/tokens"
+)
+
+// Notice is the offline model's answer to a chat that is not a Code Shot prompt.
+const Notice = "I am Contrail's offline model, not a language model: Contrail runs me when no real model is " +
+	"configured, so that it works with no API key and no network. I can follow a Code Shot agent's few-shot " +
+	"examples (I pick the example nearest to the query, put the query's own values into its next line, and carry " +
+	"a func's real result into the answer), and Contrail routes queries to agents by embedding similarity without " +
+	"me. I cannot hold a conversation, answer questions of my own, or decide to call tools. To use a real model, set " +
+	"OPENAI_BASE_URL and OPENAI_API_KEY for any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp) and " +
+	`restart Contrail, or give the agent a model as "provider/name", e.g. "openai/gpt-4o-mini".`
+
+// noExamples is the answer to a Code Shot prompt with no examples to follow; it is an answer line, so that the
+// Code Shot loop ends.
+const noExamples = "A: This agent has no few-shot examples, and Contrail's offline model can only follow examples. " +
+	"Configure a real model (OPENAI_BASE_URL and OPENAI_API_KEY) to answer it."
+
+// maxCached bounds the embeddings kept between calls. A Code Shot query takes several steps with the same
+// examples; remembering their vectors spares a remote embedder the same request each step.
+const maxCached = 4096
+
+// Provider is the offline model. It is safe for concurrent use.
+type Provider struct {
+	emb embedding.Embedder
+
+	mu    sync.Mutex
+	cache map[string][]float32
+}
+
+// New returns the offline model. emb measures how near a query is to each example's question; with a nil emb it
+// compares their words instead.
+func New(emb embedding.Embedder) *Provider {
+	return &Provider{emb: emb, cache: map[string][]float32{}}
+}
+
+// Name is "offline".
+func (p *Provider) Name() string { return llm.ProviderOffline }
+
+// Complete answers req. A Code Shot prompt (see llm.CodeShotPrompt) gets the transcript's next line; anything
+// else gets Notice. With onDelta the answer is streamed a word at a time.
+//
+// Tools: the offline model cannot decide to call a tool. With tool_choice "auto" or "none" it answers in text.
+// With tool_choice naming a function whose parameters require nothing, it calls that function with "{}" (the
+// only call it can make without inventing arguments); with "required", or a named function that needs arguments,
+// it fails with ErrBadRequest, since answering in text would break the caller's contract.
+func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(llm.Delta)) (llm.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return llm.Response{}, fmt.Errorf("offline: %w", err)
+	}
+	resp := llm.Response{Model: llm.ProviderOffline, FinishReason: llm.FinishStop}
+	call, err := toolCall(req)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	if call != nil {
+		resp.ToolCalls = []llm.ToolCall{*call}
+		resp.FinishReason = llm.FinishToolCalls
+		if onDelta != nil {
+			onDelta(llm.Delta{ToolCall: &llm.ToolCallDelta{Index: 0, ID: call.ID, Name: call.Name, Arguments: call.Arguments}})
+		}
+	} else {
+		text, err := p.answer(ctx, req)
+		if err != nil {
+			return llm.Response{}, err
+		}
+		text, resp.FinishReason = limit(req, text)
+		resp.Text = text
+		if onDelta != nil {
+			for _, w := range chunks(text) {
+				if err := ctx.Err(); err != nil {
+					return resp, fmt.Errorf("offline: %w", err)
+				}
+				onDelta(llm.Delta{Text: w})
+			}
+		}
+	}
+	resp.Usage = tokens.Usage(req, resp)
+	return resp, nil
+}
+
+func (p *Provider) answer(ctx context.Context, req llm.Request) (string, error) {
+	cs, ok := llm.ParseCodeShotPrompt(req.Messages)
+	if !ok {
+		return Notice, nil
+	}
+	return p.NextLine(ctx, cs)
+}
+
+// limit applies the request's stop sequences and token bound to the answer, as a real server does.
+func limit(req llm.Request, text string) (string, string) {
+	finish := llm.FinishStop
+	at := -1
+	for _, s := range req.Stop {
+		if i := strings.Index(text, s); s != "" && i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	if at >= 0 {
+		text = text[:at]
+	}
+	if req.MaxTokens > 0 {
+		if cut, ok := tokens.Truncate(req.Model, text, req.MaxTokens); ok {
+			text, finish = cut, llm.FinishLength
+		}
+	}
+	return text, finish
+}
+
+// toolCall is the call the request forces, if any; see Complete.
+func toolCall(req llm.Request) (*llm.ToolCall, error) {
+	switch req.ToolChoice {
+	case "", "auto", "none":
+		return nil, nil
+	case "required":
+		return nil, fmt.Errorf("offline: tool_choice %q: the offline model cannot choose a tool call; configure a real model: %w",
+			req.ToolChoice, llm.ErrBadRequest)
+	}
+	for _, t := range req.Tools {
+		if t.Name != req.ToolChoice {
+			continue
+		}
+		if requiresArguments(t.Parameters) {
+			return nil, fmt.Errorf("offline: tool_choice %q: the function requires arguments, which the offline model cannot make up; configure a real model: %w",
+				req.ToolChoice, llm.ErrBadRequest)
+		}
+		// The ID is derived from the conversation, so the same request gets the same call.
+		h := sha256.New()
+		for _, m := range req.Messages {
+			fmt.Fprintf(h, "%s\x00%s\x00", m.Role, m.Content)
+		}
+		h.Write([]byte(t.Name))
+		return &llm.ToolCall{ID: "call_offline_" + hex.EncodeToString(h.Sum(nil))[:24], Name: t.Name, Arguments: "{}"}, nil
+	}
+	return nil, fmt.Errorf("offline: tool_choice names %q, which is not among the request's tools: %w", req.ToolChoice, llm.ErrBadRequest)
+}
+
+func requiresArguments(schema json.RawMessage) bool {
+	if len(schema) == 0 {
+		return false
+	}
+	var s struct {
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return true // a schema we cannot read may well require something
+	}
+	return len(s.Required) > 0
+}
+
+// NextLine is the next line of a Code Shot transcript:
+//
+//  1. Among every "Q:" line of every example, take the one nearest to the transcript's question (embedding
+//     similarity; the first of equals).
+//  2. Align that question with the real one word by word; the words that differ are the values to put in
+//     ("SYMBOL" → "GOOG", "0" → "5", "19" → "50").
+//  3. Take the example's line after as many lines as the transcript already has past its question. Once the
+//     transcript holds a func's or agent's real result where the example holds its own, align those too, so that
+//     the example's result is replaced by the real one in the lines that follow ("17" → "23").
+//  4. Put the values in that line, after its prefix ("Ask Func[genrand]:", "A:", ...).
+//
+// A transcript already longer than the example gets the example's answer line again.
+func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string, error) {
+	if len(cs.Transcript) == 0 {
+		return "", fmt.Errorf("offline: Code Shot prompt has no transcript: %w", llm.ErrBadRequest)
+	}
+	question := llm.ParseCodeShotLine(cs.Transcript[0]).Text
+	produced := cs.Transcript[1:]
+
+	type candidate struct {
+		lines    []string
+		question int // index of the Q: line
+	}
+	var cands []candidate
+	texts := []string{question}
+	for _, ex := range cs.Examples {
+		lines := strings.Split(ex, "\n")
+		for i, l := range lines {
+			if pl := llm.ParseCodeShotLine(l); pl.Kind == llm.LineQuery {
+				cands = append(cands, candidate{lines: lines, question: i})
+				texts = append(texts, pl.Text)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return noExamples, nil
+	}
+	sims, err := p.similarities(ctx, texts)
+	if err != nil {
+		return "", err
+	}
+	best := 0
+	for i := range cands {
+		if sims[i] > sims[best] {
+			best = i
+		}
+	}
+	c := cands[best]
+	// The example's lines after its question, up to its next question (conversational examples hold several).
+	var seg []string
+	for _, l := range c.lines[c.question+1:] {
+		if llm.ParseCodeShotLine(l).Kind == llm.LineQuery {
+			break
+		}
+		seg = append(seg, l)
+	}
+	if len(seg) == 0 {
+		return noExamples, nil
+	}
+
+	var substs []subst
+	// Results first: they are the freshest facts, and a result's words win over a question's.
+	for i := 0; i < len(produced) && i < len(seg); i++ {
+		ex, real := llm.ParseCodeShotLine(seg[i]), llm.ParseCodeShotLine(produced[i])
+		if (ex.Kind == llm.LineFuncSays || ex.Kind == llm.LineAgentSays) && ex.Kind == real.Kind {
+			substs = append(substs, alignResult(ex.Text, real.Text)...)
+		}
+	}
+	substs = append(substs, align(texts[best+1], question)...)
+
+	var line string
+	if k := len(produced); k < len(seg) {
+		line = seg[k]
+	} else {
+		line = seg[len(seg)-1]
+		for i := len(seg) - 1; i >= 0; i-- {
+			if llm.ParseCodeShotLine(seg[i]).Kind == llm.LineAnswer {
+				line = seg[i]
+				break
+			}
+		}
+	}
+	pl := llm.ParseCodeShotLine(line)
+	pl.Text = substitute(pl.Text, substs)
+	return pl.String(), nil
+}
+
+// similarities gives, for each of texts[1:], its similarity to texts[0].
+func (p *Provider) similarities(ctx context.Context, texts []string) ([]float64, error) {
+	if p.emb == nil {
+		q := bag(texts[0])
+		out := make([]float64, len(texts)-1)
+		for i, t := range texts[1:] {
+			out[i] = cosine(q, bag(t))
+		}
+		return out, nil
+	}
+	vecs, err := p.embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(texts)-1)
+	for i, v := range vecs[1:] {
+		var dot float64
+		for k := range min(len(v), len(vecs[0])) {
+			dot += float64(v[k]) * float64(vecs[0][k])
+		}
+		out[i] = dot
+	}
+	return out, nil
+}
+
+// embed embeds texts, reusing the vectors of texts it has embedded before.
+func (p *Provider) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var missing []string
+	var at []int
+	p.mu.Lock()
+	for i, t := range texts {
+		if v, ok := p.cache[t]; ok {
+			out[i] = v
+		} else {
+			missing = append(missing, t)
+			at = append(at, i)
+		}
+	}
+	p.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	vecs, err := p.emb.Embed(ctx, missing)
+	if err != nil {
+		return nil, fmt.Errorf("offline: embed the question and the examples with %s: %w", p.emb.Name(), err)
+	}
+	if len(vecs) != len(missing) {
+		return nil, fmt.Errorf("offline: embedder %s returned %d vectors for %d texts", p.emb.Name(), len(vecs), len(missing))
+	}
+	p.mu.Lock()
+	if len(p.cache)+len(missing) > maxCached {
+		clear(p.cache)
+	}
+	for k, i := range at {
+		out[i] = vecs[k]
+		p.cache[missing[k]] = vecs[k]
+	}
+	p.mu.Unlock()
+	return out, nil
+}
+
+// bag counts the lower-cased words of s.
+func bag(s string) map[string]float64 {
+	b := map[string]float64{}
+	for _, w := range words(s) {
+		b[strings.ToLower(w.text)]++
+	}
+	return b
+}
+
+func cosine(a, b map[string]float64) float64 {
+	var dot, na, nb float64
+	for k, x := range a {
+		dot += x * b[k]
+		na += x * x
+	}
+	for _, y := range b {
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// chunks splits text into word-sized pieces, each word with the whitespace before it.
+func chunks(text string) []string {
+	space := func(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r' }
+	var out []string
+	start := 0
+	for i := 1; i < len(text); i++ {
+		if space(text[i]) && !space(text[i-1]) {
+			out = append(out, text[start:i])
+			start = i
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
