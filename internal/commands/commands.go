@@ -3,7 +3,10 @@ package commands
 import (
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -13,6 +16,9 @@ type Commands struct {
 	views *projections.Runner
 	// readWait bounds how long a command waits for its read model before answering.
 	readWait time.Duration
+	agents   *agents.Registry
+	queries  QueryCounter
+	blobs    jetstream.ObjectStore
 }
 
 // Config wires Commands.
@@ -21,6 +27,12 @@ type Config struct {
 	Views *projections.Runner
 	// ReadWait bounds how long a command waits for its read model to show its write (default 5s).
 	ReadWait time.Duration
+	// Agents knows the built-in agents and loads registered ones (agent and session commands).
+	Agents *agents.Registry
+	// Queries counts posted messages against the account's daily quota (default: Unlimited).
+	Queries QueryCounter
+	// Blobs is the object store that holds embeds.
+	Blobs jetstream.ObjectStore
 }
 
 // New returns the command side.
@@ -28,7 +40,14 @@ func New(cfg Config) *Commands {
 	if cfg.ReadWait == 0 {
 		cfg.ReadWait = 5 * time.Second
 	}
-	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait}
+	if cfg.Queries == nil {
+		cfg.Queries = Unlimited{Views: cfg.Views}
+	}
+	if cfg.Agents == nil {
+		cfg.Agents = agents.NewRegistry(cfg.Store)
+	}
+	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait, agents: cfg.Agents,
+		queries: cfg.Queries, blobs: cfg.Blobs}
 }
 
 // Store is the log the commands append to.

@@ -19,11 +19,14 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/fixieapi"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
@@ -43,7 +46,12 @@ type Platform struct {
 	Commands *commands.Commands
 	Keys     *auth.Keys
 	Handlers *runtime.Runtime
-	Router   chi.Router
+	// Models routes model strings to providers; Agents resolves agents to what answers them; EmbedURLs signs
+	// embed URLs.
+	Models    *llm.Router
+	Agents    *agents.Registry
+	EmbedURLs *fixieapi.Signer
+	Router    chi.Router
 	// Now is the platform's clock (tests inject one).
 	Now func() time.Time
 
@@ -107,7 +115,15 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.Views.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start projections: %w", err)
 	}
-	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views})
+	if err := p.assembleAgents(ctx); err != nil {
+		return nil, err
+	}
+	blobs, err := p.JS.ObjectStore(ctx, names.ObjectStore())
+	if err != nil {
+		return nil, fmt.Errorf("open object store: %w", err)
+	}
+	// Queries are not counted until the security issue's limits package is merged (commands.Unlimited).
+	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Agents: p.Agents, Blobs: blobs})
 	p.Keys = auth.NewKeys(p.Views)
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err

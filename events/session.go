@@ -1,0 +1,90 @@
+package events
+
+// Session events. A session is a chat between an account and agents: messages posted by the user are queries; the
+// session runner dispatches each to the session's front agent and records the reply (or why there is none).
+
+// MessageEmbed is an embed a message carries under its key. Uploaded embeds are referenced by ID and content hash;
+// the URL a reader gets is signed when it is read, so nothing that expires is stored.
+type MessageEmbed struct {
+	EmbedID     string `json:"embed_id,omitempty"`
+	ContentType string `json:"content_type"`
+	ContentHash string `json:"content_hash,omitempty"`
+	// URI is an external URI an agent answered with (never a data: URI: those are stored as embeds).
+	URI string `json:"uri,omitempty"`
+}
+
+// Message types, what `type` shows of a message.
+const (
+	MessageQuery    = "query"
+	MessageResponse = "response"
+	MessageError    = "error"
+)
+
+// SessionCreated opens a session.
+type SessionCreated struct {
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	// FrontendAgentID is the agent that answers the session's queries.
+	FrontendAgentID     string `json:"frontend_agent_id"`
+	FrontendAgentHandle string `json:"frontend_agent_handle,omitempty"`
+}
+
+func (SessionCreated) EventType() string { return "session.created" }
+
+// SessionMessagePosted is a user's message: a query for the front agent.
+type SessionMessagePosted struct {
+	MessageID string                  `json:"message_id"`
+	Text      string                  `json:"text"`
+	Embeds    map[string]MessageEmbed `json:"embeds,omitempty"`
+	// SentBy is the handle of the sender as messages show it (the account's name).
+	SentBy    string `json:"sent_by"`
+	Type      string `json:"type"`
+	InReplyTo string `json:"in_reply_to,omitempty"`
+}
+
+func (SessionMessagePosted) EventType() string { return "session.message_posted" }
+
+// SessionQueryDispatched records that the runner handed a query to an agent. ReplyID is the ID the reply will have,
+// so that token deltas streamed before it exists can name it.
+type SessionQueryDispatched struct {
+	MessageID   string `json:"message_id"`
+	ReplyID     string `json:"reply_id"`
+	AgentID     string `json:"agent_id"`
+	AgentHandle string `json:"agent_handle"`
+}
+
+func (SessionQueryDispatched) EventType() string { return "session.query_dispatched" }
+
+// SessionReplyPosted is an agent's answer to a query.
+type SessionReplyPosted struct {
+	MessageID string                  `json:"message_id"`
+	InReplyTo string                  `json:"in_reply_to"`
+	Text      string                  `json:"text"`
+	Embeds    map[string]MessageEmbed `json:"embeds,omitempty"`
+	SentBy    string                  `json:"sent_by"`
+	AgentID   string                  `json:"agent_id"`
+}
+
+func (SessionReplyPosted) EventType() string { return "session.reply_posted" }
+
+// SessionReplyFailed records that a query got no answer, and why, in words the user can read. It shows in the
+// session as a message of type "error", so a failing agent never leaves the user waiting.
+type SessionReplyFailed struct {
+	MessageID string `json:"message_id"`
+	InReplyTo string `json:"in_reply_to"`
+	Error     string `json:"error"`
+	SentBy    string `json:"sent_by"`
+	AgentID   string `json:"agent_id,omitempty"`
+}
+
+func (SessionReplyFailed) EventType() string { return "session.reply_failed" }
+
+// SessionDeleted closes a session; its messages are no longer readable and nothing more is answered.
+type SessionDeleted struct{}
+
+func (SessionDeleted) EventType() string { return "session.deleted" }
+
+func sessionEvents() []Event {
+	return []Event{SessionCreated{}, SessionMessagePosted{}, SessionQueryDispatched{}, SessionReplyPosted{},
+		SessionReplyFailed{}, SessionDeleted{}}
+}

@@ -1,0 +1,216 @@
+package graph
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/contrailhq/contrail/graph/generated"
+	"github.com/contrailhq/contrail/graph/model"
+	"github.com/contrailhq/contrail/internal/agents"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+func agentModel(a agents.Info, ownerName string) model.Agent {
+	return model.Agent{
+		AgentID: a.ID, Handle: a.Handle, Name: optional(a.Name), Description: optional(a.Description),
+		Queries: append([]string{}, a.Queries...), MoreInfoURL: optional(a.MoreInfoURL), Published: a.Published,
+		QueryURL: optional(a.QueryURL), FuncURL: optional(a.FuncURL), Kind: a.Kind, Created: a.Created,
+		Modified: a.Modified, Cursor: a.ID, OwnerAccount: a.Account, OwnerName: ownerName,
+	}
+}
+
+func viewModel(v projections.AgentView) model.Agent {
+	return agentModel(agents.Info(v.AgentFields), v.OwnerName)
+}
+
+// AllAgents lists built-ins, then the caller's own agents, then other accounts' published agents.
+func (r queryResolver) AllAgents(ctx context.Context, first *int, after *string) ([]model.Agent, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.Agent
+	for _, b := range r.d.Agents.Builtins() {
+		out = append(out, agentModel(b, ""))
+	}
+	own, err := projections.ListAll[projections.AgentView](ctx, r.d.Views, "agents", projections.OwnAgentsFilter(p.AccountID))
+	if err != nil {
+		return nil, err
+	}
+	published, err := projections.ListAll[projections.AgentView](ctx, r.d.Views, "agents", projections.PublishedAgentsFilter)
+	if err != nil {
+		return nil, err
+	}
+	byAge := func(a, b projections.AgentView) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	}
+	slices.SortFunc(own, byAge)
+	slices.SortFunc(published, byAge)
+	for _, v := range own {
+		out = append(out, viewModel(v))
+	}
+	for _, v := range published {
+		if v.Account != p.AccountID {
+			out = append(out, viewModel(v))
+		}
+	}
+	return page(out, func(a model.Agent) string { return a.Cursor }, first, after, "agent")
+}
+
+// AgentByID finds an agent the caller may see.
+func (r queryResolver) AgentByID(ctx context.Context, agentID string) (*model.Agent, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := r.d.Agents.Builtin(agentID); ok && b.ID == agentID {
+		m := agentModel(b, "")
+		return &m, nil
+	}
+	for _, key := range []string{projections.OwnAgentKey(p.AccountID, agentID), projections.PublishedAgentKey(agentID)} {
+		v, ok, err := projections.Get[projections.AgentView](ctx, r.d.Views, "agents", key)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			m := viewModel(v)
+			return &m, nil
+		}
+	}
+	return nil, errs.NotFoundf("agent", agentID)
+}
+
+// AgentByHandle finds the caller's own agent by handle, else a built-in or published one.
+func (r queryResolver) AgentByHandle(ctx context.Context, handle string) (*model.Agent, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.d.Commands.FindAgent(ctx, p, handle)
+	if err != nil {
+		return nil, err
+	}
+	return r.agentWithOwner(ctx, a)
+}
+
+func (r *Resolver) agentWithOwner(ctx context.Context, a agents.Info) (*model.Agent, error) {
+	if a.Builtin() {
+		m := agentModel(a, "")
+		return &m, nil
+	}
+	v, ok, err := projections.Get[projections.AgentView](ctx, r.d.Views, "agents", projections.OwnAgentKey(a.Account, a.ID))
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	if ok {
+		name = v.OwnerName
+	}
+	m := agentModel(a, name)
+	return &m, nil
+}
+
+// Owner is the owning account (null for a built-in).
+func (r agentResolver) Owner(ctx context.Context, obj *model.Agent) (*model.User, error) {
+	if obj.OwnerAccount == "" {
+		return nil, nil
+	}
+	return &model.User{Username: obj.OwnerName, AccountID: obj.OwnerAccount}, nil
+}
+
+func agentInput(in generated.AgentInput) commands.AgentInput {
+	out := commands.AgentInput{Handle: in.Handle, NewHandle: in.NewHandle, Name: in.Name, Description: in.Description,
+		QueryURL: in.QueryURL, FuncURL: in.FuncURL, MoreInfoURL: in.MoreInfoURL, Published: in.Published, Kind: in.Kind}
+	if in.Queries != nil {
+		q := in.Queries
+		out.Queries = &q
+	}
+	return out
+}
+
+// CreateAgent registers an agent.
+func (r mutationResolver) CreateAgent(ctx context.Context, in generated.AgentInput) (*generated.AgentPayload, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.d.Commands.CreateAgent(ctx, p, agentInput(in))
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.agentWithOwner(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &generated.AgentPayload{Agent: m}, nil
+}
+
+// UpdateAgent changes an agent of the caller's.
+func (r mutationResolver) UpdateAgent(ctx context.Context, in generated.AgentInput) (*generated.AgentPayload, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.d.Commands.UpdateAgent(ctx, p, agentInput(in))
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.agentWithOwner(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &generated.AgentPayload{Agent: m}, nil
+}
+
+// DeleteAgent removes an agent of the caller's.
+func (r mutationResolver) DeleteAgent(ctx context.Context, handle string) (*generated.AgentPayload, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.d.Commands.DeleteAgent(ctx, p, handle)
+	if err != nil {
+		return nil, err
+	}
+	m := agentModel(a, p.Username)
+	return &generated.AgentPayload{Agent: &m}, nil
+}
+
+// DailyQueryLimit is shown for the caller's own account only.
+func (r userResolver) DailyQueryLimit(ctx context.Context, obj *model.User) (*int, error) {
+	limit, _, err := r.usage(ctx, obj)
+	return limit, err
+}
+
+// DailyUsedQueries is shown for the caller's own account only.
+func (r userResolver) DailyUsedQueries(ctx context.Context, obj *model.User) (*int, error) {
+	_, used, err := r.usage(ctx, obj)
+	return used, err
+}
+
+func (r userResolver) usage(ctx context.Context, obj *model.User) (*int, *int, error) {
+	p, err := principal(ctx)
+	if err != nil || obj.AccountID != p.AccountID {
+		return nil, nil, err
+	}
+	limit, used, err := r.d.Commands.DailyUsage(ctx, p.AccountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &limit, &used, nil
+}
+
+// User is the caller's account.
+func (r queryResolver) User(ctx context.Context) (*model.User, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.User{Username: p.Username, AccountID: p.AccountID}, nil
+}

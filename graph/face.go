@@ -1,0 +1,208 @@
+// Package graph is the Fixie face: GraphQL at /graphql (gqlgen), with queries and mutations over HTTP POST and
+// subscriptions over websocket (graphql-transport-ws and the legacy graphql-ws), authenticated by API key — in the
+// Authorization header, or for a websocket in connection_init's payload. The schema is schema.graphqls; gqlgen
+// generates graph/generated (never edited by hand); the resolvers here call commands for writes and read models or
+// the log for reads.
+//
+// It must not be imported by handlers or by the command side.
+package graph
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/coder/websocket"
+	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/graph/generated"
+	"github.com/contrailhq/contrail/internal/agents"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// EmbedURLs signs embed URLs.
+type EmbedURLs interface {
+	EmbedURL(ctx context.Context, embedID string) (string, error)
+}
+
+// Deps are what the face uses.
+type Deps struct {
+	Commands *commands.Commands
+	Views    *projections.Runner
+	Store    *events.Store
+	Agents   *agents.Registry
+	// NC carries the live token deltas of replies (core NATS).
+	NC     *nats.Conn
+	Names  natsx.Names
+	Embeds EmbedURLs
+	Auth   httpapi.Authenticator
+	Logger *slog.Logger
+	// KeepAlive is the websocket keep-alive interval (default 15s).
+	KeepAlive time.Duration
+}
+
+// Face is the /graphql face.
+type Face struct {
+	d   Deps
+	srv *handler.Server
+}
+
+// New builds the GraphQL server.
+func New(d Deps) *Face {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.KeepAlive == 0 {
+		d.KeepAlive = 15 * time.Second
+	}
+	f := &Face{d: d}
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{d: d}}))
+	srv.AddTransport(transport.Websocket{
+		// Keys travel in a header or in connection_init, never in a cookie, so a page of another origin cannot
+		// ride on a user's credentials: any origin may connect.
+		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: []string{"*"}}},
+		InitFunc:              f.initWebsocket,
+		InitTimeout:           10 * time.Second,
+		KeepAlivePingInterval: d.KeepAlive,
+		PongOnlyInterval:      d.KeepAlive,
+	})
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	srv.SetErrorPresenter(f.presentError)
+	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
+		d.Logger.Error("panic in resolver", "panic", v)
+		return errors.New("panic in resolver")
+	})
+	f.srv = srv
+	return f
+}
+
+// Prefix implements httpapi.Face.
+func (f *Face) Prefix() string { return "/graphql" }
+
+// Routes implements httpapi.Face.
+func (f *Face) Routes(r chi.Router) {
+	r.Handle("/", f.srv)
+}
+
+// AuthenticatesWebsockets implements httpapi.InitAuthFace: a websocket's key may come in connection_init.
+func (f *Face) AuthenticatesWebsockets() {}
+
+// WriteError implements httpapi.Face: GraphQL's error shape, with the status the code maps to.
+func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	httpapi.LogError(f.d.Logger, r, err)
+	httpapi.SetRetryAfter(w, err)
+	code := errs.CodeOf(err)
+	httpapi.WriteJSON(w, errs.HTTPStatus(code), map[string]any{"errors": []*gqlerror.Error{f.coded(err)}})
+}
+
+// initWebsocket authenticates a websocket: by the upgrade request's header (already checked by the HTTP layer), or
+// by connection_init's payload {"Authorization": "Bearer <key>"}. A refusal closes the socket with 4403.
+func (f *Face) initWebsocket(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	if _, ok := auth.From(ctx); ok {
+		return ctx, nil, nil
+	}
+	refuse := func(err error) (context.Context, *transport.InitPayload, error) {
+		ctx = transport.WithWebsocketCloseCode(ctx, 4403)
+		ctx = transport.AppendCloseReason(ctx, "Forbidden: "+errs.MessageOf(err))
+		return ctx, nil, err
+	}
+	token, ok := auth.BearerToken(payload.Authorization())
+	if !ok {
+		return refuse(errs.E(errs.Unauthorized, "missing API key: send {\"Authorization\": \"Bearer <key>\"} in connection_init"))
+	}
+	p, err := f.d.Auth.Authenticate(ctx, token)
+	if err != nil {
+		if errs.CodeOf(err) == errs.Internal {
+			f.d.Logger.Error("authenticate websocket", "err", err)
+		}
+		return refuse(err)
+	}
+	return auth.With(ctx, p), nil, nil
+}
+
+// Error codes of extensions.code.
+var extensionCodes = map[errs.Code]string{
+	errs.Invalid:         "BAD_USER_INPUT",
+	errs.NotFound:        "NOT_FOUND",
+	errs.Conflict:        "CONFLICT",
+	errs.Unauthorized:    "UNAUTHENTICATED",
+	errs.Forbidden:       "FORBIDDEN",
+	errs.RateLimited:     "RATE_LIMITED",
+	errs.TooLarge:        "PAYLOAD_TOO_LARGE",
+	errs.Unavailable:     "SERVICE_UNAVAILABLE",
+	errs.DeadlineExpired: "TIMEOUT",
+	errs.Internal:        "INTERNAL_SERVER_ERROR",
+}
+
+// ExtensionCode is the extensions.code an error shows.
+func ExtensionCode(err error) string { return extensionCodes[errs.CodeOf(err)] }
+
+// presentError maps a resolver's error to a GraphQL error with extensions.code; errors gqlgen raised itself
+// (parse, validation) keep theirs. Internal errors are logged and shown as "internal error".
+func (f *Face) presentError(ctx context.Context, err error) *gqlerror.Error {
+	var gqlErr *gqlerror.Error
+	if errors.As(err, &gqlErr) && gqlErr.Err == nil {
+		return gqlErr // gqlgen's own: parse and validation errors, with their codes
+	}
+	out := graphql.DefaultErrorPresenter(ctx, err)
+	coded := f.coded(err)
+	if coded.Extensions["code"] == "INTERNAL_SERVER_ERROR" {
+		f.d.Logger.Error("graphql resolver failed", "path", out.Path.String(), "err", err)
+	}
+	out.Message, out.Extensions = coded.Message, coded.Extensions
+	return out
+}
+
+func (f *Face) coded(err error) *gqlerror.Error {
+	e := &gqlerror.Error{Message: errs.MessageOf(err), Extensions: map[string]any{"code": ExtensionCode(err)}}
+	if ce := errs.As(err); ce != nil {
+		if ce.Field != "" {
+			e.Extensions["field"] = ce.Field
+		}
+		if ce.RetryAfter > 0 {
+			e.Extensions["retryAfterSeconds"] = int((ce.RetryAfter + time.Second - 1) / time.Second)
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.Message = "the request took too long"
+	}
+	return e
+}
+
+// Operations lists the schema's root fields by kind ("query", "mutation", "subscription"), for tests that must cover
+// every operation (the route and operation matrix).
+func Operations() map[string][]string {
+	s := generated.NewExecutableSchema(generated.Config{}).Schema()
+	out := map[string][]string{}
+	for kind, def := range map[string]*ast.Definition{"query": s.Query, "mutation": s.Mutation, "subscription": s.Subscription} {
+		if def == nil {
+			continue
+		}
+		for _, fd := range def.Fields {
+			if len(fd.Name) > 2 && fd.Name[:2] == "__" {
+				continue
+			}
+			out[kind] = append(out[kind], fd.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,156 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/graph/generated"
+	"github.com/contrailhq/contrail/internal/agents"
+	"github.com/contrailhq/contrail/internal/errs"
+)
+
+// SessionMessages streams the session's new messages from the log, and the token deltas of replies from the
+// session's live subject. A delta that arrives after its reply's message is dropped: the message holds it.
+func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string) (<-chan *generated.SessionUpdate, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Listen for deltas before reading where the log ends, so that none of a reply already streaming is missed
+	// for want of a subscription.
+	deltas := make(chan *nats.Msg, 256)
+	sub, err := r.d.NC.ChanSubscribe(r.d.Names.LiveSubject("session", handle), deltas)
+	if err != nil {
+		return nil, err
+	}
+	_, v, err := r.d.Commands.SessionOf(ctx, p, handle)
+	if err != nil {
+		_ = sub.Unsubscribe()
+		return nil, err
+	}
+	logEvents := r.follow(ctx, v.Seq+1, handle)
+	out := make(chan *generated.SessionUpdate, 16)
+	go func() {
+		defer close(out)
+		defer func() { _ = sub.Unsubscribe() }()
+		done := map[string]bool{} // replies whose message was sent
+		send := func(u *generated.SessionUpdate) bool {
+			select {
+			case out <- u:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-deltas:
+				var d agents.LiveDelta
+				if json.Unmarshal(m.Data, &d) != nil || d.Type != "delta" || done[d.MessageID] {
+					continue
+				}
+				if !send(&generated.SessionUpdate{Kind: "delta", Delta: &generated.MessageDelta{MessageID: d.MessageID,
+					InReplyTo: d.InReplyTo, Index: d.Index, Text: d.Text}}) {
+					return
+				}
+			case fe, ok := <-logEvents:
+				if !ok {
+					return
+				}
+				if fe.err != nil {
+					r.d.Logger.Warn("sessionMessages: follow the log", "session", handle, "err", fe.err)
+					return
+				}
+				if _, deleted := fe.env.Event.(events.SessionDeleted); deleted {
+					return
+				}
+				mv, ok := eventMessage(fe.env)
+				if !ok {
+					continue
+				}
+				done[mv.ID] = true
+				m, err := r.messageModel(ctx, mv)
+				if err != nil {
+					r.d.Logger.Warn("sessionMessages: show message", "session", handle, "err", err)
+					return
+				}
+				if !send(&generated.SessionUpdate{Kind: "message", Message: &m}) {
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// SessionEvents streams the session's raw events from a stream sequence (0 = the beginning), history then live,
+// with no gap or duplicate at the switch (one ordered consumer serves both).
+func (r subscriptionResolver) SessionEvents(ctx context.Context, handle string, fromSequence *int) (<-chan *generated.SessionEvent, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from := 0
+	if fromSequence != nil {
+		from = *fromSequence
+	}
+	if from < 0 {
+		return nil, errs.InvalidField("fromSequence", "fromSequence must not be negative")
+	}
+	if _, _, err := r.d.Commands.SessionOf(ctx, p, handle); err != nil {
+		return nil, err
+	}
+	logEvents := r.follow(ctx, uint64(from), handle)
+	out := make(chan *generated.SessionEvent, 16)
+	go func() {
+		defer close(out)
+		for fe := range logEvents {
+			if fe.err != nil {
+				r.d.Logger.Warn("sessionEvents: follow the log", "session", handle, "err", fe.err)
+				return
+			}
+			e := fe.env
+			data := map[string]any{}
+			if err := json.Unmarshal(e.Data, &data); err != nil {
+				r.d.Logger.Warn("sessionEvents: decode event data", "seq", e.Sequence, "err", err)
+			}
+			select {
+			case out <- &generated.SessionEvent{Sequence: int(e.Sequence), ID: e.ID, Type: e.Type, Time: e.Time,
+				Version: int(e.Version), Actor: optional(e.Actor), CorrelationID: optional(e.CorrelationID),
+				CausationID: optional(e.CausationID), Data: data}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+type followed struct {
+	env events.Envelope
+	err error
+}
+
+// follow runs the log's follower of one session in a goroutine, handing its events to a channel until ctx ends.
+func (r *Resolver) follow(ctx context.Context, from uint64, session string) <-chan followed {
+	ch := make(chan followed)
+	go func() {
+		defer close(ch)
+		for e, err := range r.d.Store.Follow(ctx, from, r.d.Names.AggregateFilter("session", session)) {
+			select {
+			case ch <- followed{env: e, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}

@@ -1,0 +1,417 @@
+package commands
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/agents"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// Limits of an agent's registration.
+const (
+	maxHandle      = 64
+	maxAgentName   = 200
+	maxDescription = 4000
+	maxQueries     = 100
+	maxQueryText   = 2000
+)
+
+// AgentInput is what registering or changing an agent takes. A nil field is not given: on create it takes its
+// default, on update it keeps its value.
+type AgentInput struct {
+	// Handle names the agent among its owner's (on update: the agent to change).
+	Handle string
+	// NewHandle renames the agent (update only).
+	NewHandle      *string
+	Name           *string
+	Description    *string
+	Kind           *string
+	QueryURL       *string
+	FuncURL        *string
+	MoreInfoURL    *string
+	Published      *bool
+	Queries        *[]string
+	BasePrompt     *string
+	FewShots       *[]string
+	Conversational *bool
+	Model          *string
+	Audience       *string
+}
+
+// handleClaim is the aggregate that gives one handle of one account to one agent.
+type handleClaim struct {
+	Claimed bool
+	AgentID string
+}
+
+func (h *handleClaim) Apply(e events.Envelope) {
+	switch d := e.Event.(type) {
+	case events.AgentHandleClaimed:
+		h.Claimed, h.AgentID = true, d.AgentID
+	case events.AgentHandleReleased:
+		if h.AgentID == d.AgentID {
+			h.Claimed, h.AgentID = false, ""
+		}
+	}
+}
+
+// handleRef names the claim aggregate of an account's handle. The ID is a hash, so any handle and account make a
+// valid subject token of fixed length.
+func handleRef(account, handle string) events.Ref {
+	sum := sha256.Sum256([]byte(account + "\x00" + handle))
+	return events.Ref{Type: "agenthandle", ID: "h" + hex.EncodeToString(sum[:16])}
+}
+
+// CreateAgent registers an agent of the caller's account.
+func (c *Commands) CreateAgent(ctx context.Context, actor auth.Principal, in AgentInput) (agents.Info, error) {
+	handle := strings.TrimSpace(in.Handle)
+	if err := c.validHandle("handle", handle); err != nil {
+		return agents.Info{}, err
+	}
+	if err := validAgentFields(in); err != nil {
+		return agents.Info{}, err
+	}
+	ev := events.AgentRegistered{Handle: handle, Kind: defaultKind(in)}
+	fill := events.AgentUpdated{Name: in.Name, Description: in.Description, Kind: in.Kind, QueryURL: in.QueryURL,
+		FuncURL: in.FuncURL, MoreInfoURL: in.MoreInfoURL, Published: in.Published, Queries: in.Queries,
+		BasePrompt: in.BasePrompt, FewShots: in.FewShots, Conversational: in.Conversational, Model: in.Model,
+		Audience: in.Audience}
+	info := agents.ApplyUpdate(agents.Info{Handle: handle, Kind: ev.Kind}, fill)
+	ev.Name, ev.Description, ev.Kind, ev.QueryURL, ev.FuncURL, ev.MoreInfoURL = info.Name, info.Description, info.Kind, info.QueryURL, info.FuncURL, info.MoreInfoURL
+	ev.Published, ev.Queries, ev.BasePrompt, ev.FewShots = info.Published, info.Queries, info.BasePrompt, info.FewShots
+	ev.Conversational, ev.Model, ev.Audience = info.Conversational, info.Model, info.Audience
+
+	id := events.NewPrefixedID("agt_")
+	if err := c.claimHandle(ctx, actor, handle, id); err != nil {
+		return agents.Info{}, err
+	}
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
+		if r.Exists {
+			return nil, errs.E(errs.Conflict, "agent %s exists", id)
+		}
+		return []events.Event{ev}, nil
+	})
+	if err != nil {
+		return agents.Info{}, fmt.Errorf("register agent %q: %w", handle, err)
+	}
+	if err := c.waitViews(ctx, res.LastSeq(), "agents"); err != nil {
+		return agents.Info{}, err
+	}
+	return c.agentInfo(ctx, res)
+}
+
+// UpdateAgent changes an agent of the caller's account, named by its handle.
+func (c *Commands) UpdateAgent(ctx context.Context, actor auth.Principal, in AgentInput) (agents.Info, error) {
+	handle := strings.TrimSpace(in.Handle)
+	if handle == "" {
+		return agents.Info{}, errs.Missing("handle")
+	}
+	if err := validAgentFields(in); err != nil {
+		return agents.Info{}, err
+	}
+	id, err := c.ownAgentID(ctx, actor, handle)
+	if err != nil {
+		return agents.Info{}, err
+	}
+	upd := events.AgentUpdated{Name: in.Name, Description: in.Description, Kind: in.Kind, QueryURL: in.QueryURL,
+		FuncURL: in.FuncURL, MoreInfoURL: in.MoreInfoURL, Published: in.Published, Queries: in.Queries,
+		BasePrompt: in.BasePrompt, FewShots: in.FewShots, Conversational: in.Conversational, Model: in.Model,
+		Audience: in.Audience}
+	renamed := ""
+	if in.NewHandle != nil && strings.TrimSpace(*in.NewHandle) != handle {
+		renamed = strings.TrimSpace(*in.NewHandle)
+		if err := c.validHandle("newHandle", renamed); err != nil {
+			return agents.Info{}, err
+		}
+		if err := c.claimHandle(ctx, actor, renamed, id); err != nil {
+			return agents.Info{}, err
+		}
+		upd.Handle = &renamed
+	}
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
+		if !r.Exists || r.Deleted || r.Account != actor.AccountID {
+			return nil, errs.NotFoundf("agent", handle)
+		}
+		return []events.Event{upd}, nil
+	})
+	if err != nil {
+		return agents.Info{}, fmt.Errorf("update agent %q: %w", handle, err)
+	}
+	if renamed != "" {
+		if err := c.releaseHandle(ctx, actor, handle, id); err != nil {
+			return agents.Info{}, err
+		}
+	}
+	if err := c.waitViews(ctx, res.LastSeq(), "agents"); err != nil {
+		return agents.Info{}, err
+	}
+	return c.agentInfo(ctx, res)
+}
+
+// DeleteAgent removes an agent of the caller's account and frees its handle.
+func (c *Commands) DeleteAgent(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error) {
+	handle = strings.TrimSpace(handle)
+	if handle == "" {
+		return agents.Info{}, errs.Missing("handle")
+	}
+	id, err := c.ownAgentID(ctx, actor, handle)
+	if err != nil {
+		return agents.Info{}, err
+	}
+	var deleted agents.Info
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
+		if !r.Exists || r.Deleted || r.Account != actor.AccountID {
+			return nil, errs.NotFoundf("agent", handle)
+		}
+		deleted = r.Info
+		return []events.Event{events.AgentDeleted{Handle: r.Handle}}, nil
+	})
+	if err != nil {
+		return agents.Info{}, fmt.Errorf("delete agent %q: %w", handle, err)
+	}
+	if err := c.releaseHandle(ctx, actor, handle, id); err != nil {
+		return agents.Info{}, err
+	}
+	return deleted, c.waitViews(ctx, res.LastSeq(), "agents")
+}
+
+// FindAgent resolves what a client calls an agent — a built-in's ID or handle, an agent ID, one of the caller's
+// handles, a published agent's handle, or "owner/handle" — to an agent the caller may use.
+func (c *Commands) FindAgent(ctx context.Context, actor auth.Principal, ref string) (agents.Info, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return agents.Info{}, errs.Missing("agent")
+	}
+	if b, ok := c.agents.Builtin(ref); ok {
+		return b, nil
+	}
+	if strings.HasPrefix(ref, "agt_") {
+		rec, err := c.agents.Load(ctx, ref)
+		if err != nil {
+			return agents.Info{}, err
+		}
+		if rec.Exists && !rec.Deleted && rec.VisibleTo(actor.AccountID) {
+			return rec.Info, nil
+		}
+		return agents.Info{}, errs.NotFoundf("agent", ref)
+	}
+	if owner, handle, ok := strings.Cut(ref, "/"); ok {
+		return c.findPublished(ctx, actor, handle, owner, ref)
+	}
+	if id, ok, err := c.handleOwner(ctx, actor.AccountID, ref); err != nil {
+		return agents.Info{}, err
+	} else if ok {
+		rec, err := c.agents.Load(ctx, id)
+		if err != nil {
+			return agents.Info{}, err
+		}
+		if rec.Exists && !rec.Deleted {
+			return rec.Info, nil
+		}
+	}
+	return c.findPublished(ctx, actor, ref, "", ref)
+}
+
+// findPublished looks for a published agent by handle (and owner name, when given) in the read model: handles are
+// unique per owner only, so a bare handle may name several.
+func (c *Commands) findPublished(ctx context.Context, actor auth.Principal, handle, owner, ref string) (agents.Info, error) {
+	found, err := projections.ListAll[projections.AgentView](ctx, c.views, "agents", projections.PublishedHandleFilter(handle))
+	if err != nil {
+		return agents.Info{}, err
+	}
+	var match []projections.AgentView
+	for _, a := range found {
+		if owner == "" || a.OwnerName == owner || a.Account == owner {
+			match = append(match, a)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return agents.Info{}, errs.NotFoundf("agent", ref)
+	case 1:
+		return agents.Info(match[0].AgentFields), nil
+	}
+	names := make([]string, 0, len(match))
+	for _, a := range match {
+		names = append(names, a.OwnerName+"/"+a.Handle)
+	}
+	return agents.Info{}, errs.InvalidField("handle", "several published agents are called %q: name one as owner/handle (%s)",
+		handle, strings.Join(names, ", "))
+}
+
+// ownAgentID finds the agent behind one of the caller's handles.
+func (c *Commands) ownAgentID(ctx context.Context, actor auth.Principal, handle string) (string, error) {
+	if _, ok := c.agents.Builtin(handle); ok {
+		return "", errs.E(errs.Forbidden, "agent %q is built into the platform and cannot be changed", handle)
+	}
+	id, ok, err := c.handleOwner(ctx, actor.AccountID, handle)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", errs.NotFoundf("agent", handle)
+	}
+	return id, nil
+}
+
+// handleOwner reads who holds a handle of an account, from the claim's own history (consistent).
+func (c *Commands) handleOwner(ctx context.Context, account, handle string) (string, bool, error) {
+	var h handleClaim
+	history, _, err := c.store.Load(ctx, handleRef(account, handle))
+	if err != nil {
+		return "", false, err
+	}
+	for _, e := range history {
+		if e.Event != nil {
+			h.Apply(e)
+		}
+	}
+	return h.AgentID, h.Claimed, nil
+}
+
+// claimHandle gives a handle of the caller's account to agent id, unless another live agent holds it. A claim whose
+// agent was never registered (a crash between the two appends) is taken over.
+func (c *Commands) claimHandle(ctx context.Context, actor auth.Principal, handle, id string) error {
+	holder, claimed, err := c.handleOwner(ctx, actor.AccountID, handle)
+	if err != nil {
+		return err
+	}
+	stale := ""
+	if claimed && holder != id {
+		rec, err := c.agents.Load(ctx, holder)
+		if err != nil {
+			return err
+		}
+		if rec.Exists && !rec.Deleted {
+			return errs.E(errs.Conflict, "you already have an agent with handle %q", handle)
+		}
+		stale = holder
+	}
+	_, err = events.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *handleClaim) ([]events.Event, error) {
+		switch {
+		case h.Claimed && h.AgentID == id:
+			return nil, nil
+		case h.Claimed && h.AgentID != stale:
+			return nil, errs.E(errs.Conflict, "you already have an agent with handle %q", handle)
+		}
+		return []events.Event{events.AgentHandleClaimed{Handle: handle, AgentID: id}}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("claim handle %q: %w", handle, err)
+	}
+	return nil
+}
+
+func (c *Commands) releaseHandle(ctx context.Context, actor auth.Principal, handle, id string) error {
+	_, err := events.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *handleClaim) ([]events.Event, error) {
+		if !h.Claimed || h.AgentID != id {
+			return nil, nil
+		}
+		return []events.Event{events.AgentHandleReleased{Handle: handle, AgentID: id}}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("release handle %q: %w", handle, err)
+	}
+	return nil
+}
+
+// agentInfo folds what an append wrote into the agent as it now is.
+func (c *Commands) agentInfo(ctx context.Context, res events.Appended) (agents.Info, error) {
+	if len(res.Events) == 0 {
+		return agents.Info{}, fmt.Errorf("agent append returned no events")
+	}
+	ref := events.Ref{Type: "agent", ID: res.Events[0].AggregateID}
+	history, _, err := c.store.Load(ctx, ref)
+	if err != nil {
+		return agents.Info{}, err
+	}
+	var r agents.Record
+	for _, e := range history {
+		if e.Event != nil {
+			r.Apply(e)
+		}
+	}
+	return r.Info, nil
+}
+
+// validHandle: lower-case letters, digits, '-' and '_', starting with a letter or digit; not a built-in's.
+func (c *Commands) validHandle(field, h string) error {
+	if h == "" {
+		return errs.Missing(field)
+	}
+	if len(h) > maxHandle {
+		return errs.InvalidField(field, "%s is longer than %d characters", field, maxHandle)
+	}
+	for i, r := range h {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (i > 0 && (r == '-' || r == '_'))
+		if !ok {
+			return errs.InvalidField(field, "%s %q: use lower-case letters, digits, '-' and '_', starting with a letter or digit", field, h)
+		}
+	}
+	if _, ok := c.agents.Builtin(h); ok {
+		return errs.InvalidField(field, "%s %q is the handle of a built-in agent", field, h)
+	}
+	return nil
+}
+
+func validAgentFields(in AgentInput) error {
+	if in.Name != nil && len(*in.Name) > maxAgentName {
+		return errs.InvalidField("name", "name is longer than %d characters", maxAgentName)
+	}
+	if in.Description != nil && len(*in.Description) > maxDescription {
+		return errs.InvalidField("description", "description is longer than %d characters", maxDescription)
+	}
+	for field, u := range map[string]*string{"queryUrl": in.QueryURL, "funcUrl": in.FuncURL, "moreInfoUrl": in.MoreInfoURL} {
+		if u == nil || *u == "" {
+			continue
+		}
+		p, err := url.Parse(*u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return errs.InvalidField(field, "%s %q is not an absolute http(s) URL", field, *u)
+		}
+	}
+	if in.Kind != nil {
+		switch *in.Kind {
+		case agents.KindCodeShot, agents.KindStandalone:
+		default:
+			return errs.InvalidField("kind", "kind %q: use %q or %q", *in.Kind, agents.KindCodeShot, agents.KindStandalone)
+		}
+	}
+	if in.Queries != nil {
+		if len(*in.Queries) > maxQueries {
+			return errs.InvalidField("queries", "at most %d sample queries", maxQueries)
+		}
+		for i, q := range *in.Queries {
+			if len(q) > maxQueryText {
+				return errs.InvalidField(fmt.Sprintf("queries[%d]", i), "sample query is longer than %d characters", maxQueryText)
+			}
+		}
+	}
+	return nil
+}
+
+// defaultKind: an agent with funcs is a Code Shot agent; otherwise it answers queries itself.
+func defaultKind(in AgentInput) string {
+	if in.FuncURL != nil && *in.FuncURL != "" {
+		return agents.KindCodeShot
+	}
+	return agents.KindStandalone
+}
+
+// waitViews makes read models show a write before the command returns.
+func (c *Commands) waitViews(ctx context.Context, seq uint64, names ...string) error {
+	if seq == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, c.readWait)
+	defer cancel()
+	return c.views.WaitForAll(wctx, seq, names...)
+}

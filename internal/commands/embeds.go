@@ -1,0 +1,151 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// MaxEmbedSize bounds one embed, in bytes (10 MiB).
+const MaxEmbedSize = 10 << 20
+
+// Embed is an uploaded embed as the log holds it.
+type Embed struct {
+	ID          string
+	Account     string
+	ContentType string
+	ContentHash string
+	Size        int64
+	Object      string
+	Exists      bool
+}
+
+// Apply folds one event.
+func (e *Embed) Apply(env events.Envelope) {
+	if d, ok := env.Event.(events.EmbedUploaded); ok && !e.Exists {
+		*e = Embed{ID: env.AggregateID, Account: env.Account, ContentType: d.ContentType, ContentHash: d.ContentHash,
+			Size: d.Size, Object: d.Object, Exists: true}
+	}
+}
+
+// embedID is an account's ID for some bytes of some type: the same upload twice is the same embed.
+func embedID(account, contentHash, contentType string) string {
+	sum := sha256.Sum256([]byte(account + "\x00" + contentHash + "\x00" + contentType))
+	return "emb_" + hex.EncodeToString(sum[:13])
+}
+
+// UploadEmbed stores bytes as an embed of the caller's account. The bytes go to the object store under their
+// content hash, so identical uploads (by anyone) are stored once; the embed record says who may reference them.
+func (c *Commands) UploadEmbed(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (projections.EmbedView, error) {
+	if c.blobs == nil {
+		return projections.EmbedView{}, errors.New("upload embed: no object store configured")
+	}
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return projections.EmbedView{}, errs.InvalidField("content_type", "content type %q is not a media type: %v", contentType, err)
+	}
+	contentType = mime.FormatMediaType(mt, params)
+	data, err := io.ReadAll(io.LimitReader(body, MaxEmbedSize+1))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return projections.EmbedView{}, errs.E(errs.TooLarge, "an embed holds at most %d bytes (10 MiB)", MaxEmbedSize)
+		}
+		return projections.EmbedView{}, errs.E(errs.Invalid, "read upload: %v", err)
+	}
+	if len(data) > MaxEmbedSize {
+		return projections.EmbedView{}, errs.E(errs.TooLarge, "an embed holds at most %d bytes (10 MiB)", MaxEmbedSize)
+	}
+	sum := sha256.Sum256(data)
+	hash := "sha256:" + hex.EncodeToString(sum[:])
+	object := "embeds/sha256-" + hex.EncodeToString(sum[:])
+	if _, err := c.blobs.GetInfo(ctx, object); errors.Is(err, jetstream.ErrObjectNotFound) {
+		if _, err := c.blobs.Put(ctx, jetstream.ObjectMeta{Name: object, Description: mt}, bytes.NewReader(data)); err != nil {
+			return projections.EmbedView{}, fmt.Errorf("store embed %s: %w", object, err)
+		}
+	} else if err != nil {
+		return projections.EmbedView{}, fmt.Errorf("look up embed %s: %w", object, err)
+	}
+	id := embedID(actor.AccountID, hash, contentType)
+	meta := actor.Meta()
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "embed", ID: id}, meta, func(e *Embed) ([]events.Event, error) {
+		if e.Exists {
+			return nil, nil // the same bytes, type and account: the embed exists already
+		}
+		return []events.Event{events.EmbedUploaded{ContentType: contentType, ContentHash: hash, Size: int64(len(data)),
+			Object: object, Filename: filename}}, nil
+	})
+	if err != nil {
+		return projections.EmbedView{}, fmt.Errorf("record embed: %w", err)
+	}
+	if err := c.waitViews(ctx, res.LastSeq(), "embeds"); err != nil {
+		return projections.EmbedView{}, err
+	}
+	v, ok, err := projections.Get[projections.EmbedView](ctx, c.views, "embeds", projections.EmbedKey(actor.AccountID, id))
+	if err != nil {
+		return projections.EmbedView{}, err
+	}
+	if !ok {
+		return projections.EmbedView{}, fmt.Errorf("embed %s is not in the read model after its upload", id)
+	}
+	return v, nil
+}
+
+// Embed loads an embed of the caller's account from the log; another account's is not found.
+func (c *Commands) Embed(ctx context.Context, actor auth.Principal, id string) (Embed, error) {
+	e, err := c.LoadEmbed(ctx, id)
+	if err != nil {
+		return Embed{}, err
+	}
+	if !e.Exists || e.Account != actor.AccountID {
+		return Embed{}, errs.NotFoundf("embed", id)
+	}
+	return e, nil
+}
+
+// LoadEmbed loads any embed from the log (for serving a signed URL, whose signature is the permission).
+func (c *Commands) LoadEmbed(ctx context.Context, id string) (Embed, error) {
+	var e Embed
+	if !validID(id) || !strings.HasPrefix(id, "emb_") {
+		return e, nil
+	}
+	history, _, err := c.store.Load(ctx, events.Ref{Type: "embed", ID: id})
+	if err != nil {
+		return e, fmt.Errorf("load embed %s: %w", id, err)
+	}
+	for _, env := range history {
+		if env.Event != nil {
+			e.Apply(env)
+		}
+	}
+	return e, nil
+}
+
+// OpenEmbed returns a reader of an embed's bytes.
+func (c *Commands) OpenEmbed(ctx context.Context, e Embed) (io.ReadCloser, error) {
+	if c.blobs == nil {
+		return nil, errors.New("open embed: no object store configured")
+	}
+	r, err := c.blobs.Get(ctx, e.Object)
+	if err != nil {
+		return nil, fmt.Errorf("open embed %s: %w", e.ID, err)
+	}
+	return r, nil
+}

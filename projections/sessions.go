@@ -1,0 +1,124 @@
+package projections
+
+import (
+	"time"
+
+	"github.com/contrailhq/contrail/events"
+)
+
+// Sessions is the read model of sessions and their messages:
+//
+//	<account>.<session id>                      -> SessionView (List "<account>.>" for one account's sessions)
+//	msg.<account>.<session id>.<message id>     -> MessageView
+//
+// The account comes first so that a read with the caller's account can only find the caller's sessions.
+type Sessions struct{}
+
+// SessionView is a session as reads see it. MessageIDs keeps the chat log's order.
+type SessionView struct {
+	ID                  string                         `json:"id"`
+	Account             string                         `json:"account"`
+	Name                string                         `json:"name,omitempty"`
+	Description         string                         `json:"description,omitempty"`
+	FrontendAgentID     string                         `json:"frontend_agent_id"`
+	FrontendAgentHandle string                         `json:"frontend_agent_handle,omitempty"`
+	Created             time.Time                      `json:"created"`
+	Modified            time.Time                      `json:"modified"`
+	MessageIDs          []string                       `json:"message_ids"`
+	Embeds              map[string]events.MessageEmbed `json:"embeds,omitempty"`
+}
+
+// MessageView is one message of a session.
+type MessageView struct {
+	ID        string                         `json:"id"`
+	SessionID string                         `json:"session_id"`
+	Text      string                         `json:"text"`
+	Embeds    map[string]events.MessageEmbed `json:"embeds,omitempty"`
+	SentBy    string                         `json:"sent_by"`
+	Type      string                         `json:"type"`
+	InReplyTo string                         `json:"in_reply_to,omitempty"`
+	Time      time.Time                      `json:"time"`
+	// Seq is the stream sequence of the event that created the message.
+	Seq uint64 `json:"seq"`
+}
+
+// Name implements Projection.
+func (Sessions) Name() string { return "sessions" }
+
+// EventTypes implements Projection.
+func (Sessions) EventTypes() []string { return []string{"session.*"} }
+
+// SessionKey is where an account's session is.
+func SessionKey(account, id string) string { return account + "." + id }
+
+// SessionsFilter lists an account's sessions.
+func SessionsFilter(account string) string { return account + ".*" }
+
+// MessageKey is where a message of a session is.
+func MessageKey(account, session, id string) string {
+	return "msg." + account + "." + session + "." + id
+}
+
+// MessagesFilter lists the messages of a session.
+func MessagesFilter(account, session string) string { return "msg." + account + "." + session + ".*" }
+
+// Apply implements Projection.
+func (Sessions) Apply(tx *Tx, e events.Envelope) error {
+	key := SessionKey(e.Account, e.AggregateID)
+	switch d := e.Event.(type) {
+	case events.SessionCreated:
+		return tx.Put(key, SessionView{ID: e.AggregateID, Account: e.Account, Name: d.Name, Description: d.Description,
+			FrontendAgentID: d.FrontendAgentID, FrontendAgentHandle: d.FrontendAgentHandle, Created: e.Time,
+			Modified: e.Time, MessageIDs: []string{}})
+	case events.SessionMessagePosted:
+		return addMessage(tx, e, MessageView{ID: d.MessageID, Text: d.Text, Embeds: d.Embeds, SentBy: d.SentBy,
+			Type: d.Type, InReplyTo: d.InReplyTo})
+	case events.SessionReplyPosted:
+		return addMessage(tx, e, MessageView{ID: d.MessageID, Text: d.Text, Embeds: d.Embeds, SentBy: d.SentBy,
+			Type: events.MessageResponse, InReplyTo: d.InReplyTo})
+	case events.SessionReplyFailed:
+		return addMessage(tx, e, MessageView{ID: d.MessageID, Text: d.Error, SentBy: d.SentBy,
+			Type: events.MessageError, InReplyTo: d.InReplyTo})
+	case events.SessionDeleted:
+		var s SessionView
+		ok, err := tx.Get(key, &s)
+		if err != nil || !ok {
+			return err
+		}
+		for _, id := range s.MessageIDs {
+			if err := tx.Delete(MessageKey(e.Account, e.AggregateID, id)); err != nil {
+				return err
+			}
+		}
+		return tx.Delete(key)
+	}
+	return nil
+}
+
+func addMessage(tx *Tx, e events.Envelope, m MessageView) error {
+	m.SessionID, m.Time, m.Seq = e.AggregateID, e.Time, tx.Seq()
+	key := SessionKey(e.Account, e.AggregateID)
+	err := Modify(tx, key, func(s *SessionView, exists bool) error {
+		if !exists {
+			return ErrSkip
+		}
+		for _, id := range s.MessageIDs {
+			if id == m.ID {
+				return ErrSkip
+			}
+		}
+		s.MessageIDs = append(s.MessageIDs, m.ID)
+		s.Modified = e.Time
+		for k, em := range m.Embeds {
+			if s.Embeds == nil {
+				s.Embeds = map[string]events.MessageEmbed{}
+			}
+			s.Embeds[k] = em
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return tx.Put(MessageKey(e.Account, e.AggregateID, m.ID), m)
+}
