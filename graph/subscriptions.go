@@ -45,6 +45,10 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 				return false
 			}
 		}
+		ready := int(v.Seq)
+		if !send(&generated.SessionUpdate{Kind: "ready", Sequence: &ready}) {
+			return
+		}
 		for {
 			select {
 			case <-ctx.Done():
@@ -79,7 +83,8 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 					r.d.Logger.Warn("sessionMessages: show message", "session", handle, "err", err)
 					return
 				}
-				if !send(&generated.SessionUpdate{Kind: "message", Message: &m}) {
+				seq := int(fe.env.Sequence)
+				if !send(&generated.SessionUpdate{Kind: "message", Sequence: &seq, Message: &m}) {
 					return
 				}
 			}

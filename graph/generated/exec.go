@@ -155,9 +155,10 @@ type ComplexityRoot struct {
 	}
 
 	SessionUpdate struct {
-		Delta   func(childComplexity int) int
-		Kind    func(childComplexity int) int
-		Message func(childComplexity int) int
+		Delta    func(childComplexity int) int
+		Kind     func(childComplexity int) int
+		Message  func(childComplexity int) int
+		Sequence func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -756,6 +757,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SessionUpdate.Message(childComplexity), true
+	case "SessionUpdate.sequence":
+		if e.ComplexityRoot.SessionUpdate.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SessionUpdate.Sequence(childComplexity), true
 
 	case "Subscription.sessionEvents":
 		if e.ComplexityRoot.Subscription.SessionEvents == nil {
@@ -1075,10 +1082,15 @@ type MessagePayload {
   timedOut: Boolean!
 }
 
-"One update of a session: a new message, or a piece of a reply being streamed."
+"""
+One update of a session: "ready" once the subscription follows the log (post after it and nothing is missed),
+then "message" for each new message and "delta" for each piece of a reply being streamed.
+"""
 type SessionUpdate {
-  "message or delta."
+  "ready, message or delta."
   kind: String!
+  "The stream sequence of the message's event; for ready, where the subscription's log ends."
+  sequence: Int
   message: Message
   delta: MessageDelta
 }
@@ -1300,6 +1312,8 @@ func (ec *executionContext) childFields_SessionUpdate(ctx context.Context, field
 	switch field.Name {
 	case "kind":
 		return ec.fieldContext_SessionUpdate_kind(ctx, field)
+	case "sequence":
+		return ec.fieldContext_SessionUpdate_sequence(ctx, field)
 	case "message":
 		return ec.fieldContext_SessionUpdate_message(ctx, field)
 	case "delta":
@@ -3867,6 +3881,29 @@ func (ec *executionContext) _SessionUpdate_kind(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_SessionUpdate_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SessionUpdate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SessionUpdate_sequence(ctx context.Context, field graphql.CollectedField, obj *SessionUpdate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SessionUpdate_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SessionUpdate_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SessionUpdate", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _SessionUpdate_message(ctx context.Context, field graphql.CollectedField, obj *SessionUpdate) (ret graphql.Marshaler) {
@@ -6509,6 +6546,11 @@ func (ec *executionContext) _SessionUpdate(ctx context.Context, sel ast.Selectio
 		case "kind":
 			out.Values[i] = ec._SessionUpdate_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sequence":
+			out.Values[i] = ec._SessionUpdate_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "message":

@@ -100,12 +100,15 @@ type SessionPayload struct {
 	Session *Session `json:"session"`
 }
 
-// One update of a session: a new message, or a piece of a reply being streamed.
+// One update of a session: "ready" once the subscription follows the log (post after it and nothing is missed),
+// then "message" for each new message and "delta" for each piece of a reply being streamed.
 type SessionUpdate struct {
-	// message or delta.
-	Kind    string         `json:"kind"`
-	Message *model.Message `json:"message,omitempty"`
-	Delta   *MessageDelta  `json:"delta,omitempty"`
+	// ready, message or delta.
+	Kind string `json:"kind"`
+	// The stream sequence of the message's event; for ready, where the subscription's log ends.
+	Sequence *int           `json:"sequence,omitempty"`
+	Message  *model.Message `json:"message,omitempty"`
+	Delta    *MessageDelta  `json:"delta,omitempty"`
 }
 
 type Subscription struct {
