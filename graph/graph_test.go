@@ -50,7 +50,9 @@ type sessionEvent struct {
 func newSession(t *testing.T, c client, agent string) string {
 	t.Helper()
 	var out struct {
-		CreateSession struct{ Session struct{ Handle, FrontendAgentID string } }
+		CreateSession struct {
+			Session struct{ Handle, FrontendAgentID string }
+		}
 	}
 	vars := map[string]any{}
 	if agent != "" {
@@ -240,11 +242,10 @@ func TestWebsocketRefusedWithoutKey(t *testing.T) {
 			}
 			if err == nil {
 				// After the error the server closes the socket.
-				select {
-				case err = <-ws.closed:
-				case f := <-ws.frames:
+				if f, open := <-ws.frames; open {
 					t.Fatalf("frame %+v after the refusal", f)
 				}
+				err = <-ws.closed
 			}
 			if err == nil || !strings.Contains(err.Error(), "4403") {
 				t.Fatalf("socket closed with %v, want status 4403", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -38,6 +39,13 @@ func NewRegistry(store *events.Store, builtins ...Builtin) *Registry {
 		bs[i].Info.Account = ""
 		if bs[i].Info.Queries == nil {
 			bs[i].Info.Queries = []string{}
+		}
+		// A built-in was never registered; it shows the epoch as its creation rather than no time at all.
+		if bs[i].Info.Created.IsZero() {
+			bs[i].Info.Created = time.Unix(0, 0).UTC()
+		}
+		if bs[i].Info.Modified.IsZero() {
+			bs[i].Info.Modified = bs[i].Info.Created
 		}
 	}
 	return &Registry{store: store, builtins: bs, kinds: map[string]Factory{}}
