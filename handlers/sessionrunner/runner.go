@@ -171,16 +171,26 @@ func (r *Runner) waitForChange(ctx context.Context, sessionID string, after uint
 
 // query builds what the agent is asked: the message, the chat log before it, and a stream to the live subject.
 func (r *Runner) query(ctx context.Context, e events.Envelope, s *commands.Session, q events.SessionMessagePosted, info agents.Info) (agents.Query, error) {
+	// The context is the chat log as it is now — the replies to earlier queries included, though they were appended
+	// after this query — without this query and any posted after it.
 	var history []agents.Message
 	var msg agents.Message
+	later := false
 	for _, m := range s.Messages {
+		if m.ID == q.MessageID {
+			am, err := r.message(ctx, m)
+			if err != nil {
+				return agents.Query{}, err
+			}
+			msg, later = am, true
+			continue
+		}
+		if later && m.Type == events.MessageQuery {
+			continue
+		}
 		am, err := r.message(ctx, m)
 		if err != nil {
 			return agents.Query{}, err
-		}
-		if m.ID == q.MessageID {
-			msg = am
-			break
 		}
 		history = append(history, am)
 	}
