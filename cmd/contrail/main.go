@@ -47,6 +47,7 @@ func newRoot() *cobra.Command {
 		newKeysCmd(),
 		newBenchCmd(),
 		newHealthCmd(),
+		newReplayCmd(),
 	)
 	return root
 }
