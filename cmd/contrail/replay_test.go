@@ -45,7 +45,9 @@ func TestReplaySession(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, t.TempDir())
 	key := lastLine(n.cli(t, n.adminKey(t), "accounts", "create", "ada"))
-	var s struct{ CreateSession struct{ Session struct{ Handle string } } }
+	var s struct {
+		CreateSession struct{ Session struct{ Handle string } }
+	}
 	n.graphql(t, key, `mutation { createSession { session { handle } } }`, nil, &s)
 	handle := s.CreateSession.Session.Handle
 	send := `mutation($s: String!, $t: String!) { sendSessionMessage(messageData: {session: $s, text: $t}, wait: true) { response { id } } }`
@@ -135,4 +137,3 @@ func TestReplaySession(t *testing.T) {
 		}
 	}
 }
-
