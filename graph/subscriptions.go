@@ -45,6 +45,14 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 				return false
 			}
 		}
+		sendDelta := func(m *nats.Msg) bool {
+			var d agents.LiveDelta
+			if json.Unmarshal(m.Data, &d) != nil || d.Type != "delta" || done[d.MessageID] {
+				return true
+			}
+			return send(&generated.SessionUpdate{Kind: "delta", Delta: &generated.MessageDelta{MessageID: d.MessageID,
+				InReplyTo: d.InReplyTo, Index: d.Index, Text: d.Text}})
+		}
 		ready := int(v.Seq)
 		if !send(&generated.SessionUpdate{Kind: "ready", Sequence: &ready}) {
 			return
@@ -54,12 +62,7 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 			case <-ctx.Done():
 				return
 			case m := <-deltas:
-				var d agents.LiveDelta
-				if json.Unmarshal(m.Data, &d) != nil || d.Type != "delta" || done[d.MessageID] {
-					continue
-				}
-				if !send(&generated.SessionUpdate{Kind: "delta", Delta: &generated.MessageDelta{MessageID: d.MessageID,
-					InReplyTo: d.InReplyTo, Index: d.Index, Text: d.Text}}) {
+				if !sendDelta(m) {
 					return
 				}
 			case fe, ok := <-logEvents:
@@ -76,6 +79,18 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 				mv, ok := eventMessage(fe.env)
 				if !ok {
 					continue
+				}
+				// The runner published the reply's deltas before it appended the reply, on one connection, so
+				// they are here by now: pass them on first, so that the message comes after its last delta.
+				for drained := false; !drained; {
+					select {
+					case m := <-deltas:
+						if !sendDelta(m) {
+							return
+						}
+					default:
+						drained = true
+					}
 				}
 				done[mv.ID] = true
 				m, err := r.messageModel(ctx, mv)

@@ -98,15 +98,15 @@ func (r *Runner) Handle(ctx context.Context, e events.Envelope) error {
 	if err != nil {
 		if code := errs.CodeOf(err); code == errs.NotFound || code == errs.Unavailable {
 			info.ID, info.Handle = s.FrontendAgentID, s.FrontendAgentHandle
-			return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout))
+			return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout), s)
 		}
 		return err
 	}
-	proceed, err := r.cfg.Commands.DispatchQuery(ctx, e, info)
+	proceed, err := r.cfg.Commands.DispatchQuery(ctx, e, info, s)
 	if err != nil || !proceed {
 		return err
 	}
-	query, err := r.query(ctx, e, s, q, info)
+	query, err := r.query(ctx, e, &s.Session, q, info)
 	if err != nil {
 		return err
 	}
@@ -118,19 +118,19 @@ func (r *Runner) Handle(ctx context.Context, e events.Envelope) error {
 			return ctx.Err() // the node is stopping: the query is handed back and answered after the restart
 		}
 		r.cfg.Logger.Info("agent failed", "agent", info.Handle, "session", e.AggregateID, "message", q.MessageID, "err", err)
-		return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout))
+		return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout), s)
 	}
 	embeds, err := r.replyEmbeds(ctx, e.Account, reply.Embeds)
 	if err != nil {
-		return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout))
+		return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout), s)
 	}
-	return r.cfg.Commands.RecordReply(ctx, e, info, reply.Text, embeds)
+	return r.cfg.Commands.RecordReply(ctx, e, info, reply.Text, embeds, s)
 }
 
 // waitTurn loads the session and, while an earlier query of it is unanswered, waits for that answer: a session's
 // queries are answered in order, each with the replies before it as context. It returns nil when there is nothing
 // to do (the session is gone or the query answered).
-func (r *Runner) waitTurn(ctx context.Context, sessionID, messageID string) (*commands.Session, error) {
+func (r *Runner) waitTurn(ctx context.Context, sessionID, messageID string) (*commands.LoadedSession, error) {
 	deadline := time.Now().Add(r.cfg.OrderWait)
 	for {
 		s, v, err := r.cfg.Commands.LoadSession(ctx, sessionID)
@@ -145,7 +145,7 @@ func (r *Runner) waitTurn(ctx context.Context, sessionID, messageID string) (*co
 		}
 		pending := s.PendingBefore(messageID)
 		if pending == "" {
-			return &s, nil
+			return &commands.LoadedSession{Session: s, Version: v}, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("query %s waits for %s of session %s, unanswered after %s", messageID, pending, sessionID, r.cfg.OrderWait)

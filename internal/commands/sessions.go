@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"encoding/base64"
 	"fmt"
 	"mime"
@@ -153,6 +154,46 @@ func (s *Session) PendingBefore(id string) string {
 
 func sessionRef(id string) events.Ref { return events.Ref{Type: "session", ID: id} }
 
+// LoadedSession is a session as loaded, with the version it was loaded at: a caller that holds one lets the next
+// append skip loading the session again.
+type LoadedSession struct {
+	Session
+	Version events.Version
+}
+
+// updateSession appends what decide returns. Given the session as loaded (ls not nil), it decides on that state and
+// appends expecting its version, sparing a load; when the session has moved on since, it falls back to
+// events.Update, which reloads and decides again. Either way ls follows what was appended.
+func (c *Commands) updateSession(ctx context.Context, id string, meta events.Meta, ls *LoadedSession, decide func(*Session) ([]events.Event, error)) (events.Appended, error) {
+	if ls == nil {
+		return events.Update(ctx, c.store, sessionRef(id), meta, decide)
+	}
+	evs, err := decide(&ls.Session)
+	if err != nil || len(evs) == 0 {
+		return events.Appended{Version: ls.Version}, err
+	}
+	res, err := c.store.Append(ctx, sessionRef(id), ls.Version, meta, evs...)
+	if errors.Is(err, events.ErrConflict) {
+		if res, err = events.Update(ctx, c.store, sessionRef(id), meta, decide); err != nil {
+			return res, err
+		}
+		s, v, lerr := c.LoadSession(ctx, id)
+		if lerr != nil {
+			return res, lerr
+		}
+		*ls = LoadedSession{Session: s, Version: v}
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	for _, e := range res.Events {
+		ls.Apply(e)
+	}
+	ls.Version = res.Version
+	return res, nil
+}
+
 // ownSession checks that a session exists, is not deleted and belongs to the caller.
 func ownSession(s *Session, actor auth.Principal, id string) error {
 	if !s.Exists || s.Deleted || s.Account != actor.AccountID {
@@ -299,7 +340,7 @@ func (c *Commands) PostMessage(ctx context.Context, actor auth.Principal, in New
 		}
 	}
 	// The session must be the caller's before anything is stored or counted.
-	s, _, err := c.SessionOf(ctx, actor, in.Session)
+	s, v, err := c.SessionOf(ctx, actor, in.Session)
 	if err != nil {
 		return PostedMessage{}, err
 	}
@@ -320,7 +361,7 @@ func (c *Commands) PostMessage(ctx context.Context, actor auth.Principal, in New
 		Type: events.MessageQuery, InReplyTo: in.InReplyTo}
 	meta := actor.Meta()
 	meta.CorrelationID = msgID // everything that answers this query carries its ID
-	res, err := events.Update(ctx, c.store, sessionRef(in.Session), meta, func(s *Session) ([]events.Event, error) {
+	res, err := c.updateSession(ctx, in.Session, meta, &LoadedSession{Session: s, Version: v}, func(s *Session) ([]events.Event, error) {
 		if err := ownSession(s, actor, in.Session); err != nil {
 			return nil, err
 		}
@@ -437,13 +478,15 @@ func runnerMeta(cause events.Envelope, agentID string) events.Meta {
 	return events.Meta{Account: cause.Account, Actor: actor, CorrelationID: cause.CorrelationID, CausationID: cause.ID}
 }
 
+// The runner's appends take the session as it loaded it (ls, may be nil) and keep it current.
+
 // DispatchQuery records that the query posted by `cause` goes to an agent. It reports false when there is nothing
 // to do: the session is gone or the query already answered. Dispatching again after a crash (dispatched, never
 // answered) is allowed: the agent is asked again.
-func (c *Commands) DispatchQuery(ctx context.Context, cause events.Envelope, agent agents.Info) (bool, error) {
+func (c *Commands) DispatchQuery(ctx context.Context, cause events.Envelope, agent agents.Info, ls *LoadedSession) (bool, error) {
 	q := cause.Event.(events.SessionMessagePosted)
 	proceed := false
-	_, err := events.Update(ctx, c.store, sessionRef(cause.AggregateID), runnerMeta(cause, agent.ID), func(s *Session) ([]events.Event, error) {
+	_, err := c.updateSession(ctx, cause.AggregateID, runnerMeta(cause, agent.ID), ls, func(s *Session) ([]events.Event, error) {
 		proceed = false
 		if !s.Exists || s.Deleted || s.Answered[q.MessageID] {
 			return nil, nil
@@ -462,9 +505,9 @@ func (c *Commands) DispatchQuery(ctx context.Context, cause events.Envelope, age
 }
 
 // RecordReply appends an agent's answer to the query posted by `cause`, unless it has one.
-func (c *Commands) RecordReply(ctx context.Context, cause events.Envelope, agent agents.Info, text string, embeds map[string]events.MessageEmbed) error {
+func (c *Commands) RecordReply(ctx context.Context, cause events.Envelope, agent agents.Info, text string, embeds map[string]events.MessageEmbed, ls *LoadedSession) error {
 	q := cause.Event.(events.SessionMessagePosted)
-	_, err := events.Update(ctx, c.store, sessionRef(cause.AggregateID), runnerMeta(cause, agent.ID), func(s *Session) ([]events.Event, error) {
+	_, err := c.updateSession(ctx, cause.AggregateID, runnerMeta(cause, agent.ID), ls, func(s *Session) ([]events.Event, error) {
 		if !s.Exists || s.Deleted || s.Answered[q.MessageID] {
 			return nil, nil
 		}
@@ -479,13 +522,13 @@ func (c *Commands) RecordReply(ctx context.Context, cause events.Envelope, agent
 }
 
 // RecordFailure appends why the query posted by `cause` has no answer, unless it has one.
-func (c *Commands) RecordFailure(ctx context.Context, cause events.Envelope, agent agents.Info, reason string) error {
+func (c *Commands) RecordFailure(ctx context.Context, cause events.Envelope, agent agents.Info, reason string, ls *LoadedSession) error {
 	q := cause.Event.(events.SessionMessagePosted)
 	sentBy := agent.Handle
 	if sentBy == "" {
 		sentBy = "contrail"
 	}
-	_, err := events.Update(ctx, c.store, sessionRef(cause.AggregateID), runnerMeta(cause, agent.ID), func(s *Session) ([]events.Event, error) {
+	_, err := c.updateSession(ctx, cause.AggregateID, runnerMeta(cause, agent.ID), ls, func(s *Session) ([]events.Event, error) {
 		if !s.Exists || s.Deleted || s.Answered[q.MessageID] {
 			return nil, nil
 		}
