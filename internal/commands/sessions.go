@@ -2,8 +2,8 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"mime"
 	"net/url"
