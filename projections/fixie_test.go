@@ -1,0 +1,110 @@
+package projections_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
+)
+
+// TestFixieReadModelsRebuildEqualLive: the agents, sessions and embeds read models rebuilt from sequence 0 equal
+// the live ones, after renames, unpublishing, deletions and replies.
+func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	ctx := context.Background()
+	p, _ := n.NewAccount(t, "ada")
+	q, _ := n.NewAccount(t, "bob")
+	yes, no, url, newHandle := true, false, "http://127.0.0.1:9/", "renamed"
+	for _, h := range []string{"one", "two", "three"} {
+		if _, err := n.Commands.CreateAgent(ctx, p, commands.AgentInput{Handle: h, QueryURL: &url, Published: &yes}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := n.Commands.UpdateAgent(ctx, p, commands.AgentInput{Handle: "one", NewHandle: &newHandle}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Commands.UpdateAgent(ctx, p, commands.AgentInput{Handle: "two", Published: &no}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Commands.DeleteAgent(ctx, p, "three"); err != nil {
+		t.Fatal(err)
+	}
+	var sessions []string
+	for _, who := range []struct {
+		name string
+		acct commands.NewSession
+	}{{"ada", commands.NewSession{}}, {"bob", commands.NewSession{Name: "bob's"}}} {
+		actor := p
+		if who.name == "bob" {
+			actor = q
+		}
+		s, err := n.Commands.CreateSession(ctx, actor, who.acct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, s.ID)
+		if _, err := n.Commands.UploadEmbed(ctx, actor, "text/plain", "", strings.NewReader("note of "+who.name)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Commands.PostMessage(ctx, actor, commands.NewMessage{Session: s.ID, Text: "hello",
+			Embeds: map[string]commands.EmbedSource{"a": {URI: "data:,inline"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.Commands.DeleteSession(ctx, q, sessions[1]); err != nil {
+		t.Fatal(err)
+	}
+	// Let the runner answer ada's query, then let every read model catch up with the log.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s, _, err := n.Commands.LoadSession(ctx, sessions[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Answered) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no reply after 20s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for {
+		ok, _, err := n.Views.CaughtUp(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("read models not caught up after 20s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, name := range []string{"agents", "sessions", "embeds"} {
+		live, err := n.Views.Dump(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Views.Rebuild(ctx, name, nil); err != nil {
+			t.Fatalf("rebuild %s: %v", name, err)
+		}
+		rebuilt, err := n.Views.Dump(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(live) == 0 || len(rebuilt) != len(live) {
+			t.Fatalf("%s: rebuilt has %d documents, live had %d", name, len(rebuilt), len(live))
+		}
+		for k, v := range live {
+			if !jsonEqual(v, rebuilt[k]) {
+				t.Fatalf("%s document %s: live %s, rebuilt %s", name, k, v, rebuilt[k])
+			}
+		}
+	}
+}
