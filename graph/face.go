@@ -86,6 +86,8 @@ func New(d Deps) *Face {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
+	// A query may not ask for more than this many fields (nested inReplyTo chains, huge lists of aliases).
+	srv.Use(extension.FixedComplexityLimit(maxComplexity))
 	srv.SetErrorPresenter(f.presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		d.Logger.Error("panic in resolver", "panic", v)
@@ -98,9 +100,19 @@ func New(d Deps) *Face {
 // Prefix implements httpapi.Face.
 func (f *Face) Prefix() string { return "/graphql" }
 
+// Bounds of one request.
+const (
+	// maxBody leaves room for a message with a data: URI embed of the largest size.
+	maxBody       = commands.MaxEmbedSize*4/3 + 1<<20
+	maxComplexity = 5000
+)
+
 // Routes implements httpapi.Face.
 func (f *Face) Routes(r chi.Router) {
-	r.Handle("/", f.srv)
+	r.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		req.Body = http.MaxBytesReader(w, req.Body, maxBody)
+		f.srv.ServeHTTP(w, req)
+	}))
 }
 
 // AuthenticatesWebsockets implements httpapi.InitAuthFace: a websocket's key may come in connection_init.

@@ -1,8 +1,13 @@
 package graph_test
 
 import (
+	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/contrailhq/contrail/internal/llm/offline"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
@@ -258,5 +263,39 @@ func TestWebsocketRefusedWithoutKey(t *testing.T) {
 	resp.JSON(t, &out)
 	if resp.Status != 401 || len(out.Errors) != 1 || out.Errors[0].code() != "UNAUTHENTICATED" {
 		t.Fatalf("POST without key: %d %s", resp.Status, resp.Body)
+	}
+}
+
+// TestWebsocketKeyInUpgradeHeader: the key may come in the upgrade request's header instead of connection_init; a
+// subscription to a session that is not the caller's fails with NOT_FOUND.
+func TestWebsocketKeyInUpgradeHeader(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	_, key := n.NewAccount(t, "ada")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(n.URL, "http")+"/graphql", &websocket.DialOptions{
+		Subprotocols: []string{transportWS}, HTTPHeader: http.Header{"Authorization": {"Bearer " + key}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &wsClient{t: t, conn: conn, proto: transportWS, frames: make(chan frame, 64), closed: make(chan error, 1)}
+	t.Cleanup(func() { _ = conn.CloseNow() })
+	go ws.read()
+	ws.send(frame{Type: "connection_init"})
+	if f := <-ws.frames; f.Type != "connection_ack" {
+		t.Fatalf("with the key in the header, connection_init got %+v", f)
+	}
+	subs := ws.route("x")
+	ws.subscribe("x", messagesSub, map[string]any{"h": "ses_nope"})
+	select {
+	case es := <-subs["x"].errs:
+		if len(es) == 0 || es[0].code() != "NOT_FOUND" {
+			t.Fatalf("subscription errors %+v, want NOT_FOUND", es)
+		}
+	case d := <-subs["x"].data:
+		t.Fatalf("subscribed to an unknown session: %s", d)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer to the subscription")
 	}
 }
