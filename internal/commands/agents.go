@@ -257,7 +257,7 @@ func (c *Commands) ownAgentID(ctx context.Context, actor auth.Principal, handle 
 		return "", err
 	}
 	if !ok {
-		return "", errs.NotFoundf("agent", handle)
+		return "", errs.E(errs.NotFound, "you have no agent with handle '%s'", handle)
 	}
 	return id, nil
 }
