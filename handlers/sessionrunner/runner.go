@@ -209,6 +209,7 @@ func (r *Runner) query(ctx context.Context, e events.Envelope, s *commands.Sessi
 	}
 	return agents.Query{
 		Session: e.AggregateID, Message: msg, History: history, ReplyID: replyID, Stream: stream,
+		// The key (or agent) that posted the query is recorded as the event's actor.
 		Caller: auth.Principal{AccountID: e.Account, KeyID: e.Actor, Username: q.SentBy},
 		Record: func(ctx context.Context, label string, step agents.Step) error {
 			return r.cfg.Commands.RecordStep(ctx, e, info, label, step)

@@ -3,7 +3,6 @@ package agents
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -97,7 +96,7 @@ func withEmbeds(m Message) string {
 	var b strings.Builder
 	b.WriteString(m.Text)
 	b.WriteString("\n\nAttachments:")
-	for _, k := range slices.Compact(keys) {
+	for _, k := range keys {
 		fmt.Fprintf(&b, "\n#%s: %s", k, m.Embeds[k].ContentType)
 	}
 	return b.String()

@@ -79,16 +79,13 @@ func (c *Commands) CreateAgent(ctx context.Context, actor auth.Principal, in Age
 	if err := validAgentFields(in); err != nil {
 		return agents.Info{}, err
 	}
-	ev := events.AgentRegistered{Handle: handle, Kind: defaultKind(in)}
-	fill := events.AgentUpdated{Name: in.Name, Description: in.Description, Kind: in.Kind, QueryURL: in.QueryURL,
-		FuncURL: in.FuncURL, MoreInfoURL: in.MoreInfoURL, Published: in.Published, Queries: in.Queries,
-		BasePrompt: in.BasePrompt, FewShots: in.FewShots, Conversational: in.Conversational, Model: in.Model,
-		Audience: in.Audience}
-	info := agents.ApplyUpdate(agents.Info{Handle: handle, Kind: ev.Kind}, fill)
-	ev.Name, ev.Description, ev.Kind, ev.QueryURL, ev.FuncURL, ev.MoreInfoURL = info.Name, info.Description, info.Kind, info.QueryURL, info.FuncURL, info.MoreInfoURL
-	ev.Published, ev.Queries, ev.BasePrompt, ev.FewShots = info.Published, info.Queries, info.BasePrompt, info.FewShots
-	ev.Conversational, ev.Model, ev.Audience = info.Conversational, info.Model, info.Audience
-
+	ev := events.AgentRegistered{
+		Handle: handle, Kind: value(in.Kind, defaultKind(in)), Name: value(in.Name, ""),
+		Description: value(in.Description, ""), QueryURL: value(in.QueryURL, ""), FuncURL: value(in.FuncURL, ""),
+		MoreInfoURL: value(in.MoreInfoURL, ""), Published: value(in.Published, false), Queries: value(in.Queries, nil),
+		BasePrompt: value(in.BasePrompt, ""), FewShots: value(in.FewShots, nil),
+		Conversational: value(in.Conversational, false), Model: value(in.Model, ""), Audience: value(in.Audience, ""),
+	}
 	id := events.NewPrefixedID("agt_")
 	if err := c.claimHandle(ctx, actor, handle, id); err != nil {
 		return agents.Info{}, err
@@ -396,6 +393,14 @@ func validAgentFields(in AgentInput) error {
 		}
 	}
 	return nil
+}
+
+// value is *p, or def when p is nil (a field not given).
+func value[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
 }
 
 // defaultKind: an agent with funcs is a Code Shot agent; otherwise it answers queries itself.
