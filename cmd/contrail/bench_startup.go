@@ -127,4 +127,3 @@ func residentKB(pid int) (float64, error) {
 	}
 	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
 }
-

@@ -1,8 +1,8 @@
 package bench
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
