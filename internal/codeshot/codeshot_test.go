@@ -256,6 +256,8 @@ func TestValidateReportsEveryRule(t *testing.T) {
 	}{
 		{"empty example", "", []string{good, ""}, calc,
 			[]want{{2, 0, RuleEmpty, "few-shot 2: the few-shot is empty"}}},
+		{"no few-shots at all", "", nil, calc,
+			[]want{{1, 0, RuleEmpty, "few-shot 1: there are no few-shots"}}},
 		{"empty few-shots string", "", Split(""), calc,
 			[]want{{1, 0, RuleEmpty, "is empty"}}},
 		{"line starts with whitespace", "", []string{"Q: hi\n Ask Func[calc]: 1\nFunc[calc] says: 1\nA: 1"}, calc,

@@ -29,7 +29,7 @@ type Rule string
 // The rules of Fixie 1.0's few-shot validation, plus an explicit rule for an empty example (Fixie failed on one with
 // an unreadable message).
 const (
-	RuleEmpty           Rule = "empty"            // an example has no text
+	RuleEmpty           Rule = "empty"            // an example has no text, or there are no examples
 	RuleWhitespace      Rule = "whitespace"       // a line starts or ends with whitespace or "\r"
 	RuleTrailingNewline Rule = "trailing-newline" // an example ends with a newline
 	RuleFirstLine       Rule = "first-line"       // the first line is not "Q:"
@@ -97,6 +97,10 @@ func (e *ValidationError) Error() string {
 func Validate(basePrompt string, examples []string, opts Options) error {
 	var problems []Problem
 	problems = append(problems, checkBasePrompt(basePrompt)...)
+	if len(examples) == 0 {
+		problems = append(problems, Problem{Example: 1, Rule: RuleEmpty,
+			Detail: `there are no few-shots; give at least one, a "Q:" line with a sample query through to an "A:" line`})
+	}
 	for i, text := range examples {
 		problems = append(problems, checkExample(i+1, text, opts)...)
 	}
