@@ -207,6 +207,9 @@ func evaluate(set routingSet, name string, score func(a, q int) float64) routing
 // first (top-1) and among the first three (top-3), for each embedder, each way of scoring an agent, and
 // combinations of the neural and lexical scores. Run with -v to see the table.
 func TestRoutingQuality(t *testing.T) {
+	if uselitetest.Race {
+		t.Skip("a measurement of routing quality, not of concurrency: run it without -race")
+	}
 	set := loadRoutingSet(t)
 	local := embedRoutingSet(t, embedding.NewLocal(embedding.DefaultLocalDim), set)
 	var results []routingResult
