@@ -6,5 +6,9 @@
 // tokenizer (tokenizer.go), and the encoder's forward pass, translated by hand from the graph (model.go). The
 // translation covers exactly that graph; Load refuses any other.
 //
+// No cgo. The dense layers, nearly all of the work, run in a small AVX2/FMA assembly kernel on amd64
+// (matmul_amd64.s) and in plain Go elsewhere, or everywhere when built with -tags purego; both are tested
+// against each other and against the reference vectors.
+//
 // It imports nothing from the rest of Contrail; internal/embedding wraps it as the "use-lite" provider.
 package uselite

@@ -110,7 +110,7 @@ func (g *graph) fingerprint() string {
 
 // bind takes the weights and constants the forward pass needs out of the graph, checking their shapes.
 func (m *Model) bind(g *graph) error {
-	// binder keeps the first error so that the long list below reads as a list.
+	// The helpers keep the first error, so that the long list below reads as a list.
 	var firstErr error
 	f32 := func(name string, shape ...int) []float32 {
 		v, err := g.float32s(name, shape...)
@@ -118,6 +118,13 @@ func (m *Model) bind(g *graph) error {
 			firstErr = err
 		}
 		return v
+	}
+	newDense := func(w, bias []float32, in, out int) dense {
+		d, err := newDense(w, bias, in, out)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return d
 	}
 	scalar := func(name string) float64 {
 		v, err := g.scalar(name)
