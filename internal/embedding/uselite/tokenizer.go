@@ -103,6 +103,10 @@ func NewTokenizer(pieces []string, scores []float64) (*Tokenizer, error) {
 	if len(pieces) <= reservedPieces {
 		return nil, fmt.Errorf("%d pieces: want the %d control pieces and at least one more", len(pieces), reservedPieces)
 	}
+	if pieces[unknownID] == "" {
+		// Encode walks the best path back by each piece's length; an empty unknown piece would never move.
+		return nil, fmt.Errorf("piece %d, the unknown piece, is empty", unknownID)
+	}
 	t := &Tokenizer{
 		pieces:     slices.Clone(pieces),
 		pieceLen16: make([]int, len(pieces)),

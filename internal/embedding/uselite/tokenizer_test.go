@@ -97,6 +97,9 @@ func TestNewTokenizerErrors(t *testing.T) {
 	if _, err := NewTokenizer(append(control, ""), make([]float64, 7)); err == nil || !strings.Contains(err.Error(), "piece 6 is empty") {
 		t.Errorf("empty piece: err = %v", err)
 	}
+	if _, err := NewTokenizer(append([]string{""}, append(control[1:], "x")...), make([]float64, 7)); err == nil || !strings.Contains(err.Error(), "unknown piece, is empty") {
+		t.Errorf("empty unknown piece: err = %v", err)
+	}
 }
 
 func TestLoadTokenizerErrors(t *testing.T) {
