@@ -119,7 +119,7 @@ func (m *Model) bind(g *graph) error {
 		}
 		return v
 	}
-	newDense := func(w, bias []float32, in, out int) dense {
+	fc := func(w, bias []float32, in, out int) dense {
 		d, err := newDense(w, bias, in, out)
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -161,23 +161,23 @@ func (m *Model) bind(g *graph) error {
 			epsilon:    epsilon,
 			norm1Scale: f32(vars+"layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", width),
 			norm1Bias:  f32(vars+"layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", width),
-			qkv: newDense(
+			qkv: fc(
 				f32(kernels+"MultiheadAttention/qkv_transform_single/kernel/part_0", 1, 1, width, 3*width),
 				f32(vars+"MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 3*width), width, 3*width),
-			out: newDense(
+			out: fc(
 				f32(kernels+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, width, hidden),
 				f32(vars+"MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", hidden), width, hidden),
 			norm2Scale: f32(vars+"FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", hidden),
 			norm2Bias:  f32(vars+"FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", hidden),
-			ffn1: newDense(
+			ffn1: fc(
 				f32(stack+"FFN/conv1/Tensordot/Reshape_1", hidden, inner),
 				f32(vars+"FFN/conv1/bias/ConcatPartitions/concat", inner), hidden, inner),
-			ffn2: newDense(
+			ffn2: fc(
 				f32(stack+"FFN/conv2/Tensordot/Reshape_1", inner, hidden),
 				f32(vars+"FFN/conv2/bias/ConcatPartitions/concat", hidden), inner, hidden),
 		}
 		if width != hidden {
-			d := newDense(
+			d := fc(
 				f32(vars+"dense/kernel/ConcatPartitions/concat", width, hidden),
 				f32(vars+"dense/bias/ConcatPartitions/concat", hidden), width, hidden)
 			l.residual = &d
@@ -187,7 +187,7 @@ func (m *Model) bind(g *graph) error {
 		}
 		m.layers[i] = l
 	}
-	m.pool = newDense(
+	m.pool = fc(
 		f32("module/Encoder_en/hidden_layers/tanh_layer_0/weights", hidden, Dim),
 		f32("module/Encoder_en/hidden_layers/tanh_layer_0/bias", Dim), hidden, Dim)
 	m.l2Epsilon = float32(scalar("module_apply_default/Encoder_en/hidden_layers/l2_normalize/Maximum/y"))
