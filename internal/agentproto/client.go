@@ -205,6 +205,9 @@ func (c *Client) do(ctx context.Context, x *exchange) (*http.Response, context.C
 	if x.accept != "" {
 		header.Set("Accept", x.accept)
 	}
+	if key := idempotencyKeyFrom(ctx); key != "" {
+		header.Set(IdempotencyHeader, key)
+	}
 	if c.tokens != nil {
 		claims := x.claims
 		if claims.Audience == "" {

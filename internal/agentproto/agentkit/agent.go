@@ -87,6 +87,7 @@ type Server struct {
 	verifier *Verifier
 	log      *slog.Logger
 	maxBody  int64
+	calls    calls
 }
 
 // New checks the agent and returns a Server for it. A Code Shot agent's few-shots must pass codeshot.Validate
@@ -182,8 +183,15 @@ func (s *Server) serveFunc(w http.ResponseWriter, r *http.Request, name string, 
 		writeError(w, http.StatusBadRequest, &agentproto.AgentError{Code: "ERR_BAD_REQUEST", Message: err.Error()}, "")
 		return
 	}
-	reply, err := s.run(r.Context(), name, func(ctx context.Context) (agentproto.Message, error) {
-		return fn(ctx, Call{Message: msg, Token: token})
+	// A repeated call (same func, same idempotency key) gets the first call's answer.
+	key := r.Header.Get(agentproto.IdempotencyHeader)
+	if key != "" {
+		key = name + "\x00" + key
+	}
+	reply, err := s.calls.do(r.Context(), key, func() (agentproto.Message, error) {
+		return s.run(r.Context(), name, func(ctx context.Context) (agentproto.Message, error) {
+			return fn(ctx, Call{Message: msg, Token: token})
+		})
 	})
 	if err != nil {
 		s.writeFailure(w, err)
