@@ -136,6 +136,11 @@ func (ix *Index) Upsert(ctx context.Context, a Agent) error {
 	if err != nil {
 		return fmt.Errorf("router: vector of agent %s: %w", a.Handle, err)
 	}
+	return ix.UpsertVector(ctx, a, vec)
+}
+
+// UpsertVector adds or updates an agent with a vector already computed (benchmarks, imports).
+func (ix *Index) UpsertVector(ctx context.Context, a Agent, vec []float32) error {
 	meta := map[string]string{"handle": a.Handle, "owner": a.Account, "published": boolString(a.Published || a.Account == "")}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
