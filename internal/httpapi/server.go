@@ -112,7 +112,7 @@ func New(cfg Config) chi.Router {
 		// token).
 		metrics := &restFace{logger: cfg.Logger}
 		r.With(authenticate(cfg.Auth, nil, metrics, false), adminOnly(metrics)).
-			Handle("/metrics", promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
+			Method(http.MethodGet, "/metrics", promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	}
 	for _, f := range cfg.Faces {
 		if of, ok := f.(OpenFace); ok {
