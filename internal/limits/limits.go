@@ -44,7 +44,8 @@ func Buckets() []natsx.BucketSpec {
 type Config struct {
 	JS    jetstream.JetStream
 	Names natsx.Names
-	// Views is where each account's own limits are read (the accounts read model).
+	// Views is where each account's own limits are read (the accounts read model); nil gives every account the
+	// defaults.
 	Views *projections.Runner
 	// Now is the clock that decides the minute and the day (tests inject one).
 	Now func() time.Time
@@ -171,6 +172,9 @@ func (l *Limits) DailyUsage(ctx context.Context, accountID string) (limit, used 
 
 // dailyLimit is the account's own quota, or the default.
 func (l *Limits) dailyLimit(ctx context.Context, accountID string) (int, error) {
+	if l.cfg.Views == nil {
+		return l.cfg.DailyQueries, nil
+	}
 	acct, ok, err := projections.Get[projections.AccountView](ctx, l.cfg.Views, "accounts", projections.AccountKey(accountID))
 	if err != nil {
 		return 0, fmt.Errorf("daily quota of %s: %w", accountID, err)
