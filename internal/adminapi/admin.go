@@ -1,6 +1,6 @@
 // Package adminapi is the /admin face: what the contrail CLI calls on a running server (accounts and keys,
-// projection status and rebuilds, the dead-letter queue). Managing one's own keys is open to every account; the
-// rest needs an admin key.
+// projection status and rebuilds, the dead-letter queue, the rotation of the key that signs agent tokens). Managing
+// one's own keys is open to every account; the rest needs an admin key.
 package adminapi
 
 import (
