@@ -155,14 +155,6 @@ func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filt
 	return ack.Sequence, nil
 }
 
-func encodeEnvelope(env *Envelope) ([]byte, error) {
-	body, err := json.Marshal(env)
-	if err != nil {
-		return nil, fmt.Errorf("encode envelope: %w", err)
-	}
-	return body, nil
-}
-
 func eventName(eventType string) string {
 	_, name := SplitType(eventType)
 	return name

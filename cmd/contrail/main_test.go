@@ -292,6 +292,18 @@ func TestKillNineLosesNothingAcknowledged(t *testing.T) {
 	if len(accts.Accounts) != 16 {
 		t.Fatalf("%d accounts after restart, want 16 (admin + 15)", len(accts.Accounts))
 	}
+	// The projection resumed from its checkpoint: the restarted node applied nothing again.
+	resp, err := http.Get(again.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, line := range strings.Split(string(metrics), "\n") {
+		if strings.HasPrefix(line, `contrail_projection_applied_total{projection="accounts"}`) && !strings.HasSuffix(line, " 0") {
+			t.Fatalf("after the restart the accounts projection re-applied events: %s", line)
+		}
+	}
 }
 
 func TestSIGTERMStopsCleanly(t *testing.T) {

@@ -68,6 +68,8 @@ type Options struct {
 	Now    func() time.Time
 	// RetryInterval shortens handler retries in tests.
 	RetryInterval time.Duration
+	// ExtraHandlers run beside the platform's own (tests of the handler runtime through a whole node).
+	ExtraHandlers []runtime.Handler
 }
 
 // Start brings a node up: it returns once the node can serve requests.
@@ -215,7 +217,7 @@ func (p *Platform) startHandlers(opts Options) error {
 	if err != nil {
 		return err
 	}
-	for _, h := range p.handlers() {
+	for _, h := range append(p.handlers(), opts.ExtraHandlers...) {
 		if err := rt.Add(h); err != nil {
 			return err
 		}
