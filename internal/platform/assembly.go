@@ -1,11 +1,27 @@
 package platform
 
 import (
+	"slices"
+
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/adminapi"
+	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/limits"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/userstorage"
 	"github.com/contrailhq/contrail/projections"
 )
+
+// buckets lists the KV buckets components need besides the read models; they are provisioned on every start. A
+// component with a bucket adds it here.
+func buckets() []natsx.BucketSpec {
+	return slices.Concat(
+		[]natsx.BucketSpec{auth.SigningBucketSpec()},
+		limits.Buckets(),
+		userstorage.Buckets(),
+	)
+}
 
 // allProjections lists every read model. A new read model adds itself here.
 func allProjections() []projections.Projection {
@@ -24,6 +40,10 @@ func (p *Platform) faces() []httpapi.Face {
 	return []httpapi.Face{
 		adminapi.New(adminapi.Deps{
 			Commands: p.Commands, Views: p.Views, JS: p.JS, Store: p.Store, Names: p.Layout.Names, Logger: p.Logger,
+			Signer: p.Signer,
 		}),
+		// Every account may keep storage for any agent ID until the agent registry exists; the Fixie face will
+		// pass its visibility check here.
+		userstorage.NewFace(p.UserStorage, nil, p.Logger),
 	}
 }

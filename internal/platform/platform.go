@@ -24,8 +24,10 @@ import (
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/userstorage"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -42,8 +44,15 @@ type Platform struct {
 	Views    *projections.Runner
 	Commands *commands.Commands
 	Keys     *auth.Keys
-	Handlers *runtime.Runtime
-	Router   chi.Router
+	// Signer issues the tokens agents receive and verifies them when agents call back.
+	Signer *auth.Signer
+	// Auth authenticates every request: API keys and agent tokens.
+	Auth *auth.Authenticator
+	// Limits counts requests per key and queries per account; faces call CountQuery once per user query.
+	Limits      *limits.Limits
+	UserStorage *userstorage.Store
+	Handlers    *runtime.Runtime
+	Router      chi.Router
 	// Now is the platform's clock (tests inject one).
 	Now func() time.Time
 
@@ -96,7 +105,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if replicas == 0 {
 		replicas = natsx.AutoReplicas(p.NC)
 	}
-	p.Layout = natsx.Layout{Names: names, Replicas: replicas, DuplicateWindow: 10 * time.Minute}
+	p.Layout = natsx.Layout{Names: names, Replicas: replicas, DuplicateWindow: 10 * time.Minute, Buckets: buckets()}
 	if err := natsx.Provision(ctx, p.JS, p.Layout, logger); err != nil {
 		return nil, fmt.Errorf("provision streams and buckets: %w", err)
 	}
@@ -111,6 +120,9 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views})
 	p.Keys = auth.NewKeys(p.Views)
+	if err := p.openSecurity(ctx); err != nil {
+		return nil, err
+	}
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -118,13 +130,39 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		return nil, err
 	}
 	p.Router = httpapi.New(httpapi.Config{
-		Auth:    p.Keys,
+		Auth:    p.Auth,
+		Limiter: p.Limits,
+		KeySet:  p.Signer,
 		Metrics: p.Metrics,
 		Logger:  logger.With("component", "http"),
 		Ready:   p.Ready,
 		Faces:   p.faces(),
 	})
 	return p, nil
+}
+
+// openSecurity opens what authenticates and limits requests: the agent-token signer (its key set is created on
+// the first start of the deployment), the authenticator, the usage limits and user storage.
+func (p *Platform) openSecurity(ctx context.Context) error {
+	kv, err := p.JS.KeyValue(ctx, p.Layout.Names.Bucket(auth.SigningBucket))
+	if err != nil {
+		return fmt.Errorf("open signing key bucket: %w", err)
+	}
+	public := p.Config.Public()
+	p.Signer, err = auth.OpenSigner(ctx, auth.SignerConfig{KV: kv, Secret: p.Config.SigningSecret, Audience: public,
+		Now: p.Now, Logger: p.Logger.With("component", "signer")})
+	if err != nil {
+		return err
+	}
+	// Agents call back with the token they were given: the platform's audience, or the one Fixie SDK agents
+	// insist on. Both are audiences only this platform's keys sign for.
+	p.Auth = auth.NewAuthenticator(p.Keys, p.Signer, public, auth.FixieAudience)
+	p.Limits, err = limits.Open(ctx, limits.Config{JS: p.JS, Names: p.Layout.Names, Views: p.Views, Now: p.Now})
+	if err != nil {
+		return err
+	}
+	p.UserStorage, err = userstorage.Open(ctx, p.JS, p.Layout.Names)
+	return err
 }
 
 func (p *Platform) connect(ctx context.Context) error {
