@@ -40,6 +40,7 @@ lint: vet
 bench: build
 	$(BIN)/contrail bench events
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./internal/bench/
+	$(GO) test -run '^$$' -bench . -benchtime 2000x ./internal/limits/ ./internal/platform/
 
 ## deps: what the tests need from the system (Debian packages), installed only when missing
 deps:

@@ -204,7 +204,7 @@ func (r *Runner) ensureGenerationBucket(ctx context.Context, name string, gen in
 	if err != nil {
 		return nil, fmt.Errorf("create bucket %s: %w", bucket, err)
 	}
-	return kv, nil
+	return kv, natsx.WaitBucket(ctx, kv)
 }
 
 // dropOldGenerations deletes buckets of generations before the current one (left by a rebuild whose node stopped
