@@ -40,20 +40,50 @@ func validPurpose(p string) bool {
 	return false
 }
 
-// NewFile is an upload: its bytes come from Body.
-type NewFile struct {
-	Filename    string
-	Purpose     string
+// Upload is the bytes of a file stored in the object store, not yet recorded as a file.
+type Upload struct {
+	FileID      string
+	Object      string
+	Size        int64
+	Digest      string
 	ContentType string
-	Body        io.Reader
+}
+
+// StoreUpload streams an upload's bytes to the object store. The file is recorded by CreateFile (a multipart
+// upload may send its purpose after the bytes).
+func (c *Commands) StoreUpload(ctx context.Context, actor auth.Principal, contentType string, body io.Reader) (Upload, error) {
+	id := events.NewPrefixedID("file-")
+	object := "files/" + actor.AccountID + "/" + id
+	info, err := c.blobs.Put(ctx, object, contentType, body)
+	if err != nil {
+		return Upload{}, err
+	}
+	return Upload{FileID: id, Object: object, Size: info.Size, Digest: info.Digest, ContentType: contentType}, nil
+}
+
+// DiscardUpload removes stored bytes that will not be recorded.
+func (c *Commands) DiscardUpload(ctx context.Context, u Upload) error {
+	return c.blobs.Delete(context.WithoutCancel(ctx), u.Object)
+}
+
+// NewFile is a file to record: its name, purpose and stored bytes.
+type NewFile struct {
+	Filename string
+	Purpose  string
+	Upload   Upload
 }
 
 // maxFilenameChars bounds a file's name.
 const maxFilenameChars = 512
 
-// CreateFile stores an upload's bytes in the object store, then records the file. It returns the file's ID once
-// the files read model shows it.
-func (c *Commands) CreateFile(ctx context.Context, actor auth.Principal, in NewFile) (string, error) {
+// CreateFile records a stored upload as a file and returns its ID once the files read model shows it. Invalid
+// input discards the upload.
+func (c *Commands) CreateFile(ctx context.Context, actor auth.Principal, in NewFile) (id string, err error) {
+	defer func() {
+		if err != nil && in.Upload.Object != "" {
+			_ = c.DiscardUpload(ctx, in.Upload)
+		}
+	}()
 	if in.Purpose == "" {
 		return "", errs.Missing("purpose")
 	}
@@ -61,30 +91,24 @@ func (c *Commands) CreateFile(ctx context.Context, actor auth.Principal, in NewF
 		return "", errs.InvalidField("purpose", "'%s' is not one of ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] - 'purpose'", in.Purpose)
 	}
 	name := strings.TrimSpace(in.Filename)
-	if name == "" || in.Body == nil {
+	if name == "" || in.Upload.Object == "" {
 		return "", errs.Missing("file")
 	}
 	if utf8.RuneCountInString(name) > maxFilenameChars {
 		return "", errs.InvalidField("file", "file name is longer than %d characters", maxFilenameChars)
 	}
-	id := events.NewPrefixedID("file-")
-	object := "files/" + actor.AccountID + "/" + id
-	info, err := c.blobs.Put(ctx, object, in.ContentType, in.Body)
-	if err != nil {
-		return "", err
-	}
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: id}, actor.Meta(), func(f *File) ([]events.Event, error) {
+	u := in.Upload
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: u.FileID}, actor.Meta(), func(f *File) ([]events.Event, error) {
 		if f.Exists {
-			return nil, errs.E(errs.Conflict, "file %s exists", id)
+			return nil, errs.E(errs.Conflict, "file %s exists", u.FileID)
 		}
-		return []events.Event{events.FileCreated{Filename: name, Purpose: in.Purpose, Bytes: info.Size,
-			Object: object, Digest: info.Digest, ContentType: in.ContentType}}, nil
+		return []events.Event{events.FileCreated{Filename: name, Purpose: in.Purpose, Bytes: u.Size,
+			Object: u.Object, Digest: u.Digest, ContentType: u.ContentType}}, nil
 	})
 	if err != nil {
-		_ = c.blobs.Delete(context.WithoutCancel(ctx), object)
 		return "", err
 	}
-	return id, c.waitFor(ctx, res, projections.Files{})
+	return u.FileID, c.waitFor(ctx, res, projections.Files{})
 }
 
 // DeleteFile deletes a file and its bytes.

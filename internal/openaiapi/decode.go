@@ -82,9 +82,9 @@ func decodeValue[T any](raw json.RawMessage, param string, v *T) error {
 			if te.Field != "" {
 				at += "." + te.Field
 			}
-			return errs.InvalidField(at, "Invalid type for '%s': expected %s, but got %s instead", at, kindOf(te.Type), article(te.Value))
+			return errs.InvalidField(at, "Invalid type for '%s': expected %s, but got %s instead.", at, kindOf(te.Type), article(te.Value))
 		}
-		return errs.InvalidField(param, "Invalid value for '%s': %v", param, err)
+		return errs.InvalidField(param, "Invalid value for '%s': %v.", param, err)
 	}
 	return nil
 }
@@ -181,9 +181,9 @@ func (f fields) raw(name string, strOK bool) (json.RawMessage, error) {
 		return t, nil
 	}
 	if strOK {
-		return nil, errs.InvalidField(f.param(name), "Invalid type for '%s': expected a string or an object", f.param(name))
+		return nil, errs.InvalidField(f.param(name), "Invalid type for '%s': expected a string or an object.", f.param(name))
 	}
-	return nil, errs.InvalidField(f.param(name), "Invalid type for '%s': expected an object", f.param(name))
+	return nil, errs.InvalidField(f.param(name), "Invalid type for '%s': expected an object.", f.param(name))
 }
 
 // list decodes an array field element by element, so that an error names the element: "tools[1].function".
@@ -242,7 +242,7 @@ func (m message) toCommand(param string) (commands.NewMessage, error) {
 	case "":
 		return commands.NewMessage{}, errs.Missing(prefix + "role")
 	default:
-		return commands.NewMessage{}, errs.InvalidField(prefix+"role", "Invalid value: '%s'. Supported values are: 'user' and 'assistant'", m.Role)
+		return commands.NewMessage{}, errs.InvalidField(prefix+"role", "Invalid value: '%s'. Supported values are: 'user' and 'assistant'.", m.Role)
 	}
 	content, err := contentParts(m.Content, prefix+"content")
 	if err != nil {
@@ -251,7 +251,7 @@ func (m message) toCommand(param string) (commands.NewMessage, error) {
 	att := bytes.TrimSpace(m.Attachments)
 	if len(att) > 0 && !bytes.Equal(att, []byte("null")) {
 		if att[0] != '[' {
-			return commands.NewMessage{}, errs.InvalidField(prefix+"attachments", "Invalid type for '%sattachments': expected an array", prefix)
+			return commands.NewMessage{}, errs.InvalidField(prefix+"attachments", "Invalid type for '%sattachments': expected an array.", prefix)
 		}
 		if !bytes.Equal(att, []byte("[]")) {
 			// Attachments feed file_search and code_interpreter, which this server does not run.
@@ -285,7 +285,7 @@ func contentParts(raw json.RawMessage, param string) ([]events.ContentPart, erro
 		return []events.ContentPart{{Type: "text", Text: s}}, nil
 	}
 	if t[0] != '[' {
-		return nil, errs.InvalidField(param, "Invalid type for '%s': expected a string or an array of content parts", param)
+		return nil, errs.InvalidField(param, "Invalid type for '%s': expected a string or an array of content parts.", param)
 	}
 	var raws []json.RawMessage
 	if err := decodeValue(t, param, &raws); err != nil {
@@ -314,11 +314,11 @@ func contentParts(raw json.RawMessage, param string) ([]events.ContentPart, erro
 		case "":
 			return nil, errs.Missing(at + ".type")
 		default:
-			return nil, errs.InvalidField(at+".type", "Invalid value: '%s'. Supported values are: 'image_file', 'image_url', and 'text'", p.Type)
+			return nil, errs.InvalidField(at+".type", "Invalid value: '%s'. Supported values are: 'image_file', 'image_url', and 'text'.", p.Type)
 		}
 	}
 	if len(parts) == 0 {
-		return nil, errs.InvalidField(param, "Invalid '%s': empty array. Expected an array with minimum length 1, but got an empty array instead", param)
+		return nil, errs.InvalidField(param, "Invalid '%s': empty array. Expected an array with minimum length 1, but got an empty array instead.", param)
 	}
 	return parts, nil
 }

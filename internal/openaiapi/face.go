@@ -160,14 +160,16 @@ func errorFor(err error) (int, errorObject) {
 	return status, obj
 }
 
-// sentence gives a message OpenAI's form: a capital first letter and a full stop.
+// sentence gives a message in Go's error style (lower case, no full stop, as the shared helpers write them) the
+// form of OpenAI's messages: a capital first letter and a full stop. A message that starts with a capital is
+// already written as OpenAI writes it and is left alone.
 func sentence(msg string) string {
-	if msg == "" {
+	r, n := utf8.DecodeRuneInString(msg)
+	if msg == "" || !unicode.IsLower(r) {
 		return msg
 	}
-	r, n := utf8.DecodeRuneInString(msg)
 	msg = string(unicode.ToUpper(r)) + msg[n:]
-	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "?") && !strings.HasSuffix(msg, "!") {
+	if !strings.HasSuffix(msg, ".") {
 		msg += "."
 	}
 	return msg

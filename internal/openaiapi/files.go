@@ -33,13 +33,15 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.E(errs.Invalid, "could not read the multipart body: %v", err))
 		return
 	}
-	var purpose string
+	var purpose, filename string
+	var upload commands.Upload
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
+			f.discard(r, upload)
 			f.WriteError(w, r, uploadError(err))
 			return
 		}
@@ -47,36 +49,42 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 		case "purpose":
 			b, err := io.ReadAll(io.LimitReader(part, 256))
 			if err != nil {
+				f.discard(r, upload)
 				f.WriteError(w, r, uploadError(err))
 				return
 			}
 			purpose = string(b)
 		case "file":
-			if purpose == "" {
-				// The SDKs send purpose first; a client that sends the file first still gets a clear answer.
-				f.WriteError(w, r, errs.Missing("purpose"))
-				return
+			if upload.Object != "" {
+				continue // one file per upload; OpenAI takes the first
 			}
 			body := &limited{r: part, n: f.d.MaxUploadBytes}
-			id, err := f.d.Commands.CreateFile(r.Context(), principal(r), commands.NewFile{Filename: part.FileName(),
-				Purpose: purpose, ContentType: part.Header.Get("Content-Type"), Body: body})
+			upload, err = f.d.Commands.StoreUpload(r.Context(), principal(r), part.Header.Get("Content-Type"), body)
 			if body.over {
-				f.WriteError(w, r, errs.E(errs.TooLarge, "File is too large: files may be at most %d bytes", f.d.MaxUploadBytes))
+				f.discard(r, upload)
+				f.WriteError(w, r, errs.E(errs.TooLarge, "File is too large: files may be at most %d bytes.", f.d.MaxUploadBytes))
 				return
 			}
 			if err != nil {
 				f.WriteError(w, r, uploadError(err))
 				return
 			}
-			f.answerFile(w, r, id)
-			return
+			filename = part.FileName()
 		}
 	}
-	if purpose == "" {
-		f.WriteError(w, r, errs.Missing("purpose"))
+	id, err := f.d.Commands.CreateFile(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: purpose, Upload: upload})
+	if err != nil {
+		f.WriteError(w, r, err)
 		return
 	}
-	f.WriteError(w, r, errs.Missing("file"))
+	f.answerFile(w, r, id)
+}
+
+// discard removes stored bytes of an upload that failed.
+func (f *Face) discard(r *http.Request, u commands.Upload) {
+	if u.Object != "" {
+		_ = f.d.Commands.DiscardUpload(r.Context(), u)
+	}
 }
 
 func uploadError(err error) error {

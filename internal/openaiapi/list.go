@@ -24,13 +24,13 @@ func parseList(r *http.Request, defaultLimit, maxLimit int) (listParams, error) 
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return p, errs.InvalidField("limit", "Invalid 'limit': expected an integer, but got '%s' instead", s)
+			return p, errs.InvalidField("limit", "Invalid 'limit': expected an integer, but got '%s' instead.", s)
 		}
 		if n < 1 {
-			return p, errs.InvalidField("limit", "Invalid 'limit': integer below minimum value. Expected a value >= 1, but got %d instead", n)
+			return p, errs.InvalidField("limit", "Invalid 'limit': integer below minimum value. Expected a value >= 1, but got %d instead.", n)
 		}
 		if n > maxLimit {
-			return p, errs.InvalidField("limit", "Invalid 'limit': integer above maximum value. Expected a value <= %d, but got %d instead", maxLimit, n)
+			return p, errs.InvalidField("limit", "Invalid 'limit': integer above maximum value. Expected a value <= %d, but got %d instead.", maxLimit, n)
 		}
 		p.limit = n
 	}
@@ -39,7 +39,7 @@ func parseList(r *http.Request, defaultLimit, maxLimit int) (listParams, error) 
 	case "asc":
 		p.desc = false
 	default:
-		return p, errs.InvalidField("order", "Invalid value: '%s'. Supported values are: 'asc' and 'desc'", o)
+		return p, errs.InvalidField("order", "Invalid value: '%s'. Supported values are: 'asc' and 'desc'.", o)
 	}
 	return p, nil
 }
