@@ -159,8 +159,6 @@ func checkErrorBody(t *testing.T, status int, body []byte) rawError {
 	return e
 }
 
-
-
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 
 // waitFor polls cond until it holds, failing the test after a while.
