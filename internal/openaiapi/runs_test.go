@@ -85,7 +85,7 @@ func TestTokenBudgetsAndTruncation(t *testing.T) {
 		t.Fatal(apiErr(err))
 	}
 	run, err = e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID,
-		TruncationStrategy: openai.BetaThreadRunNewParamsTruncationStrategy{Type: "last_messages", LastMessages: openai.Int(1)},
+		TruncationStrategy:     openai.BetaThreadRunNewParamsTruncationStrategy{Type: "last_messages", LastMessages: openai.Int(1)},
 		AdditionalInstructions: openai.String("Say ok.")})
 	if err != nil {
 		t.Fatal(apiErr(err))
