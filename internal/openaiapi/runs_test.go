@@ -162,3 +162,67 @@ func TestRunsExpire(t *testing.T) {
 		ToolOutputs: []openai.BetaThreadRunSubmitToolOutputsParamsToolOutput{{ToolCallID: openai.String("call_1"), Output: openai.String("x")}}})
 	wantAPIError(t, err, 400, "")
 }
+
+// TestReadModelsRebuild: each read model of the API rebuilt from the log equals the live one.
+func TestReadModelsRebuild(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	e.model.Enqueue(
+		llmtest.ToolCalls(llm.ToolCall{ID: "call_r", Name: "get_weather", Arguments: `{"city":"Turin"}`}),
+		llmtest.Text("Foggy."),
+	)
+	a := e.assistant(t, weatherTool())
+	if _, err := e.client.Beta.Assistants.Update(ctx, a.ID, openai.BetaAssistantUpdateParams{Name: openai.String("renamed")}); err != nil {
+		t.Fatal(apiErr(err))
+	}
+	th := e.thread(t, "Weather in Turin?")
+	extra, err := e.client.Beta.Threads.Messages.New(ctx, th.ID, openai.BetaThreadMessageNewParams{Role: "user",
+		Content: openai.BetaThreadMessageNewParamsContentUnion{OfString: openai.String("never mind")}})
+	if err != nil {
+		t.Fatal(apiErr(err))
+	}
+	if _, err := e.client.Beta.Threads.Messages.Delete(ctx, th.ID, extra.ID); err != nil {
+		t.Fatal(apiErr(err))
+	}
+	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	if err != nil {
+		t.Fatal(apiErr(err))
+	}
+	e.waitRun(t, th.ID, run.ID)
+	if _, err := e.client.Beta.Threads.Runs.SubmitToolOutputs(ctx, th.ID, run.ID, openai.BetaThreadRunSubmitToolOutputsParams{
+		ToolOutputs: []openai.BetaThreadRunSubmitToolOutputsParamsToolOutput{{ToolCallID: openai.String("call_r"), Output: openai.String("fog")}}}); err != nil {
+		t.Fatal(apiErr(err))
+	}
+	if r := e.waitRun(t, th.ID, run.ID); r.Status != openai.RunStatusCompleted {
+		t.Fatalf("run: %s", r.RawJSON())
+	}
+	if _, err := e.client.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader("x"), "x.txt", "text/plain"), Purpose: "assistants"}); err != nil {
+		t.Fatal(apiErr(err))
+	}
+	waitFor(t, func() bool { ok, _, err := e.node.Views.CaughtUp(ctx); return ok && err == nil })
+	for _, name := range []string{"assistants", "threads", "messages", "runs", "run_steps", "files"} {
+		live, err := e.node.Views.Dump(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(live) == 0 {
+			t.Fatalf("%s: the live model is empty", name)
+		}
+		if _, err := e.node.Views.Rebuild(ctx, name, nil); err != nil {
+			t.Fatalf("rebuild %s: %v", name, err)
+		}
+		rebuilt, err := e.node.Views.Dump(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rebuilt) != len(live) {
+			t.Fatalf("%s: %d documents live, %d rebuilt", name, len(live), len(rebuilt))
+		}
+		for k, v := range live {
+			if string(rebuilt[k]) != string(v) {
+				t.Fatalf("%s/%s:\n live    %s\n rebuilt %s", name, k, v, rebuilt[k])
+			}
+		}
+	}
+}
