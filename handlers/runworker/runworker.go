@@ -191,75 +191,75 @@ func needsWork(t *commands.Thread, runID string) bool {
 }
 
 // work moves the run on, step by step, until it needs nothing more or ctx ends (the lock lost, the node stopping).
+// It reads the thread once and then moves on the state its own appends return. It listens to the thread's events
+// from before that read, so that a cancel or an expiry that comes while it works stops the model call at once.
 func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
-	for ctx.Err() == nil {
-		t, err := w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
-		if err != nil {
-			return err
-		}
-		if !needsWork(t, ref.RunID) {
-			return nil
-		}
-		r := t.Runs[ref.RunID]
-		switch r.Status {
-		case events.RunStatusQueued:
-			err = w.cfg.Commands.StartRun(ctx, ref)
-		case events.RunStatusCancelling:
-			err = w.cfg.Commands.FinishCancel(ctx, ref)
-		case events.RunStatusInProgress:
-			err = w.turn(ctx, ref, t, r)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return ctx.Err()
-}
-
-// turn asks the model once and records its answer. A turn that recorded its first event before an interruption
-// is finished from the log without asking again.
-func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thread, r *commands.ThreadRun) error {
-	turn := r.Turn
-	if res, ok := t.RecordedTurn(r); ok {
-		return w.cfg.Commands.RecordTurn(ctx, ref, turn, res)
-	}
-	plan, err := planTurn(t, r)
-	if err != nil {
-		return fmt.Errorf("plan turn of run %s: %w", ref.RunID, err)
-	}
-	if plan.incomplete != "" {
-		return w.cfg.Commands.IncompleteRun(ctx, ref, turn, plan.incomplete)
-	}
-
-	// While the model works, a cancel or an expiry of the run stops the call. The thread is read again after
-	// listening starts, so that one that came just before is not missed.
-	callCtx, stopCall := context.WithCancel(ctx)
-	defer stopCall()
+	stop := newSignal()
 	sub, err := w.cfg.NC.Subscribe(w.cfg.Names.AggregateFilter("thread", ref.ThreadID), func(m *nats.Msg) {
 		if _, _, name, ok := w.cfg.Names.SplitEventSubject(m.Subject); ok && stopsTurn(name) {
-			stopCall()
+			stop.fire()
 		}
 	})
 	if err != nil {
 		return fmt.Errorf("watch thread %s: %w", ref.ThreadID, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	now, err := w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+	t, err := w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+	for err == nil && ctx.Err() == nil && needsWork(t, ref.RunID) {
+		r := t.Runs[ref.RunID]
+		switch r.Status {
+		case events.RunStatusQueued:
+			t, err = w.cfg.Commands.StartRun(ctx, ref, t)
+		case events.RunStatusCancelling:
+			t, err = w.cfg.Commands.FinishCancel(ctx, ref, t)
+		case events.RunStatusInProgress:
+			t, err = w.turn(ctx, ref, t, r, stop)
+		}
+	}
 	if err != nil {
 		return err
 	}
-	if cur := now.Runs[ref.RunID]; cur == nil || cur.Status != events.RunStatusInProgress || cur.Turn != turn {
-		return nil
+	return ctx.Err()
+}
+
+// turn asks the model once and records its answer, returning the thread after. A turn that recorded its first
+// event before an interruption is finished from the log without asking again.
+func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thread, r *commands.ThreadRun, stop *signal) (*commands.Thread, error) {
+	turn := r.Turn
+	if res, ok := t.RecordedTurn(r); ok {
+		return w.cfg.Commands.RecordTurn(ctx, ref, t, turn, res)
+	}
+	if stop.fired() {
+		// Something that may end the run came in after the thread was read: read it again and see.
+		stop.reset()
+		return w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+	}
+	plan, err := planTurn(t, r)
+	if err != nil {
+		return nil, fmt.Errorf("plan turn of run %s: %w", ref.RunID, err)
+	}
+	if plan.incomplete != "" {
+		return w.cfg.Commands.IncompleteRun(ctx, ref, t, turn, plan.incomplete)
 	}
 
+	callCtx, stopCall := context.WithCancel(ctx)
+	defer stopCall()
+	go func() {
+		select {
+		case <-stop.done():
+			stopCall()
+		case <-callCtx.Done():
+		}
+	}()
 	pub := &publisher{nc: w.cfg.NC, subject: w.cfg.Names.LiveSubject("thread", ref.ThreadID), run: r, turn: turn,
-		after: now.Seq, at: w.cfg.Now().Unix(), logger: w.cfg.Logger}
+		after: t.Seq, at: w.cfg.Now().Unix(), logger: w.cfg.Logger}
 	resp, err := w.cfg.Models.Complete(callCtx, plan.req, pub.delta)
 	if ctx.Err() != nil {
-		return ctx.Err() // the node is stopping or the lock was lost: someone else finishes the turn
+		return nil, ctx.Err() // the node is stopping or the lock was lost: someone else finishes the turn
 	}
 	if callCtx.Err() != nil {
-		return nil // the run was cancelled or expired: the next step sees it
+		stop.reset()
+		return w.cfg.Commands.LoadThread(ctx, ref.ThreadID) // the run was cancelled or expired: see how it stands
 	}
 	if err != nil {
 		code := "server_error"
@@ -270,7 +270,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 			code = "invalid_prompt"
 		}
 		w.cfg.Logger.Warn("run worker: model call failed", "run", ref.RunID, "model", r.Model, "err", err)
-		return w.cfg.Commands.FailRun(ctx, ref, turn, code, err.Error())
+		return w.cfg.Commands.FailRun(ctx, ref, t, turn, code, err.Error())
 	}
 	res := commands.TurnResult{Text: resp.Text, Usage: events.TokenUsage{PromptTokens: resp.Usage.PromptTokens,
 		CompletionTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.TotalTokens}}
@@ -280,7 +280,45 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 	if resp.FinishReason == llm.FinishLength && plan.capped && len(res.ToolCalls) == 0 {
 		res.Incomplete = "max_completion_tokens"
 	}
-	return w.cfg.Commands.RecordTurn(ctx, ref, turn, res)
+	return w.cfg.Commands.RecordTurn(ctx, ref, t, turn, res)
+}
+
+// signal is a flag the thread's events raise: something came that may end the run.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+	up bool
+}
+
+func newSignal() *signal { return &signal{ch: make(chan struct{})} }
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.up {
+		s.up = true
+		close(s.ch)
+	}
+}
+
+func (s *signal) fired() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.up
+}
+
+func (s *signal) done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ch
+}
+
+func (s *signal) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.up {
+		s.up, s.ch = false, make(chan struct{})
+	}
 }
 
 // stopsTurn reports whether an event of the thread means the turn's model call is no longer wanted.

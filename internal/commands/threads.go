@@ -31,6 +31,9 @@ type Thread struct {
 	ActiveRun string
 	// Seq is the stream sequence of the last event folded.
 	Seq uint64
+	// Version is where the thread's history ends, what an append decided on this state expects (set by LoadThread
+	// and by the worker's commands; Apply does not keep it, since it only sees the events it knows).
+	Version events.Version
 }
 
 // ThreadMessage is a message of the thread.
@@ -404,7 +407,7 @@ func (c *Commands) LoadThread(ctx context.Context, id string) (*Thread, error) {
 	if !validID(id) {
 		return t, nil
 	}
-	history, _, err := c.store.Load(ctx, threadRef(id))
+	history, v, err := c.store.Load(ctx, threadRef(id))
 	if err != nil {
 		return nil, err
 	}
@@ -413,5 +416,6 @@ func (c *Commands) LoadThread(ctx context.Context, id string) (*Thread, error) {
 			t.Apply(e)
 		}
 	}
+	t.Version = v
 	return t, nil
 }

@@ -2,12 +2,16 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/contrailhq/contrail/events"
 )
 
-// The run worker's side of a run. A run makes progress in turns: a turn starts when the worker puts a queued run
+// The run worker's side of a run. Its commands take the thread as the worker holds it (nil to read it from the log)
+// and return it as it is after their append.
+//
+// A run makes progress in turns: a turn starts when the worker puts a queued run
 // in progress (RunStarted), asks the model once, and records the answer. Everything a turn records has an ID
 // derived from the turn's RunStarted event, and a turn's first recorded event holds all that the rest of it needs,
 // so that a turn interrupted by a crash is finished from the log alone and one interrupted before it recorded
@@ -45,26 +49,59 @@ type TurnResult struct {
 	Incomplete string
 }
 
-// updateRun runs decide on a run as the platform. A thread that is gone or a run it does not hold makes nothing
-// to do.
-func (c *Commands) updateRun(ctx context.Context, ref RunRef, actor, cause string, decide func(*Thread, *ThreadRun) []events.Event) error {
+// maxAdvanceAttempts bounds how often advance decides again after a conflict before it gives up (the caller
+// retries later).
+const maxAdvanceAttempts = 10
+
+// advance decides on the thread as the caller holds it (t, or the log's when t is nil) and appends what decide
+// returns, expecting the thread's version, so a worker that already holds the thread pays no load to move its run
+// on. On a conflict it reloads and decides again. It returns the thread after the append. A thread that is gone or
+// a run it does not hold makes nothing to do.
+func (c *Commands) advance(ctx context.Context, ref RunRef, t *Thread, actor, cause string, decide func(*Thread, *ThreadRun) []events.Event) (*Thread, error) {
 	if !validID(ref.ThreadID) {
-		return nil
+		return &Thread{}, nil
 	}
 	meta := events.Meta{Account: ref.Account, Actor: actor, CorrelationID: ref.RunID, CausationID: cause}
-	_, err := events.Update(ctx, c.store, threadRef(ref.ThreadID), meta, func(t *Thread) ([]events.Event, error) {
+	for attempt := 1; ; attempt++ {
+		if t == nil {
+			var err error
+			if t, err = c.LoadThread(ctx, ref.ThreadID); err != nil {
+				return nil, err
+			}
+		}
 		r := t.Runs[ref.RunID]
 		if !t.Exists || t.Deleted || r == nil {
-			return nil, nil
+			return t, nil
 		}
-		return decide(t, r), nil
-	})
-	return err
+		evs := decide(t, r)
+		if len(evs) == 0 {
+			return t, nil
+		}
+		res, err := c.store.Append(ctx, threadRef(ref.ThreadID), t.Version, meta, evs...)
+		if errors.Is(err, events.ErrConflict) && attempt < maxAdvanceAttempts {
+			t = nil
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if res.Version.Count != t.Version.Count+uint64(len(evs)) {
+			// A repeated append found its events already in the log among others: read the thread whole.
+			return c.LoadThread(ctx, ref.ThreadID)
+		}
+		for _, e := range res.Events {
+			if e.Event != nil {
+				t.Apply(e)
+			}
+		}
+		t.Version = res.Version
+		return t, nil
+	}
 }
 
 // StartRun puts a queued run in progress: the start of a turn. A run in any other status is left as it is.
-func (c *Commands) StartRun(ctx context.Context, ref RunRef) error {
-	return c.updateRun(ctx, ref, ActorRunWorker, "", func(_ *Thread, r *ThreadRun) []events.Event {
+func (c *Commands) StartRun(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
+	return c.advance(ctx, ref, t, ActorRunWorker, "", func(_ *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusQueued {
 			return nil
 		}
@@ -105,8 +142,8 @@ func (t *Thread) RecordedTurn(r *ThreadRun) (TurnResult, bool) {
 // The first event holds the answer's substance (the tool calls, or the message's text) with the call's usage. When
 // an answer has both, the tool calls come first: after a crash right after them the run still gets what it needs to
 // go on, and only the text said alongside the calls is lost.
-func (c *Commands) RecordTurn(ctx context.Context, ref RunRef, turn string, res TurnResult) error {
-	return c.updateRun(ctx, ref, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
+func (c *Commands) RecordTurn(ctx context.Context, ref RunRef, t *Thread, turn string, res TurnResult) (*Thread, error) {
+	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
 		}
@@ -164,8 +201,8 @@ func turnEvents(t *Thread, r *ThreadRun, turn string, res TurnResult) []events.E
 
 // FailRun ends the run's turn in failure (the model could not answer): code is "server_error",
 // "rate_limit_exceeded" or "invalid_prompt".
-func (c *Commands) FailRun(ctx context.Context, ref RunRef, turn, code, message string) error {
-	return c.updateRun(ctx, ref, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
+func (c *Commands) FailRun(ctx context.Context, ref RunRef, t *Thread, turn, code, message string) (*Thread, error) {
+	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
 		}
@@ -175,8 +212,8 @@ func (c *Commands) FailRun(ctx context.Context, ref RunRef, turn, code, message 
 
 // IncompleteRun ends the run's turn before asking the model, because the run's token budget is spent: reason is
 // "max_prompt_tokens" or "max_completion_tokens".
-func (c *Commands) IncompleteRun(ctx context.Context, ref RunRef, turn, reason string) error {
-	return c.updateRun(ctx, ref, ActorRunWorker, turn, func(_ *Thread, r *ThreadRun) []events.Event {
+func (c *Commands) IncompleteRun(ctx context.Context, ref RunRef, t *Thread, turn, reason string) (*Thread, error) {
+	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(_ *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
 		}
@@ -186,8 +223,8 @@ func (c *Commands) IncompleteRun(ctx context.Context, ref RunRef, turn, reason s
 }
 
 // FinishCancel ends a run that is cancelling: its steps in progress and the run are cancelled.
-func (c *Commands) FinishCancel(ctx context.Context, ref RunRef) error {
-	return c.updateRun(ctx, ref, ActorRunWorker, "", func(t *Thread, r *ThreadRun) []events.Event {
+func (c *Commands) FinishCancel(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
+	return c.advance(ctx, ref, t, ActorRunWorker, "", func(t *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusCancelling {
 			return nil
 		}
@@ -199,7 +236,7 @@ func (c *Commands) FinishCancel(ctx context.Context, ref RunRef) error {
 // was expired.
 func (c *Commands) ExpireRun(ctx context.Context, ref RunRef, now time.Time) (bool, error) {
 	expired := false
-	err := c.updateRun(ctx, ref, ActorSweeper, "", func(t *Thread, r *ThreadRun) []events.Event {
+	_, err := c.advance(ctx, ref, nil, ActorSweeper, "", func(t *Thread, r *ThreadRun) []events.Event {
 		expired = false // decide may run again after a conflict
 		if !activeStatus(r.Status) || now.Before(r.ExpiresAt) {
 			return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -31,8 +32,9 @@ type Models interface {
 type Deps struct {
 	Commands *commands.Commands
 	Views    *projections.Runner
-	// Store and NC serve streams: the run's events from the log, its token deltas from the live subject.
+	// Store, JS and NC serve streams: the run's events from the log, its token deltas from the live subject.
 	Store  *events.Store
+	JS     jetstream.JetStream
 	NC     *nats.Conn
 	Names  natsx.Names
 	Blobs  *blobs.Store

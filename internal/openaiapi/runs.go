@@ -106,7 +106,7 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 	}
 	// The stream listens to the thread before the run exists, so that it misses none of the model's first words.
 	nr.ID = events.NewPrefixedID("run_")
-	f.stream(w, r, threadID, nr.ID, false, func() (uint64, error) {
+	f.stream(w, r, threadID, nr.ID, true, false, func() (uint64, error) {
 		created, err := f.d.Commands.CreateRun(r.Context(), principal(r), threadID, nr)
 		return created.FirstSeq, err
 	})
@@ -156,7 +156,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
-	f.stream(w, r, t.ID, nr.ID, true, func() (uint64, error) {
+	f.stream(w, r, t.ID, nr.ID, true, true, func() (uint64, error) {
 		created, err := f.d.Commands.CreateThreadAndRun(r.Context(), principal(r), t, nr)
 		return created.FirstSeq, err
 	})
@@ -256,7 +256,7 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 		f.answerRun(w, r, threadID, runID)
 		return
 	}
-	f.stream(w, r, threadID, runID, false, func() (uint64, error) {
+	f.stream(w, r, threadID, runID, false, false, func() (uint64, error) {
 		return f.d.Commands.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
 	})
 }

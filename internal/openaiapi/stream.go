@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -23,7 +25,10 @@ import (
 // The events come from the log, which is complete and in order; the token deltas come from the live subject, which
 // is not: a delta the stream missed is made up from the log when the message is complete. A client that goes away
 // stops only its stream; the run goes on.
-func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID string, withThread bool, start func() (uint64, error)) {
+//
+// A stream of a new run follows the log from the run's first event; a stream that continues a run (submitted tool
+// outputs) reads the thread from its start, to know the run and its steps as they were.
+func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID string, newRun, withThread bool, start func() (uint64, error)) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		f.WriteError(w, r, fmt.Errorf("stream: the response writer cannot flush"))
@@ -53,24 +58,12 @@ func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID st
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	type item struct {
-		env events.Envelope
-		err error
+	logCh := make(chan logItem, 256)
+	followFrom := uint64(0)
+	if newRun {
+		followFrom = from
 	}
-	logCh := make(chan item, 256)
-	go func() {
-		defer close(logCh)
-		for env, err := range f.d.Store.Follow(ctx, 0, f.d.Names.AggregateFilter("thread", threadID)) {
-			select {
-			case logCh <- item{env, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	go f.follow(ctx, threadID, followFrom, logCh)
 	s := newRunStream(threadID, runID, withThread, from, &sseWriter{w: w, f: flusher})
 	for !s.finished && s.out.err == nil {
 		select {
@@ -101,6 +94,77 @@ func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID st
 		s.out.done()
 	}
 }
+
+// logItem is an event of the log, or why reading the log stopped.
+type logItem struct {
+	env events.Envelope
+	err error
+}
+
+// follow sends the thread's events from sequence `from` (0 = its beginning), history first and then live, until
+// ctx ends. It reads with its own ordered consumer so that it can delete the consumer when the stream ends:
+// events.Store.Follow leaves its consumer on the server until it has been idle for five minutes, and a busy API
+// opens thousands of streams in five minutes.
+func (f *Face) follow(ctx context.Context, threadID string, from uint64, out chan<- logItem) {
+	defer close(out)
+	send := func(it logItem) bool {
+		select {
+		case out <- it:
+			return it.err == nil
+		case <-ctx.Done():
+			return false
+		}
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{f.d.Names.AggregateFilter("thread", threadID)},
+		DeliverPolicy: jetstream.DeliverAllPolicy, InactiveThreshold: followIdle}
+	if from > 1 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	cons, err := f.d.JS.OrderedConsumer(ctx, f.d.Names.EventsStream(), cfg)
+	if err != nil {
+		send(logItem{err: fmt.Errorf("follow thread %s: %w", threadID, err)})
+		return
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		send(logItem{err: fmt.Errorf("follow thread %s: %w", threadID, err)})
+		return
+	}
+	defer func() {
+		it.Stop()
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = f.d.JS.DeleteConsumer(dctx, f.d.Names.EventsStream(), cons.CachedInfo().Name)
+	}()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() == nil {
+				send(logItem{err: fmt.Errorf("follow thread %s: %w", threadID, err)})
+			}
+			return
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			send(logItem{err: fmt.Errorf("follow thread %s: %w", threadID, err)})
+			return
+		}
+		env, err := f.d.Store.DecodeEnvelope(msg.Data())
+		if err != nil {
+			err = fmt.Errorf("follow thread %s: decode event %d: %w", threadID, md.Sequence.Stream, err)
+		}
+		env.Sequence = md.Sequence.Stream
+		if !send(logItem{env: env, err: err}) {
+			return
+		}
+	}
+}
+
+// followIdle is how long the server keeps a stream's consumer after its reader vanished without deleting it (a
+// crash); a reader that lives renews it with every pull.
+const followIdle = 30 * time.Second
 
 // sseWriter writes server-sent events, one flush per event.
 type sseWriter struct {

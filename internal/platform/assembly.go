@@ -31,7 +31,7 @@ func (p *Platform) faces() []httpapi.Face {
 			Commands: p.Commands, Views: p.Views, JS: p.JS, Store: p.Store, Names: p.Layout.Names, Logger: p.Logger,
 		}),
 		openaiapi.New(openaiapi.Deps{
-			Commands: p.Commands, Views: p.Views, Store: p.Store, NC: p.NC, Names: p.Layout.Names, Blobs: p.Blobs,
+			Commands: p.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC, Names: p.Layout.Names, Blobs: p.Blobs,
 			Models: p.Models, Logger: p.Logger.With("face", "v1"),
 		}),
 	}
