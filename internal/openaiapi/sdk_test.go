@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -530,5 +531,28 @@ func TestFilesUploadAndDownload(t *testing.T) {
 	ae := wantAPIError(t, err, http.StatusNotFound, "id")
 	if ae.Message != "No such File object: "+f.ID {
 		t.Fatalf("deleted file: %s", ae.RawJSON())
+	}
+}
+
+// TestStreamClientLeaves: a client that stops reading a stream does not stop the run.
+func TestStreamClientLeaves(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	e.model.Enqueue(llmtest.Text("").WithChunks("slowly", " but", " surely").WithDelay(200 * time.Millisecond))
+	a := e.assistant(t)
+	th := e.thread(t, "hi")
+	stream := e.client.Beta.Threads.Runs.NewStreaming(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	if !stream.Next() || stream.Current().Event != "thread.run.created" {
+		t.Fatalf("first event: %v", stream.Err())
+	}
+	runID := stream.Current().Data.ID
+	stream.Close()
+	if r := e.waitRun(t, th.ID, runID); r.Status != openai.RunStatusCompleted {
+		t.Fatalf("run after its client left: %s", r.RawJSON())
+	}
+	msgs, _ := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
+	if msgs.Data[0].Content[0].Text.Value != "slowly but surely" {
+		t.Fatalf("answer: %s", msgs.RawJSON())
 	}
 }
