@@ -6,8 +6,9 @@
 // bucket) and, holding it, goes on until the run needs nothing more; whoever fails to take the lock leaves the run
 // to the holder, who looks at the run again after letting go. Everything a driver records is decided on the thread
 // aggregate with optimistic concurrency and derived IDs (see commands/turns.go), so a run can be driven again from
-// any point after a crash: the handler runtime redelivers what was not acknowledged, and the timeout sweeper kicks
-// runs left active with no driver.
+// any point after a crash. The handler acknowledges an event once a driver has the run, so after a crash it is the
+// timeout sweeper that hands a run left active with no driver to a worker again (and expires it if nobody can
+// finish it in time).
 //
 // It imports events, commands, projections (for the run an event names), llm and runlive; never a face.
 package runworker
@@ -118,6 +119,10 @@ func (w *Worker) Kick(ref commands.RunRef) bool {
 }
 
 func (w *Worker) start(ref commands.RunRef) {
+	if w.ctx.Err() != nil {
+		<-w.slots
+		return
+	}
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()

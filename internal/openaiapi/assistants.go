@@ -25,13 +25,16 @@ func (f *Face) assistantSpec(in fields, spec *events.AssistantSpec) error {
 		}
 		spec.Model = m
 	}
-	for name, dst := range map[string]**string{"name": &spec.Name, "description": &spec.Description, "instructions": &spec.Instructions} {
-		if in.has(name) {
-			v, err := in.optStr(name)
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"name", &spec.Name}, {"description", &spec.Description}, {"instructions", &spec.Instructions}} {
+		if in.has(f.name) {
+			v, err := in.optStr(f.name)
 			if err != nil {
 				return err
 			}
-			*dst = v
+			*f.dst = v
 		}
 	}
 	if in.has("tools") {
@@ -55,13 +58,16 @@ func (f *Face) assistantSpec(in fields, spec *events.AssistantSpec) error {
 		}
 		spec.Metadata = m
 	}
-	for name, dst := range map[string]**float64{"temperature": &spec.Temperature, "top_p": &spec.TopP} {
-		if in.has(name) {
-			v, err := in.optFloat(name)
+	for _, f := range []struct {
+		name string
+		dst  **float64
+	}{{"temperature", &spec.Temperature}, {"top_p", &spec.TopP}} {
+		if in.has(f.name) {
+			v, err := in.optFloat(f.name)
 			if err != nil {
 				return err
 			}
-			*dst = v
+			*f.dst = v
 		}
 	}
 	if in.has("response_format") {

@@ -101,8 +101,8 @@ func (f *Face) Routes(r chi.Router) {
 		r.Delete("/{file_id}", f.deleteFile)
 		r.Get("/{file_id}/content", f.fileContent)
 	})
-	r.HandleFunc("/vector_stores", f.unsupported("vector stores"))
-	r.HandleFunc("/vector_stores/*", f.unsupported("vector stores"))
+	r.HandleFunc("/vector_stores", f.unsupported("Vector stores"))
+	r.HandleFunc("/vector_stores/*", f.unsupported("Vector stores"))
 }
 
 // unsupported answers the routes of the API this server does not implement yet in OpenAI's error shape.
