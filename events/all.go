@@ -4,5 +4,6 @@ package events
 func allEvents() [][]Event {
 	return [][]Event{
 		accountEvents(),
+		assistantEvents(), threadEvents(), runEvents(), fileEvents(),
 	}
 }

@@ -104,3 +104,24 @@ func BenchmarkLoad10(b *testing.B) {
 		b.ReportMetric(ms(Percentile(raw, 50)), "raw-p50-ms")
 	}
 }
+
+func BenchmarkRunsConcurrent(b *testing.B) {
+	ctx := context.Background()
+	node, err := startNode(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer node.stop()
+	asst, err := node.post(ctx, "/v1/assistants", `{"model":"offline/bench"}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		n, d, err := node.concurrentRuns(ctx, asst, 100, 5*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(n)/d.Seconds(), "runs/s")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -13,6 +14,9 @@ type Commands struct {
 	views *projections.Runner
 	// readWait bounds how long a command waits for its read model before answering.
 	readWait time.Duration
+	blobs    *blobs.Store
+	// runTimeout is how long an Assistants run may take before the sweeper expires it.
+	runTimeout time.Duration
 }
 
 // Config wires Commands.
@@ -21,6 +25,10 @@ type Config struct {
 	Views *projections.Runner
 	// ReadWait bounds how long a command waits for its read model to show its write (default 5s).
 	ReadWait time.Duration
+	// Blobs holds the bytes of uploaded files.
+	Blobs *blobs.Store
+	// RunTimeout sets an Assistants run's expires_at after its creation (default 10m).
+	RunTimeout time.Duration
 }
 
 // New returns the command side.
@@ -28,7 +36,10 @@ func New(cfg Config) *Commands {
 	if cfg.ReadWait == 0 {
 		cfg.ReadWait = 5 * time.Second
 	}
-	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait}
+	if cfg.RunTimeout == 0 {
+		cfg.RunTimeout = 10 * time.Minute
+	}
+	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait, blobs: cfg.Blobs, runTimeout: cfg.RunTimeout}
 }
 
 // Store is the log the commands append to.

@@ -9,6 +9,7 @@ import (
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/openaiapi"
 	"github.com/contrailhq/contrail/internal/userstorage"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -27,12 +28,16 @@ func buckets() []natsx.BucketSpec {
 func allProjections() []projections.Projection {
 	return []projections.Projection{
 		projections.Accounts{},
+		projections.Assistants{}, projections.Threads{}, projections.Messages{}, projections.Runs{},
+		projections.RunSteps{}, projections.Files{},
 	}
 }
 
 // handlers lists every reactor of the log. A new handler adds itself here.
 func (p *Platform) handlers() []runtime.Handler {
-	return nil
+	return []runtime.Handler{
+		p.RunWorker.Handler(),
+	}
 }
 
 // faces lists every HTTP face. A new face adds itself here.
@@ -45,5 +50,9 @@ func (p *Platform) faces() []httpapi.Face {
 		// Every account may keep storage for any agent ID until the agent registry exists; the Fixie face will
 		// pass its visibility check here.
 		userstorage.NewFace(p.UserStorage, nil, p.Logger),
+		openaiapi.New(openaiapi.Deps{
+			Commands: p.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC, Names: p.Layout.Names, Blobs: p.Blobs,
+			Models: p.Models, Logger: p.Logger.With("face", "v1"),
+		}),
 	}
 }

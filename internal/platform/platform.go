@@ -19,12 +19,17 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/handlers/runworker"
+	"github.com/contrailhq/contrail/handlers/sweeper"
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/limits"
+	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/userstorage"
@@ -53,6 +58,13 @@ type Platform struct {
 	UserStorage *userstorage.Store
 	Handlers    *runtime.Runtime
 	Router      chi.Router
+	// Models resolves model strings to providers (openai when configured, offline always).
+	Models *llm.Router
+	// Blobs holds uploaded files.
+	Blobs *blobs.Store
+	// RunWorker drives Assistants runs; Sweeper expires them and re-drives those nobody drives.
+	RunWorker *runworker.Worker
+	Sweeper   *sweeper.Sweeper
 	// Now is the platform's clock (tests inject one).
 	Now func() time.Time
 
@@ -60,6 +72,8 @@ type Platform struct {
 	handlersDone  chan error
 	stopHandlers  context.CancelFunc
 	stopOnce      sync.Once
+	stopSweeper   context.CancelFunc
+	sweeperDone   chan struct{}
 }
 
 // Options are what tests may change beyond the config.
@@ -118,7 +132,13 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.Views.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start projections: %w", err)
 	}
-	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views})
+	if p.Models, err = newModels(cfg, logger); err != nil {
+		return nil, err
+	}
+	if p.Blobs, err = blobs.Open(ctx, p.JS, names); err != nil {
+		return nil, err
+	}
+	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout})
 	p.Keys = auth.NewKeys(p.Views)
 	if err := p.openSecurity(ctx); err != nil {
 		return nil, err
@@ -126,9 +146,13 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}
+	if err := p.startRuns(ctx); err != nil {
+		return nil, err
+	}
 	if err := p.startHandlers(opts); err != nil {
 		return nil, err
 	}
+	p.startSweeper()
 	p.Router = httpapi.New(httpapi.Config{
 		Auth:    p.Auth,
 		Limiter: p.Limits,
@@ -243,6 +267,48 @@ func (p *Platform) startHandlers(opts Options) error {
 	}
 }
 
+// runLocksBucket holds the lock of each run a worker drives; its TTL is the lease time.
+const runLocksBucket = "run_locks"
+
+// startRuns prepares the Assistants run worker and the timeout sweeper (the sweeper starts after the handlers).
+func (p *Platform) startRuns(ctx context.Context) error {
+	ttl := p.Config.LeaseTTL
+	for _, b := range []natsx.BucketSpec{
+		{Name: lease.Bucket, Description: "Leases of jobs one node runs at a time", TTL: ttl},
+		{Name: runLocksBucket, Description: "Which node drives each Assistants run", TTL: ttl},
+	} {
+		if err := natsx.EnsureBucket(ctx, p.JS, p.Layout, b); err != nil {
+			return err
+		}
+	}
+	locks, err := p.JS.KeyValue(ctx, p.Layout.Names.Bucket(runLocksBucket))
+	if err != nil {
+		return fmt.Errorf("open run locks: %w", err)
+	}
+	leases, err := p.JS.KeyValue(ctx, p.Layout.Names.Bucket(lease.Bucket))
+	if err != nil {
+		return fmt.Errorf("open leases: %w", err)
+	}
+	p.RunWorker = runworker.New(runworker.Config{
+		Commands: p.Commands, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
+		Holder: p.Config.NodeName, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
+	})
+	p.Sweeper = sweeper.New(sweeper.Config{
+		Commands: p.Commands, Views: p.Views, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
+		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),
+	})
+	return nil
+}
+
+func (p *Platform) startSweeper() {
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stopSweeper, p.sweeperDone = cancel, make(chan struct{})
+	go func() {
+		defer close(p.sweeperDone)
+		p.Sweeper.Run(ctx)
+	}()
+}
+
 // Handler is the node's HTTP handler.
 func (p *Platform) Handler() http.Handler { return p.Router }
 
@@ -272,6 +338,10 @@ func (p *Platform) Ready(ctx context.Context) error {
 // projections stop, the connection drains, and the embedded server shuts down.
 func (p *Platform) Stop(ctx context.Context) {
 	p.stopOnce.Do(func() {
+		if p.stopSweeper != nil {
+			p.stopSweeper()
+			<-p.sweeperDone
+		}
 		if p.stopHandlers != nil {
 			p.stopHandlers()
 			select {
@@ -281,6 +351,12 @@ func (p *Platform) Stop(ctx context.Context) {
 				}
 			case <-ctx.Done():
 			}
+		}
+		if p.RunWorker != nil {
+			// Runs in the middle of a turn get a few seconds to finish it; the rest are taken over elsewhere.
+			wctx, cancel := context.WithTimeout(ctx, p.Config.ShutdownTimeout/4)
+			p.RunWorker.Close(wctx)
+			cancel()
 		}
 		if p.Views != nil {
 			p.Views.Stop()
@@ -300,6 +376,12 @@ func (p *Platform) Stop(ctx context.Context) {
 // For tests of crash safety.
 func (p *Platform) Kill() {
 	p.stopOnce.Do(func() {
+		if p.stopSweeper != nil {
+			p.stopSweeper()
+		}
+		if p.RunWorker != nil {
+			p.RunWorker.Abort()
+		}
 		if p.stopHandlers != nil {
 			p.stopHandlers()
 		}
