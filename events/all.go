@@ -4,6 +4,7 @@ package events
 func allEvents() [][]Event {
 	return [][]Event{
 		accountEvents(),
+		assistantEvents(), threadEvents(), runEvents(), fileEvents(),
 		agentEvents(), sessionEvents(), embedEvents(),
 	}
 }

@@ -155,14 +155,6 @@ func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filt
 	return ack.Sequence, nil
 }
 
-func encodeEnvelope(env *Envelope) ([]byte, error) {
-	body, err := json.Marshal(env)
-	if err != nil {
-		return nil, fmt.Errorf("encode envelope: %w", err)
-	}
-	return body, nil
-}
-
 func eventName(eventType string) string {
 	_, name := SplitType(eventType)
 	return name
@@ -260,7 +252,8 @@ func (s *Store) readMerged(ctx context.Context, from uint64, fn func(Envelope) e
 
 // Follow yields every event matching the filters from stream sequence `from`, history first and then live, with
 // no gap and no duplicate at the switch (one ordered consumer serves both). It ends when ctx ends or on an error,
-// which it yields.
+// which it yields. Its consumer is deleted when it ends (and would expire soon after a crash), so subscriptions that
+// come and go do not pile consumers up on the server.
 func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter.Seq2[Envelope, error] {
 	return func(yield func(Envelope, error) bool) {
 		cons, err := s.orderedConsumer(ctx, from, filters)
@@ -268,6 +261,7 @@ func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter
 			yield(Envelope{}, err)
 			return
 		}
+		defer s.dropConsumer(cons)
 		it, err := cons.Messages()
 		if err != nil {
 			yield(Envelope{}, fmt.Errorf("follow log: %w", err))
@@ -292,11 +286,27 @@ func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter
 	}
 }
 
+// followerIdle is how long the server keeps a reader's consumer after its reader went away without deleting it.
+const followerIdle = 30 * time.Second
+
+// dropConsumer deletes a reader's consumer (the ordered consumer may have replaced it after a gap: the current one
+// is the one to delete).
+func (s *Store) dropConsumer(cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil || info.Name == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = s.js.DeleteConsumer(ctx, s.names.EventsStream(), info.Name)
+}
+
 func (s *Store) orderedConsumer(ctx context.Context, from uint64, filters []string) (jetstream.Consumer, error) {
 	if len(filters) == 0 {
 		filters = []string{s.names.EventsWildcard()}
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: jetstream.DeliverAllPolicy}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: jetstream.DeliverAllPolicy,
+		InactiveThreshold: followerIdle}
 	if from > 1 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = from

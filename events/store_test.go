@@ -322,3 +322,33 @@ func TestReadStopsAtTheEndOfTheLog(t *testing.T) {
 		t.Fatalf("read did not pass back the callback's error: %v", err)
 	}
 }
+
+func TestFollowLeavesNoConsumerBehind(t *testing.T) {
+	t.Parallel()
+	st, srv := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Append(ctx, events.Ref{Type: "counter", ID: "c1"}, events.Version{}, events.Meta{}, incremented{By: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		fctx, cancel := context.WithCancel(ctx)
+		for _, err := range st.Follow(fctx, 0) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			break // one event is enough: the reader goes away
+		}
+		cancel()
+	}
+	stream, err := srv.JS.Stream(ctx, "EVENTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Consumers != 0 {
+		t.Fatalf("%d consumers left on the stream after 20 followers ended", info.State.Consumers)
+	}
+}

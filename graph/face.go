@@ -52,7 +52,9 @@ type Deps struct {
 	Names  natsx.Names
 	Embeds EmbedURLs
 	Auth   httpapi.Authenticator
-	Logger *slog.Logger
+	// Limiter applies the per-key request rate to websockets, which the HTTP layer lets through unauthenticated.
+	Limiter httpapi.Limiter
+	Logger  *slog.Logger
 	// KeepAlive is the websocket keep-alive interval (default 15s).
 	KeepAlive time.Duration
 }
@@ -109,10 +111,12 @@ const (
 
 // Routes implements httpapi.Face.
 func (f *Face) Routes(r chi.Router) {
-	r.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		req.Body = http.MaxBytesReader(w, req.Body, maxBody)
 		f.srv.ServeHTTP(w, req)
-	}))
+	})
+	r.Post("/", h) // queries and mutations
+	r.Get("/", h)  // websocket upgrades, for subscriptions
 }
 
 // AuthenticatesWebsockets implements httpapi.InitAuthFace: a websocket's key may come in connection_init.
@@ -137,11 +141,11 @@ func (f *Face) initWebsocket(ctx context.Context, payload transport.InitPayload)
 		ctx = transport.AppendCloseReason(ctx, "Forbidden: "+errs.MessageOf(err))
 		return ctx, nil, err
 	}
-	token, ok := auth.BearerToken(payload.Authorization())
-	if !ok {
+	if _, ok := auth.BearerToken(payload.Authorization()); !ok {
 		return refuse(errs.E(errs.Unauthorized, "missing API key: send {\"Authorization\": \"Bearer <key>\"} in connection_init"))
 	}
-	p, err := f.d.Auth.Authenticate(ctx, token)
+	// As for any request of this face: a valid key, no agent token, within the key's request rate.
+	p, err := httpapi.Admit(ctx, f.d.Auth, f.d.Limiter, payload.Authorization(), false)
 	if err != nil {
 		if errs.CodeOf(err) == errs.Internal {
 			f.d.Logger.Error("authenticate websocket", "err", err)

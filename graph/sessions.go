@@ -81,7 +81,7 @@ func (r sessionResolver) Messages(ctx context.Context, obj *generated.Session, f
 	if err != nil {
 		return nil, err
 	}
-	views, err := projections.ListAll[projections.MessageView](ctx, r.d.Views, "sessions", projections.MessagesFilter(v.Account, v.ID))
+	views, err := projections.ListAll[projections.MessageView](ctx, r.d.Views, "sessions", projections.SessionMessagesFilter(v.Account, v.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (r messageResolver) InReplyTo(ctx context.Context, obj *model.Message) (*mo
 	if err != nil {
 		return nil, err
 	}
-	v, ok, err := projections.Get[projections.MessageView](ctx, r.d.Views, "sessions", projections.MessageKey(p.AccountID, obj.SessionID, obj.InReplyToID))
+	v, ok, err := projections.Get[projections.MessageView](ctx, r.d.Views, "sessions", projections.SessionMessageKey(p.AccountID, obj.SessionID, obj.InReplyToID))
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func (r mutationResolver) SendSessionMessage(ctx context.Context, in generated.M
 		}
 		timeout = time.Duration(*timeoutSeconds) * time.Second
 	}
-	nm := commands.NewMessage{Session: in.Session, Text: in.Text, InReplyTo: trimmed(in.InReplyTo)}
+	nm := commands.NewSessionMessage{Session: in.Session, Text: in.Text, InReplyTo: trimmed(in.InReplyTo)}
 	if len(in.Embeds) > 0 {
 		nm.Embeds = make(map[string]commands.EmbedSource, len(in.Embeds))
 		for i, e := range in.Embeds {

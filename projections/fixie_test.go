@@ -50,7 +50,7 @@ func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
 		if _, err := n.Commands.UploadEmbed(ctx, actor, "text/plain", "", strings.NewReader("note of "+who.name)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := n.Commands.PostMessage(ctx, actor, commands.NewMessage{Session: s.ID, Text: "hello",
+		if _, err := n.Commands.PostMessage(ctx, actor, commands.NewSessionMessage{Session: s.ID, Text: "hello",
 			Embeds: map[string]commands.EmbedSource{"a": {URI: "data:,inline"}}}); err != nil {
 			t.Fatal(err)
 		}

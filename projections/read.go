@@ -185,6 +185,7 @@ func (r *Runner) pending(ctx context.Context, st *state, applied uint64) (uint64
 	if err != nil {
 		return 0, fmt.Errorf("count pending events of %s: %w", st.p.Name(), err)
 	}
+	defer r.dropConsumer(cons)
 	return cons.CachedInfo().NumPending, nil
 }
 

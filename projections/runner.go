@@ -204,7 +204,7 @@ func (r *Runner) ensureGenerationBucket(ctx context.Context, name string, gen in
 	if err != nil {
 		return nil, fmt.Errorf("create bucket %s: %w", bucket, err)
 	}
-	return kv, nil
+	return kv, natsx.WaitBucket(ctx, kv)
 }
 
 // dropOldGenerations deletes buckets of generations before the current one (left by a rebuild whose node stopped
@@ -332,7 +332,8 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 	if err := w.learnKeys(ctx); err != nil {
 		return err
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: st.filters, DeliverPolicy: jetstream.DeliverAllPolicy}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: st.filters, DeliverPolicy: jetstream.DeliverAllPolicy,
+		InactiveThreshold: 30 * time.Second}
 	if from > 0 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = from + 1
@@ -341,6 +342,7 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 	if err != nil {
 		return fmt.Errorf("open reader for %s: %w", st.p.Name(), err)
 	}
+	defer r.dropConsumer(cons)
 	if cons.CachedInfo().NumPending == 0 {
 		onBatch(from, 0, 0)
 		if untilCaughtUp {
@@ -437,6 +439,17 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 			return nil
 		}
 	}
+}
+
+// dropConsumer deletes a reader's consumer when the reader is done with it, rather than leave it to expire.
+func (r *Runner) dropConsumer(cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil || info.Name == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = r.cfg.JS.DeleteConsumer(ctx, r.names.EventsStream(), info.Name)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

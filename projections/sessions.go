@@ -54,13 +54,15 @@ func SessionKey(account, id string) string { return account + "." + id }
 // SessionsFilter lists an account's sessions.
 func SessionsFilter(account string) string { return account + ".*" }
 
-// MessageKey is where a message of a session is.
-func MessageKey(account, session, id string) string {
+// SessionMessageKey is where a message of a session is.
+func SessionMessageKey(account, session, id string) string {
 	return "msg." + account + "." + session + "." + id
 }
 
-// MessagesFilter lists the messages of a session.
-func MessagesFilter(account, session string) string { return "msg." + account + "." + session + ".*" }
+// SessionMessagesFilter lists the messages of a session.
+func SessionMessagesFilter(account, session string) string {
+	return "msg." + account + "." + session + ".*"
+}
 
 // Apply implements Projection.
 func (Sessions) Apply(tx *Tx, e events.Envelope) error {
@@ -86,7 +88,7 @@ func (Sessions) Apply(tx *Tx, e events.Envelope) error {
 			return err
 		}
 		for _, id := range s.MessageIDs {
-			if err := tx.Delete(MessageKey(e.Account, e.AggregateID, id)); err != nil {
+			if err := tx.Delete(SessionMessageKey(e.Account, e.AggregateID, id)); err != nil {
 				return err
 			}
 		}
@@ -120,5 +122,5 @@ func addMessage(tx *Tx, e events.Envelope, m MessageView) error {
 	if err != nil {
 		return err
 	}
-	return tx.Put(MessageKey(e.Account, e.AggregateID, m.ID), m)
+	return tx.Put(SessionMessageKey(e.Account, e.AggregateID, m.ID), m)
 }

@@ -185,11 +185,7 @@ func (w *writer) flush(ctx context.Context, lastSeq uint64) error {
 	}
 	for _, key := range w.order {
 		d := w.staged[key]
-		body, err := json.Marshal(d)
-		if err != nil {
-			return fmt.Errorf("encode %s: %w", key, err)
-		}
-		if err := publish(key, body, d); err != nil {
+		if err := publish(key, encodeDoc(d), d); err != nil {
 			return err
 		}
 	}
@@ -250,4 +246,20 @@ func (w *writer) learnKeys(ctx context.Context) error {
 func (w *writer) checkpoint(ctx context.Context) (uint64, error) {
 	c, err := w.load(ctx, checkpointKey)
 	return c.doc.Seq, err
+}
+
+// encodeDoc writes a document's JSON by hand: its value is already JSON (from Tx.Put), and encoding/json would
+// re-validate and compact it on every write.
+func encodeDoc(d doc) []byte {
+	b := make([]byte, 0, 32+len(d.V))
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, d.Seq, 10)
+	if d.Deleted {
+		b = append(b, `,"deleted":true`...)
+	}
+	if len(d.V) > 0 {
+		b = append(b, `,"v":`...)
+		b = append(b, d.V...)
+	}
+	return append(b, '}')
 }

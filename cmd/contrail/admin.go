@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -262,6 +263,21 @@ func newKeysCmd() *cobra.Command {
 	for _, c := range []*cobra.Command{create, list, revoke} {
 		c.Flags().StringVar(&account, "account", "", "another account (admin only)")
 	}
-	cmd.AddCommand(create, list, revoke)
+	rotate := &cobra.Command{Use: "rotate-signing", Short: "Rotate the key that signs agent tokens (admin); the previous key stays published until its tokens expire", Args: cobra.NoArgs}
+	rotateClient := clientFlags(rotate)
+	rotate.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := rotateClient()
+		if err != nil {
+			return err
+		}
+		var rot auth.Rotation
+		if err := c.do(cmd.Context(), "POST", "/admin/signing-keys/rotate", nil, &rot); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "agent tokens are now signed with key %s\nkey %s is retired and stays in the JWKS until %s\nkey %s is published for the next rotation\n",
+			rot.Current, rot.Retired, rot.RetiredUntil.Format(time.RFC3339), rot.Next)
+		return nil
+	}
+	cmd.AddCommand(create, list, revoke, rotate)
 	return cmd
 }

@@ -11,7 +11,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the platform against raw JetStream in the same run"}
-	cmd.AddCommand(newBenchEventsCmd(), newBenchSessionsCmd())
+	cmd.AddCommand(newBenchEventsCmd(), newBenchStartupCmd(), newBenchRunsCmd(), newBenchSessionsCmd())
 	return cmd
 }
 

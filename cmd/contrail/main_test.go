@@ -184,7 +184,13 @@ func TestServeBootstrapsAnAdminAndAnswersHealthAndMetrics(t *testing.T) {
 	if code := n.get(t, "", "/admin/whoami", nil); code != 401 {
 		t.Fatalf("whoami without a key: %d, want 401", code)
 	}
-	resp, err := http.Get(n.url + "/metrics")
+	// Metrics are closed like everything but health, readiness and the JWKS: an admin key reads them.
+	if code := n.get(t, "", "/metrics", nil); code != 401 {
+		t.Fatalf("/metrics without a key: %d, want 401", code)
+	}
+	req, _ := http.NewRequest("GET", n.url+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,6 +292,18 @@ func TestKillNineLosesNothingAcknowledged(t *testing.T) {
 	if len(accts.Accounts) != 16 {
 		t.Fatalf("%d accounts after restart, want 16 (admin + 15)", len(accts.Accounts))
 	}
+	// The projection resumed from its checkpoint: the restarted node applied nothing again.
+	resp, err := http.Get(again.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, line := range strings.Split(string(metrics), "\n") {
+		if strings.HasPrefix(line, `contrail_projection_applied_total{projection="accounts"}`) && !strings.HasSuffix(line, " 0") {
+			t.Fatalf("after the restart the accounts projection re-applied events: %s", line)
+		}
+	}
 }
 
 func TestSIGTERMStopsCleanly(t *testing.T) {
@@ -338,5 +356,33 @@ func TestSampleNATSConfigIsAccepted(t *testing.T) {
 	cmd := exec.Command(binary, "health", "--url", n.url)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "ready") {
 		t.Fatalf("contrail health: %v %s", err, out)
+	}
+}
+
+func TestCLIRotatesTheAgentSigningKey(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, t.TempDir())
+	admin := n.adminKey(t)
+	var before, after struct {
+		Keys []struct {
+			Kid string `json:"kid"`
+		} `json:"keys"`
+	}
+	if code := n.get(t, "", "/.well-known/jwks.json", &before); code != 200 || len(before.Keys) != 2 {
+		t.Fatalf("JWKS without a key: %d %+v", code, before)
+	}
+	out := n.cli(t, admin, "keys", "rotate-signing")
+	if !strings.Contains(out, "now signed with key "+before.Keys[1].Kid) {
+		t.Fatalf("rotate-signing should make the published next key %s current:\n%s", before.Keys[1].Kid, out)
+	}
+	n.get(t, "", "/.well-known/jwks.json", &after)
+	if len(after.Keys) != 3 || after.Keys[0].Kid != before.Keys[0].Kid {
+		t.Fatalf("after a rotation the JWKS should keep the retired key and add a next one: %+v", after)
+	}
+	user := lastLine(n.cli(t, admin, "accounts", "create", "carol"))
+	cmd := exec.Command(binary, "keys", "rotate-signing")
+	cmd.Env = append(os.Environ(), "CONTRAIL_URL="+n.url, "CONTRAIL_API_KEY="+user)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "403") {
+		t.Fatalf("a non-admin rotated the signing key: %v\n%s", err, out)
 	}
 }

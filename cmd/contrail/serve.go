@@ -47,6 +47,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long an Assistants run may take before it expires")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long a clean stop may take")
 	cfg.AdminKey = os.Getenv("CONTRAIL_ADMIN_KEY")
+	cfg.SigningSecret = os.Getenv("CONTRAIL_SIGNING_SECRET") // no flag: a secret does not belong in `ps`
 	cfg.OpenAIBaseURL = os.Getenv("OPENAI_BASE_URL")
 	cfg.OpenAIAPIKey = os.Getenv("OPENAI_API_KEY")
 	cfg.OllamaBaseURL = env("OLLAMA_HOST", "")

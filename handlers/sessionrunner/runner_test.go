@@ -46,7 +46,7 @@ func setup(t *testing.T, fn agents.AgentFunc) (*platformtest.Node, auth.Principa
 
 func post(t *testing.T, n *platformtest.Node, p auth.Principal, session, text string) commands.PostedMessage {
 	t.Helper()
-	m, err := n.Commands.PostMessage(context.Background(), p, commands.NewMessage{Session: session, Text: text})
+	m, err := n.Commands.PostMessage(context.Background(), p, commands.NewSessionMessage{Session: session, Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package adminapi is the /admin face: what the contrail CLI calls on a running server (accounts and keys,
-// projection status and rebuilds, the dead-letter queue). Managing one's own keys is open to every account; the
-// rest needs an admin key.
+// projection status and rebuilds, the dead-letter queue, the rotation of the key that signs agent tokens). Managing
+// one's own keys is open to every account; the rest needs an admin key.
 package adminapi
 
 import (
@@ -32,6 +32,8 @@ type Deps struct {
 	Store    *events.Store
 	Names    natsx.Names
 	Logger   *slog.Logger
+	// Signer signs agent tokens; an admin rotates its key.
+	Signer *auth.Signer
 }
 
 // Face is the /admin face.
@@ -63,6 +65,7 @@ func (f *Face) Routes(r chi.Router) {
 		r.Post("/projections/{name}/rebuild", f.rebuild)
 		r.Get("/dlq", f.listDLQ)
 		r.Post("/dlq/{seq}/redrive", f.redrive)
+		r.Post("/signing-keys/rotate", f.rotateSigningKey)
 	})
 }
 
@@ -264,4 +267,15 @@ func (f *Face) redrive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"redriven": d})
+}
+
+// rotateSigningKey makes the agent-token key published as next the one that signs; the previous key stays in the
+// JWKS until its tokens have expired.
+func (f *Face) rotateSigningKey(w http.ResponseWriter, r *http.Request) {
+	rot, err := f.d.Signer.Rotate(r.Context())
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, rot)
 }

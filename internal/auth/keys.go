@@ -28,12 +28,13 @@ func (k *Keys) Authenticate(ctx context.Context, rawKey string) (Principal, erro
 	if !ok || key.RevokedAt != nil {
 		return Principal{}, errs.E(errs.Unauthorized, "invalid API key")
 	}
-	acct, ok, err := projections.Get[projections.AccountView](ctx, k.views, "accounts", projections.AccountKey(key.AccountID))
+	acct, ok, err := k.account(ctx, key.AccountID)
 	if err != nil {
-		return Principal{}, fmt.Errorf("look up account of key %s: %w", key.ID, err)
+		return Principal{}, fmt.Errorf("key %s: %w", key.ID, err)
 	}
 	if !ok {
 		return Principal{}, errs.E(errs.Unauthorized, "invalid API key")
 	}
-	return Principal{AccountID: acct.ID, KeyID: key.ID, Admin: acct.Admin, Username: acct.Name}, nil
+	return Principal{AccountID: acct.ID, KeyID: key.ID, Admin: acct.Admin, Username: acct.Name,
+		RequestsPerMinute: acct.RequestsPerMinute}, nil
 }

@@ -1,7 +1,3 @@
-// Package auth says who is calling: API keys (hashed, looked up in the accounts read model), the principal that
-// travels in a request's context, and the Ed25519 tokens the platform signs for agents.
-//
-// It must not import the faces.
 package auth
 
 import (
@@ -21,9 +17,18 @@ type Principal struct {
 	Admin bool   `json:"admin,omitempty"`
 	// Username is the account's name, what Fixie's `user { username }` shows.
 	Username string `json:"username,omitempty"`
-	// AgentID is set when an agent calls back with the token the platform gave it.
+	// AgentID is set when an agent calls back with the token the platform gave it. Such a principal acts for the
+	// user (AccountID) but only where a face accepts agent tokens (httpapi.AgentFace), and never as an admin.
 	AgentID string `json:"agent_id,omitempty"`
+	// RequestsPerMinute is the account's per-key request limit as authentication found it (0 = the platform
+	// default). It travels with the principal so that the rate limiter, which runs on every request, needs no
+	// second read of the account.
+	RequestsPerMinute int `json:"-"`
 }
+
+// System reports whether p is the platform itself (the admin bootstrap, handlers): no key and no agent token.
+// Commands let it do what no caller may.
+func (p Principal) System() bool { return p.KeyID == "" && p.AgentID == "" }
 
 // Actor is how the principal is recorded in events.
 func (p Principal) Actor() string {

@@ -134,9 +134,10 @@ func (r *Rig) StoreAppend(ctx context.Context, n int, prefix string) (time.Durat
 
 // RawAsyncPublish pipelines n messages in windows of `window`, with the same headers, one per aggregate.
 func (r *Rig) RawAsyncPublish(ctx context.Context, n, window int) (time.Duration, error) {
+	prefix := "rawa" + events.NewID()[20:] + "-"
 	msgs := make([]*nats.Msg, n)
 	for i := range msgs {
-		msgs[i] = r.rawMessage("bench", "rawa"+strconv.Itoa(i), 1)
+		msgs[i] = r.rawMessage("bench", prefix+strconv.Itoa(i), 1)
 	}
 	start := time.Now()
 	for lo := 0; lo < n; lo += window {
@@ -144,7 +145,7 @@ func (r *Rig) RawAsyncPublish(ctx context.Context, n, window int) (time.Duration
 		futures := make([]jetstream.PubAckFuture, 0, hi-lo)
 		for i := lo; i < hi; i++ {
 			f, err := r.JS.PublishMsgAsync(msgs[i], jetstream.WithMsgID(events.NewID()),
-				jetstream.WithExpectLastSequenceForSubject(0, r.Names.AggregateFilter("bench", "rawa"+strconv.Itoa(i))))
+				jetstream.WithExpectLastSequenceForSubject(0, r.Names.AggregateFilter("bench", prefix+strconv.Itoa(i))))
 			if err != nil {
 				return 0, err
 			}
@@ -165,12 +166,13 @@ func (r *Rig) RawAsyncPublish(ctx context.Context, n, window int) (time.Duration
 
 // StoreAppendBatch appends n events with AppendBatch in windows of `window`, one per aggregate.
 func (r *Rig) StoreAppendBatch(ctx context.Context, n, window int) (time.Duration, error) {
+	prefix := "batch" + events.NewID()[20:] + "-"
 	start := time.Now()
 	for lo := 0; lo < n; lo += window {
 		hi := min(lo+window, n)
 		batch := make([]events.Batch, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			batch = append(batch, events.Batch{Ref: events.Ref{Type: "bench", ID: "batch" + strconv.Itoa(i)},
+			batch = append(batch, events.Batch{Ref: events.Ref{Type: "bench", ID: prefix + strconv.Itoa(i)},
 				Meta: events.Meta{Account: "acct_bench", Actor: "bench"}, Event: benchEvent{Text: r.text, N: i}})
 		}
 		_, errs := r.Store.AppendBatch(ctx, batch)

@@ -82,7 +82,7 @@ type IssuedKey struct {
 // CreateAccount opens an account with its first key. Only an admin may, except for the bootstrap (the system
 // principal, which has no key).
 func (c *Commands) CreateAccount(ctx context.Context, actor auth.Principal, in NewAccount) (IssuedKey, error) {
-	if actor.KeyID != "" && !actor.Admin {
+	if !actor.System() && !actor.Admin {
 		return IssuedKey{}, errs.E(errs.Forbidden, "only an admin account may create accounts")
 	}
 	name := strings.TrimSpace(in.Name)
@@ -178,7 +178,7 @@ func (c *Commands) RevokeKey(ctx context.Context, actor auth.Principal, accountI
 
 // SetLimits changes an account's usage limits. Only an admin may.
 func (c *Commands) SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) error {
-	if actor.KeyID != "" && !actor.Admin {
+	if !actor.System() && !actor.Admin {
 		return errs.E(errs.Forbidden, "only an admin account may change limits")
 	}
 	if dailyQueries < 0 {
@@ -200,7 +200,11 @@ func (c *Commands) SetLimits(ctx context.Context, actor auth.Principal, accountI
 }
 
 func mayManage(actor auth.Principal, accountID string) error {
-	if actor.KeyID == "" || actor.Admin || actor.AccountID == accountID {
+	if actor.AgentID != "" {
+		// An agent acts for its user only where the user sent it; keys are not among those things.
+		return errs.E(errs.Forbidden, "agents cannot manage API keys")
+	}
+	if actor.System() || actor.Admin || actor.AccountID == accountID {
 		return nil
 	}
 	// Another account's existence is not revealed.

@@ -3,10 +3,9 @@ package commands
 import (
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/agents"
+	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -18,7 +17,9 @@ type Commands struct {
 	readWait time.Duration
 	agents   *agents.Registry
 	queries  QueryCounter
-	blobs    jetstream.ObjectStore
+	blobs    *blobs.Store
+	// runTimeout is how long an Assistants run may take before the sweeper expires it.
+	runTimeout time.Duration
 }
 
 // Config wires Commands.
@@ -31,14 +32,19 @@ type Config struct {
 	Agents *agents.Registry
 	// Queries counts posted messages against the account's daily quota (default: Unlimited).
 	Queries QueryCounter
-	// Blobs is the object store that holds embeds.
-	Blobs jetstream.ObjectStore
+	// Blobs holds the bytes of uploaded files and embeds.
+	Blobs *blobs.Store
+	// RunTimeout sets an Assistants run's expires_at after its creation (default 10m).
+	RunTimeout time.Duration
 }
 
 // New returns the command side.
 func New(cfg Config) *Commands {
 	if cfg.ReadWait == 0 {
 		cfg.ReadWait = 5 * time.Second
+	}
+	if cfg.RunTimeout == 0 {
+		cfg.RunTimeout = 10 * time.Minute
 	}
 	if cfg.Queries == nil {
 		cfg.Queries = Unlimited{Views: cfg.Views}
@@ -47,7 +53,7 @@ func New(cfg Config) *Commands {
 		cfg.Agents = agents.NewRegistry(cfg.Store)
 	}
 	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait, agents: cfg.Agents,
-		queries: cfg.Queries, blobs: cfg.Blobs}
+		queries: cfg.Queries, blobs: cfg.Blobs, runTimeout: cfg.RunTimeout}
 }
 
 // Store is the log the commands append to.

@@ -12,10 +12,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -76,12 +75,15 @@ func (c *Commands) UploadEmbed(ctx context.Context, actor auth.Principal, conten
 	sum := sha256.Sum256(data)
 	hash := "sha256:" + hex.EncodeToString(sum[:])
 	object := "embeds/sha256-" + hex.EncodeToString(sum[:])
-	if _, err := c.blobs.GetInfo(ctx, object); errors.Is(err, jetstream.ErrObjectNotFound) {
-		if _, err := c.blobs.Put(ctx, jetstream.ObjectMeta{Name: object, Description: mt}, bytes.NewReader(data)); err != nil {
-			return projections.EmbedView{}, fmt.Errorf("store embed %s: %w", object, err)
+	// The bytes are stored once under their hash: an upload of bytes already there stores nothing.
+	if r, _, err := c.blobs.Get(ctx, object); err == nil {
+		_ = r.Close()
+	} else if errors.Is(err, blobs.ErrNotFound) {
+		if _, err := c.blobs.Put(ctx, object, mt, bytes.NewReader(data)); err != nil {
+			return projections.EmbedView{}, fmt.Errorf("store embed: %w", err)
 		}
-	} else if err != nil {
-		return projections.EmbedView{}, fmt.Errorf("look up embed %s: %w", object, err)
+	} else {
+		return projections.EmbedView{}, fmt.Errorf("look up embed bytes: %w", err)
 	}
 	id := embedID(actor.AccountID, hash, contentType)
 	meta := actor.Meta()
@@ -143,7 +145,7 @@ func (c *Commands) OpenEmbed(ctx context.Context, e Embed) (io.ReadCloser, error
 	if c.blobs == nil {
 		return nil, errors.New("open embed: no object store configured")
 	}
-	r, err := c.blobs.Get(ctx, e.Object)
+	r, _, err := c.blobs.Get(ctx, e.Object)
 	if err != nil {
 		return nil, fmt.Errorf("open embed %s: %w", e.ID, err)
 	}

@@ -301,8 +301,8 @@ type EmbedSource struct {
 	ContentType string
 }
 
-// NewMessage is what posting a message takes.
-type NewMessage struct {
+// NewSessionMessage is what posting a message to a session takes.
+type NewSessionMessage struct {
 	Session   string
 	Text      string
 	Embeds    map[string]EmbedSource
@@ -318,7 +318,7 @@ type PostedMessage struct {
 
 // PostMessage adds a user's query to a session of the caller's account, counting it against the daily quota.
 // The session runner answers it.
-func (c *Commands) PostMessage(ctx context.Context, actor auth.Principal, in NewMessage) (PostedMessage, error) {
+func (c *Commands) PostMessage(ctx context.Context, actor auth.Principal, in NewSessionMessage) (PostedMessage, error) {
 	if strings.TrimSpace(in.Session) == "" {
 		return PostedMessage{}, errs.Missing("session")
 	}
@@ -557,17 +557,4 @@ func (c *Commands) RecordStep(ctx context.Context, cause events.Envelope, agent 
 		return fmt.Errorf("record step %s: %w", label, err)
 	}
 	return nil
-}
-
-// validID reports whether id can name an aggregate; anything else is simply not found.
-func validID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
 }

@@ -35,6 +35,9 @@ type Config struct {
 	NodeName string
 	// AdminKey, when set, is the admin account's key (CONTRAIL_ADMIN_KEY).
 	AdminKey string
+	// SigningSecret, when set, seals the private keys that sign agent tokens where they are stored (NATS KV).
+	// Every node of a deployment needs the same one (CONTRAIL_SIGNING_SECRET).
+	SigningSecret string
 	// LogFormat is "text" or "json"; "" = text on a terminal, JSON otherwise.
 	LogFormat string
 	LogLevel  string

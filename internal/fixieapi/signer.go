@@ -26,6 +26,11 @@ const secretBucket = "fixie_secrets"
 // secretKey is the KV key of the embed URL signing secret.
 const secretKey = "embed-url-hmac"
 
+// SecretsBucketSpec is the bucket of the embed URL signing secret; the platform provisions it.
+func SecretsBucketSpec() natsx.BucketSpec {
+	return natsx.BucketSpec{Name: secretBucket, Description: "Contrail: the secret that signs embed URLs"}
+}
+
 // DefaultURLTTL is how long a signed embed URL works.
 const DefaultURLTTL = time.Hour
 
@@ -59,9 +64,6 @@ func (s *Signer) key(ctx context.Context) ([]byte, error) {
 	defer s.mu.Unlock()
 	if s.secret != nil {
 		return s.secret, nil
-	}
-	if err := natsx.EnsureBucket(ctx, s.js, s.layout, natsx.BucketSpec{Name: secretBucket, Description: "Contrail signing secrets of the Fixie face"}); err != nil {
-		return nil, err
 	}
 	kv, err := s.js.KeyValue(ctx, s.layout.Names.Bucket(secretBucket))
 	if err != nil {

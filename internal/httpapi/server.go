@@ -40,6 +40,18 @@ type InitAuthFace interface {
 	AuthenticatesWebsockets()
 }
 
+// AgentFace is a face that agents may call with the token the platform gave them (user storage, agent-to-agent
+// calls). Every other face refuses a principal that carries an AgentID with 403: an agent acts for its user only
+// where the platform means it to.
+type AgentFace interface {
+	AcceptsAgentTokens()
+}
+
+// KeySet publishes the public keys agents verify the platform's tokens with.
+type KeySet interface {
+	JWKS(ctx context.Context) (auth.JWKS, error)
+}
+
 // Authenticator turns an API key or an agent token into a principal.
 type Authenticator interface {
 	Authenticate(ctx context.Context, bearer string) (auth.Principal, error)
@@ -54,6 +66,8 @@ type Limiter interface {
 type Config struct {
 	Auth    Authenticator
 	Limiter Limiter
+	// KeySet, when set, is served at /.well-known/jwks.json, open to all.
+	KeySet  KeySet
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
 	// Ready says whether the node can serve: nil when ready, or what is missing.
@@ -80,8 +94,25 @@ func New(cfg Config) chi.Router {
 		}
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
+	if cfg.KeySet != nil {
+		r.Get("/.well-known/jwks.json", func(w http.ResponseWriter, req *http.Request) {
+			set, err := cfg.KeySet.JWKS(req.Context())
+			if err != nil {
+				WriteError(cfg.Logger, w, req, err)
+				return
+			}
+			// Agents refetch when a token names a key they lack, and the key that signs after a rotation is
+			// published a rotation ahead, so a few minutes of caching never hides a key in use.
+			w.Header().Set("Cache-Control", "public, max-age=300")
+			WriteJSON(w, http.StatusOK, set)
+		})
+	}
 	if cfg.Metrics != nil {
-		r.Handle("/metrics", promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
+		// Metrics describe the whole platform: only an admin key reads them (Prometheus sends it as a bearer
+		// token).
+		metrics := &restFace{logger: cfg.Logger}
+		r.With(authenticate(cfg.Auth, nil, metrics, false), adminOnly(metrics)).
+			Method(http.MethodGet, "/metrics", promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	}
 	for _, f := range cfg.Faces {
 		if of, ok := f.(OpenFace); ok {
@@ -96,45 +127,88 @@ func New(cfg Config) chi.Router {
 		})
 	}
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		// Faces may nest (/api and /api/userstorage): the longest matching prefix answers.
+		var owner Face
 		for _, f := range cfg.Faces {
 			if strings.HasPrefix(req.URL.Path, f.Prefix()+"/") || req.URL.Path == f.Prefix() {
-				f.WriteError(w, req, errs.E(errs.NotFound, "no route %s %s", req.Method, req.URL.Path))
-				return
+				if owner == nil || len(f.Prefix()) > len(owner.Prefix()) {
+					owner = f
+				}
 			}
+		}
+		if owner != nil {
+			owner.WriteError(w, req, errs.E(errs.NotFound, "no route %s %s", req.Method, req.URL.Path))
+			return
 		}
 		WriteJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no route " + req.Method + " " + req.URL.Path}})
 	})
 	return r
 }
 
-// authenticate requires a valid key on every route of a face, answering 401 in the face's shape.
+// restFace answers errors of the root's own guarded endpoints in Contrail's REST shape.
+type restFace struct{ logger *slog.Logger }
+
+func (f *restFace) Prefix() string    { return "" }
+func (f *restFace) Routes(chi.Router) {}
+func (f *restFace) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	WriteError(f.logger, w, r, err)
+}
+
+func adminOnly(f Face) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if p, _ := auth.From(r.Context()); !p.Admin {
+				f.WriteError(w, r, errs.E(errs.Forbidden, "this needs an admin key"))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// authenticate requires a valid key on every route of a face, answering 401 in the face's shape (see Admit).
 func authenticate(a Authenticator, lim Limiter, f Face, initAuth bool) func(http.Handler) http.Handler {
+	_, agents := f.(AgentFace)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			header := r.Header.Get("Authorization")
 			if header == "" && initAuth && isWebsocketUpgrade(r) {
-				next.ServeHTTP(w, r) // the face reads the key from connection_init
+				next.ServeHTTP(w, r) // the face reads the key from connection_init and calls Admit itself
 				return
 			}
-			token, ok := auth.BearerToken(header)
-			if !ok {
-				f.WriteError(w, r, errs.E(errs.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>'"))
-				return
-			}
-			p, err := a.Authenticate(r.Context(), token)
+			p, err := Admit(r.Context(), a, lim, header, agents)
 			if err != nil {
 				f.WriteError(w, r, err)
 				return
 			}
-			if lim != nil {
-				if err := lim.AllowRequest(r.Context(), p); err != nil {
-					f.WriteError(w, r, err)
-					return
-				}
-			}
 			next.ServeHTTP(w, r.WithContext(auth.With(r.Context(), p)))
 		})
 	}
+}
+
+// Admit decides whether a request may proceed, given its Authorization value ("Bearer <key or agent token>"):
+// the credential must authenticate (errs.Unauthorized otherwise); a principal that is an agent is refused
+// (errs.Forbidden) unless agentsAllowed; and the limiter must let the request through (errs.RateLimited, with
+// a Retry-After). Faces run it on every request through their prefix; a face that authenticates websockets
+// from their first message (InitAuthFace) calls it with the payload's Authorization value.
+func Admit(ctx context.Context, a Authenticator, lim Limiter, authorization string, agentsAllowed bool) (auth.Principal, error) {
+	token, ok := auth.BearerToken(authorization)
+	if !ok {
+		return auth.Principal{}, errs.E(errs.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>'")
+	}
+	p, err := a.Authenticate(ctx, token)
+	if err != nil {
+		return auth.Principal{}, err
+	}
+	if p.AgentID != "" && !agentsAllowed {
+		return auth.Principal{}, errs.E(errs.Forbidden, "an agent token can only call the platform's agent endpoints (user storage); use an API key")
+	}
+	if lim != nil {
+		if err := lim.AllowRequest(ctx, p); err != nil {
+			return auth.Principal{}, err
+		}
+	}
+	return p, nil
 }
 
 func isWebsocketUpgrade(r *http.Request) bool {

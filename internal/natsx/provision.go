@@ -132,7 +132,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 			return fmt.Errorf("create stream %s: %w", want.Name, err)
 		}
 		logger.Info("created stream", "stream", want.Name, "replicas", want.Replicas)
-		return nil
+		return waitStream(ctx, js, want.Name)
 	}
 	if err != nil {
 		return fmt.Errorf("look up stream %s: %w", want.Name, err)
@@ -180,7 +180,7 @@ func EnsureBucket(ctx context.Context, js jetstream.JetStream, l Layout, b Bucke
 	if history == 0 {
 		history = 1
 	}
-	_, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:         name,
 		Description:    b.Description,
 		History:        history,
@@ -190,10 +190,47 @@ func EnsureBucket(ctx context.Context, js jetstream.JetStream, l Layout, b Bucke
 		Replicas:       l.Replicas,
 		LimitMarkerTTL: limitMarker(b),
 	})
-	if err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("create bucket %s: %w", name, err)
 	}
-	return nil
+	return WaitBucket(ctx, kv)
+}
+
+// WaitBucket waits until a new bucket answers reads. On a cluster, a replicated bucket exists before its stream has
+// elected a leader, and reads in between find "no responders".
+func WaitBucket(ctx context.Context, kv jetstream.KeyValue) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, err := kv.Get(ctx, "_ready")
+		if err == nil || errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("bucket %s not answering: %w", kv.Bucket(), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitStream waits until a new stream has a leader (on a cluster, it answers only then).
+func waitStream(ctx context.Context, js jetstream.JetStream, name string) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s, err := js.Stream(ctx, name)
+		if err == nil {
+			info := s.CachedInfo()
+			if info.Cluster == nil || info.Cluster.Leader != "" {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("stream %s has no leader: %v", name, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // limitMarker enables per-key TTLs; the server requires a marker TTL for that.

@@ -19,16 +19,22 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/handlers/runworker"
+	"github.com/contrailhq/contrail/handlers/sweeper"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/fixieapi"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/lease"
+	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/userstorage"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -45,13 +51,26 @@ type Platform struct {
 	Views    *projections.Runner
 	Commands *commands.Commands
 	Keys     *auth.Keys
-	Handlers *runtime.Runtime
-	// Models routes model strings to providers; Agents resolves agents to what answers them; EmbedURLs signs
-	// embed URLs.
-	Models    *llm.Router
-	Agents    *agents.Registry
+	// Signer issues the tokens agents receive and verifies them when agents call back.
+	Signer *auth.Signer
+	// Auth authenticates every request: API keys and agent tokens.
+	Auth *auth.Authenticator
+	// Limits counts requests per key and queries per account; faces call CountQuery once per user query.
+	Limits      *limits.Limits
+	UserStorage *userstorage.Store
+	Handlers    *runtime.Runtime
+	Router      chi.Router
+	// Models resolves model strings to providers (openai when configured, offline always).
+	Models *llm.Router
+	// Agents resolves agents to what answers them (built-ins, and the kinds plugged into it).
+	Agents *agents.Registry
+	// EmbedURLs signs the URLs of embeds.
 	EmbedURLs *fixieapi.Signer
-	Router    chi.Router
+	// Blobs holds uploaded files.
+	Blobs *blobs.Store
+	// RunWorker drives Assistants runs; Sweeper expires them and re-drives those nobody drives.
+	RunWorker *runworker.Worker
+	Sweeper   *sweeper.Sweeper
 	// Now is the platform's clock (tests inject one).
 	Now func() time.Time
 
@@ -59,6 +78,8 @@ type Platform struct {
 	handlersDone  chan error
 	stopHandlers  context.CancelFunc
 	stopOnce      sync.Once
+	stopSweeper   context.CancelFunc
+	sweeperDone   chan struct{}
 }
 
 // Options are what tests may change beyond the config.
@@ -67,6 +88,8 @@ type Options struct {
 	Now    func() time.Time
 	// RetryInterval shortens handler retries in tests.
 	RetryInterval time.Duration
+	// ExtraHandlers run beside the platform's own (tests of the handler runtime through a whole node).
+	ExtraHandlers []runtime.Handler
 }
 
 // Start brings a node up: it returns once the node can serve requests.
@@ -102,7 +125,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if replicas == 0 {
 		replicas = natsx.AutoReplicas(p.NC)
 	}
-	p.Layout = natsx.Layout{Names: names, Replicas: replicas, DuplicateWindow: 10 * time.Minute}
+	p.Layout = natsx.Layout{Names: names, Replicas: replicas, DuplicateWindow: 10 * time.Minute, Buckets: buckets()}
 	if err := natsx.Provision(ctx, p.JS, p.Layout, logger); err != nil {
 		return nil, fmt.Errorf("provision streams and buckets: %w", err)
 	}
@@ -115,30 +138,64 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.Views.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start projections: %w", err)
 	}
-	if err := p.assembleAgents(ctx); err != nil {
+	if p.Models, err = newModels(cfg, logger); err != nil {
 		return nil, err
 	}
-	blobs, err := p.JS.ObjectStore(ctx, names.ObjectStore())
-	if err != nil {
-		return nil, fmt.Errorf("open object store: %w", err)
+	if p.Blobs, err = blobs.Open(ctx, p.JS, names); err != nil {
+		return nil, err
 	}
-	// Queries are not counted until the security issue's limits package is merged (commands.Unlimited).
-	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Agents: p.Agents, Blobs: blobs})
+	p.assembleAgents()
 	p.Keys = auth.NewKeys(p.Views)
+	// Commands count queries against the limits, so security opens first.
+	if err := p.openSecurity(ctx); err != nil {
+		return nil, err
+	}
+	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
+		Agents: p.Agents, Queries: p.Limits})
 	if err := p.bootstrapAdmin(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.startRuns(ctx); err != nil {
 		return nil, err
 	}
 	if err := p.startHandlers(opts); err != nil {
 		return nil, err
 	}
+	p.startSweeper()
 	p.Router = httpapi.New(httpapi.Config{
-		Auth:    p.Keys,
+		Auth:    p.Auth,
+		Limiter: p.Limits,
+		KeySet:  p.Signer,
 		Metrics: p.Metrics,
 		Logger:  logger.With("component", "http"),
 		Ready:   p.Ready,
 		Faces:   p.faces(),
 	})
 	return p, nil
+}
+
+// openSecurity opens what authenticates and limits requests: the agent-token signer (its key set is created on
+// the first start of the deployment), the authenticator, the usage limits and user storage.
+func (p *Platform) openSecurity(ctx context.Context) error {
+	kv, err := p.JS.KeyValue(ctx, p.Layout.Names.Bucket(auth.SigningBucket))
+	if err != nil {
+		return fmt.Errorf("open signing key bucket: %w", err)
+	}
+	public := p.Config.Public()
+	p.Signer, err = auth.OpenSigner(ctx, auth.SignerConfig{KV: kv, Secret: p.Config.SigningSecret, Audience: public,
+		Now: p.Now, Logger: p.Logger.With("component", "signer")})
+	if err != nil {
+		return err
+	}
+	// Agents call back with the token they were given: the platform's audience, or the one Fixie SDK agents
+	// insist on. Both are audiences only this platform's keys sign for.
+	p.Auth = auth.NewAuthenticator(p.Keys, p.Signer, public, auth.FixieAudience)
+	p.Limits, err = limits.Open(ctx, limits.Config{JS: p.JS, Names: p.Layout.Names, Views: p.Views, Now: p.Now})
+	if err != nil {
+		return err
+	}
+	p.UserStorage, err = userstorage.Open(ctx, p.JS, p.Layout.Names)
+	return err
 }
 
 func (p *Platform) connect(ctx context.Context) error {
@@ -193,7 +250,7 @@ func (p *Platform) startHandlers(opts Options) error {
 	if err != nil {
 		return err
 	}
-	for _, h := range p.handlers() {
+	for _, h := range append(p.handlers(), opts.ExtraHandlers...) {
 		if err := rt.Add(h); err != nil {
 			return err
 		}
@@ -217,6 +274,48 @@ func (p *Platform) startHandlers(opts Options) error {
 	case <-time.After(30 * time.Second):
 		return errors.New("start handlers: not running after 30s")
 	}
+}
+
+// runLocksBucket holds the lock of each run a worker drives; its TTL is the lease time.
+const runLocksBucket = "run_locks"
+
+// startRuns prepares the Assistants run worker and the timeout sweeper (the sweeper starts after the handlers).
+func (p *Platform) startRuns(ctx context.Context) error {
+	ttl := p.Config.LeaseTTL
+	for _, b := range []natsx.BucketSpec{
+		{Name: lease.Bucket, Description: "Leases of jobs one node runs at a time", TTL: ttl},
+		{Name: runLocksBucket, Description: "Which node drives each Assistants run", TTL: ttl},
+	} {
+		if err := natsx.EnsureBucket(ctx, p.JS, p.Layout, b); err != nil {
+			return err
+		}
+	}
+	locks, err := p.JS.KeyValue(ctx, p.Layout.Names.Bucket(runLocksBucket))
+	if err != nil {
+		return fmt.Errorf("open run locks: %w", err)
+	}
+	leases, err := p.JS.KeyValue(ctx, p.Layout.Names.Bucket(lease.Bucket))
+	if err != nil {
+		return fmt.Errorf("open leases: %w", err)
+	}
+	p.RunWorker = runworker.New(runworker.Config{
+		Commands: p.Commands, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
+		Holder: p.Config.NodeName, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
+	})
+	p.Sweeper = sweeper.New(sweeper.Config{
+		Commands: p.Commands, Views: p.Views, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
+		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),
+	})
+	return nil
+}
+
+func (p *Platform) startSweeper() {
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stopSweeper, p.sweeperDone = cancel, make(chan struct{})
+	go func() {
+		defer close(p.sweeperDone)
+		p.Sweeper.Run(ctx)
+	}()
 }
 
 // Handler is the node's HTTP handler.
@@ -248,6 +347,10 @@ func (p *Platform) Ready(ctx context.Context) error {
 // projections stop, the connection drains, and the embedded server shuts down.
 func (p *Platform) Stop(ctx context.Context) {
 	p.stopOnce.Do(func() {
+		if p.stopSweeper != nil {
+			p.stopSweeper()
+			<-p.sweeperDone
+		}
 		if p.stopHandlers != nil {
 			p.stopHandlers()
 			select {
@@ -257,6 +360,12 @@ func (p *Platform) Stop(ctx context.Context) {
 				}
 			case <-ctx.Done():
 			}
+		}
+		if p.RunWorker != nil {
+			// Runs in the middle of a turn get a few seconds to finish it; the rest are taken over elsewhere.
+			wctx, cancel := context.WithTimeout(ctx, p.Config.ShutdownTimeout/4)
+			p.RunWorker.Close(wctx)
+			cancel()
 		}
 		if p.Views != nil {
 			p.Views.Stop()
@@ -276,6 +385,12 @@ func (p *Platform) Stop(ctx context.Context) {
 // For tests of crash safety.
 func (p *Platform) Kill() {
 	p.stopOnce.Do(func() {
+		if p.stopSweeper != nil {
+			p.stopSweeper()
+		}
+		if p.RunWorker != nil {
+			p.RunWorker.Abort()
+		}
 		if p.stopHandlers != nil {
 			p.stopHandlers()
 		}

@@ -6,7 +6,10 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,32 +81,39 @@ type Cluster struct {
 	Opts    []*server.Options
 }
 
-// StartCluster runs a three-node JetStream cluster on free loopback ports and waits for a meta leader.
+// StartCluster runs a three-node JetStream cluster on loopback and waits for a meta leader. Ports are chosen by
+// the kernel: the first node is the seed, the others route to it and learn of each other from it, so tests running
+// at once in other processes cannot take a port between a check and a bind. The cluster's name is unique, so two
+// test clusters can never join.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
 	const n = 3
-	clusterPorts := freePorts(t, n)
-	clientPorts := freePorts(t, n)
-	routes := ""
-	for i, p := range clusterPorts {
-		if i > 0 {
-			routes += ","
-		}
-		routes += fmt.Sprintf("nats-route://127.0.0.1:%d", p)
-	}
 	c := &Cluster{}
+	t.Cleanup(c.Shutdown)
 	base := t.TempDir()
+	name := "contrail-test-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	if len(name) > 60 {
+		name = name[:60]
+	}
+	name += fmt.Sprintf("-%d", time.Now().UnixNano()%1_000_000)
+	// JetStream refuses to cluster without configured routes, so the seed's route port is chosen up front (the only
+	// port taken by check-then-bind) and every node, the seed included, routes to it.
+	seed := fmt.Sprintf("nats-route://127.0.0.1:%d", freePort(t))
 	for i := 0; i < n; i++ {
 		opts := &server.Options{
 			ServerName: fmt.Sprintf("n%d", i+1),
 			Host:       "127.0.0.1",
-			Port:       clientPorts[i],
+			Port:       server.RANDOM_PORT,
 			JetStream:  true,
 			StoreDir:   filepath.Join(base, fmt.Sprintf("n%d", i+1)),
-			Cluster:    server.ClusterOpts{Name: "contrail-test", Host: "127.0.0.1", Port: clusterPorts[i]},
-			Routes:     server.RoutesFromStr(routes),
+			Cluster:    server.ClusterOpts{Name: name, Host: "127.0.0.1", Port: server.RANDOM_PORT},
 			NoSigs:     true,
 			NoLog:      true,
+		}
+		opts.Routes = server.RoutesFromStr(seed)
+		if i == 0 {
+			u, _ := url.Parse(seed)
+			opts.Cluster.Port, _ = strconv.Atoi(u.Port())
 		}
 		ns, err := server.NewServer(opts)
 		if err != nil {
@@ -113,23 +123,34 @@ func StartCluster(t testing.TB) *Cluster {
 		c.Servers = append(c.Servers, ns)
 		c.Opts = append(c.Opts, opts)
 	}
-	t.Cleanup(c.Shutdown)
 	for _, ns := range c.Servers {
-		if !ns.ReadyForConnections(10 * time.Second) {
+		if !ns.ReadyForConnections(20 * time.Second) {
 			t.Fatalf("cluster node %s not ready", ns.Name())
 		}
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
+		peers := 0
 		for _, ns := range c.Servers {
-			if ns.JetStreamIsLeader() {
-				c.waitJetStream(t)
-				return c
+			if ns.NumRoutes() >= n-1 {
+				peers++
 			}
+		}
+		ready := false
+		for _, ns := range c.Servers {
+			// The meta leader must know every JetStream peer, or an R3 stream finds "no suitable peers".
+			ready = ready || (ns.JetStreamIsLeader() && len(ns.JetStreamClusterPeers()) == n)
+		}
+		for _, ns := range c.Servers {
+			ready = ready && ns.JetStreamIsCurrent()
+		}
+		if peers == n && ready {
+			c.waitJetStream(t)
+			return c
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("cluster elected no JetStream meta leader in 20s")
+	t.Fatal("cluster did not form with a JetStream meta leader in 30s")
 	return nil
 }
 
@@ -178,21 +199,12 @@ func (c *Cluster) Shutdown() {
 	}
 }
 
-// freePorts finds ports below 32768: nats-server's own tests avoid the kernel's ephemeral range so that an
-// outgoing connection cannot take a port between the check and the bind.
-func freePorts(t testing.TB, n int) []int {
+func freePort(t testing.TB) int {
 	t.Helper()
-	var out []int
-	for p := 20000 + int(time.Now().UnixNano()%8000); len(out) < n && p < 32700; p++ {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		out = append(out, p)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(out) < n {
-		t.Fatal("no free loopback ports")
-	}
-	return out
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

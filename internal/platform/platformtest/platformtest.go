@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
@@ -43,6 +44,11 @@ func WithConfig(f func(*config.Config)) Option {
 // WithClock injects the platform's clock.
 func WithClock(now func() time.Time) Option {
 	return func(_ *config.Config, o *platform.Options) { o.Now = now }
+}
+
+// WithHandlers runs extra handlers on the node.
+func WithHandlers(hs ...runtime.Handler) Option {
+	return func(_ *config.Config, o *platform.Options) { o.ExtraHandlers = append(o.ExtraHandlers, hs...) }
 }
 
 // WithDataDir starts the node on an existing data dir (to restart after a crash).

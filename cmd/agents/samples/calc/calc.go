@@ -1,0 +1,54 @@
+// Package calc is a sample Code Shot agent that does arithmetic: its one func, calc, evaluates an expression with
+// a small hand-written parser (no code is ever executed).
+package calc
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/contrailhq/contrail/internal/agentproto"
+	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
+	"github.com/contrailhq/contrail/internal/codeshot"
+)
+
+// BasePrompt and FewShots teach the model to hand arithmetic to Func[calc].
+const (
+	BasePrompt = "I am a calculator. I turn a question about numbers into an arithmetic expression and let Func[calc] work it out."
+	FewShots   = `Q: What is 12 times 7?
+Ask Func[calc]: 12 * 7
+Func[calc] says: 84
+A: 12 times 7 is 84.
+
+Q: What is the square root of 2 divided by 4?
+Ask Func[calc]: sqrt(2) / 4
+Func[calc] says: 0.353553390593
+A: The square root of 2 divided by 4 is 0.353553390593.
+
+Q: How much is 2 to the power of 10, minus 24?
+Ask Func[calc]: 2 ^ 10 - 24
+Func[calc] says: 1000
+A: 2 to the power of 10, minus 24, is 1000.`
+)
+
+// Agent returns the calculator agent.
+func Agent() agentkit.Agent {
+	return agentkit.Agent{
+		BasePrompt: BasePrompt,
+		FewShots:   codeshot.Split(FewShots),
+		Funcs:      map[string]agentkit.Func{"calc": calc},
+	}
+}
+
+// Handler serves the agent.
+func Handler(opts ...agentkit.Option) (http.Handler, error) { return agentkit.New(Agent(), opts...) }
+
+func calc(_ context.Context, c agentkit.Call) (agentproto.Message, error) {
+	// Models like to end an expression with "=" or "?"; neither changes what it means.
+	expr := strings.TrimRight(strings.TrimSpace(c.Message.Text), "=? ")
+	v, err := Eval(expr)
+	if err != nil {
+		return agentproto.Message{}, agentkit.BadInput("cannot calculate %q: %v", expr, err)
+	}
+	return agentproto.Message{Text: Format(v)}, nil
+}

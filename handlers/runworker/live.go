@@ -1,0 +1,69 @@
+package runworker
+
+import (
+	"encoding/json"
+	"log/slog"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/runlive"
+)
+
+// publisher turns a turn's streamed answer into live frames on the thread's live subject. Publishing is fire and
+// forget: a frame nobody hears is lost, and the log carries the whole answer anyway.
+type publisher struct {
+	nc      *nats.Conn
+	subject string
+	run     *commands.ThreadRun
+	turn    string
+	after   uint64
+	at      int64
+	logger  *slog.Logger
+
+	textSent     int
+	announcedMsg bool
+	announcedStp bool
+	args         map[int]int
+	callIDs      map[int]string
+}
+
+func (p *publisher) delta(d llm.Delta) {
+	switch {
+	case d.Text != "":
+		if !p.announcedMsg {
+			p.announcedMsg = true
+			p.publish(runlive.Frame{Kind: runlive.KindMessage, StepID: commands.TurnMessageStepID(p.turn),
+				MessageID: commands.TurnMessageID(p.turn)})
+		}
+		p.publish(runlive.Frame{Kind: runlive.KindText, MessageID: commands.TurnMessageID(p.turn), Offset: p.textSent, Text: d.Text})
+		p.textSent += len(d.Text)
+	case d.ToolCall != nil:
+		step := commands.TurnToolStepID(p.turn)
+		if !p.announcedStp {
+			p.announcedStp = true
+			p.args, p.callIDs = map[int]int{}, map[int]string{}
+			p.publish(runlive.Frame{Kind: runlive.KindToolStep, StepID: step})
+		}
+		c := d.ToolCall
+		fr := runlive.Frame{Kind: runlive.KindTool, StepID: step, Index: c.Index, Offset: p.args[c.Index], Text: c.Arguments}
+		if _, seen := p.callIDs[c.Index]; !seen {
+			p.callIDs[c.Index] = callID(p.turn, c.Index, c.ID)
+			fr.CallID, fr.Name = p.callIDs[c.Index], c.Name
+		}
+		p.args[c.Index] += len(c.Arguments)
+		p.publish(fr)
+	}
+}
+
+func (p *publisher) publish(fr runlive.Frame) {
+	fr.RunID, fr.After, fr.At, fr.AssistantID = p.run.RunID, p.after, p.at, p.run.AssistantID
+	b, err := json.Marshal(fr)
+	if err != nil {
+		return
+	}
+	if err := p.nc.Publish(p.subject, b); err != nil {
+		p.logger.Debug("run worker: publish live frame", "err", err)
+	}
+}

@@ -1,0 +1,351 @@
+// Package runworker is the run worker of the Assistants API (seed 003's worker queue for run objects): it drives
+// each run from queued through its turns (a model call each, recorded as steps and messages) to requires_action or
+// an end, and finishes cancellations.
+//
+// One worker drives a run at a time across every node: a driver holds the run's lock (a key that expires in a KV
+// bucket) and, holding it, goes on until the run needs nothing more; whoever fails to take the lock leaves the run
+// to the holder, who looks at the run again after letting go. Everything a driver records is decided on the thread
+// aggregate with optimistic concurrency and derived IDs (see commands/turns.go), so a run can be driven again from
+// any point after a crash. The handler acknowledges an event once a driver has the run, so after a crash it is the
+// timeout sweeper that hands a run left active with no driver to a worker again (and expires it if nobody can
+// finish it in time).
+//
+// It imports events, commands, projections (for the run an event names), llm and runlive; never a face.
+package runworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// Config wires a Worker.
+type Config struct {
+	Commands *commands.Commands
+	// Models answers the turns: the router, which resolves each run's model.
+	Models llm.Provider
+	// Locks is the KV bucket of run locks; its TTL is how long a dead worker keeps a run.
+	Locks   jetstream.KeyValue
+	LockTTL time.Duration
+	// NC publishes the live frames of a turn on the thread's live subject.
+	NC    *nats.Conn
+	Names natsx.Names
+	// Holder names this node in locks.
+	Holder string
+	// MaxRuns bounds the runs this node drives at once (default 64); past it the handler waits for a slot.
+	MaxRuns int
+	Now     func() time.Time
+	Logger  *slog.Logger
+}
+
+// Worker drives runs.
+type Worker struct {
+	cfg    Config
+	slots  chan struct{}
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New returns a worker; register its Handler and Close it on stop.
+func New(cfg Config) *Worker {
+	if cfg.MaxRuns <= 0 {
+		cfg.MaxRuns = 64
+	}
+	if cfg.LockTTL <= 0 {
+		cfg.LockTTL = 3 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Worker{cfg: cfg, slots: make(chan struct{}, cfg.MaxRuns), ctx: ctx, cancel: cancel}
+}
+
+// Handler is the run worker's reaction to the log: a run queued (created, or given its tool outputs) or asked to
+// cancel. The handler only hands the run to a driver and returns, so that a long model call never holds up the
+// events of other runs behind it on the shared consumer.
+func (w *Worker) Handler() runtime.Handler {
+	return runtime.Handler{
+		Name:        "run_worker",
+		EventTypes:  []string{"thread.run_created", "thread.run_tool_outputs_submitted", "thread.run_cancelling"},
+		Handle:      w.handle,
+		Concurrency: 2,
+	}
+}
+
+func (w *Worker) handle(ctx context.Context, e events.Envelope) error {
+	ref := commands.RunRef{Account: e.Account, ThreadID: e.AggregateID, RunID: projections.RunOf(e.Event)}
+	if ref.RunID == "" {
+		return nil
+	}
+	select {
+	case w.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.ctx.Done():
+		return errors.New("run worker stopping")
+	}
+	w.start(ref)
+	return nil
+}
+
+// Kick drives a run if this node has a free slot (the sweeper's way to take over a run nobody drives). It never
+// waits.
+func (w *Worker) Kick(ref commands.RunRef) bool {
+	select {
+	case w.slots <- struct{}{}:
+	default:
+		return false
+	}
+	w.start(ref)
+	return true
+}
+
+func (w *Worker) start(ref commands.RunRef) {
+	if w.ctx.Err() != nil {
+		<-w.slots
+		return
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer func() { <-w.slots }()
+		w.drive(w.ctx, ref)
+	}()
+}
+
+// Close stops driving: it waits up to ctx for the runs in progress to finish their turn, then cancels them. A
+// cancelled turn records nothing; the run is taken over by a worker elsewhere (or after a restart).
+func (w *Worker) Close(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { w.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	w.cancel()
+	<-done
+}
+
+// Abort cancels every run in progress without waiting: what a crash does (tests of crash safety use it).
+func (w *Worker) Abort() { w.cancel() }
+
+// maxFailures bounds how often a driver retries a run whose steps fail (NATS trouble); the sweeper kicks the run
+// again later.
+const maxFailures = 5
+
+// drive takes the run's lock and works on the run until it needs nothing more. After letting go of the lock it
+// looks once more: an event that came while it held the lock found the lock taken and left the run to it.
+func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
+	log := w.cfg.Logger.With("thread", ref.ThreadID, "run", ref.RunID)
+	for failures := 0; ctx.Err() == nil; {
+		l, ok, err := tryLock(ctx, w.cfg.Locks, ref.RunID, w.cfg.Holder, w.cfg.LockTTL)
+		if err != nil {
+			log.Warn("run worker: lock", "err", err)
+			return
+		}
+		if !ok {
+			return
+		}
+		err = w.work(l.ctx, ref)
+		l.release()
+		if err != nil && ctx.Err() == nil {
+			failures++
+			log.Warn("run worker: step failed", "failures", failures, "err", err)
+			if failures >= maxFailures {
+				return
+			}
+			sleep(ctx, time.Duration(failures)*200*time.Millisecond)
+			continue
+		}
+		t, err := w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+		if err != nil || !needsWork(t, ref.RunID) {
+			return
+		}
+	}
+}
+
+// needsWork reports whether a run is in a status a worker moves on from.
+func needsWork(t *commands.Thread, runID string) bool {
+	r := t.Runs[runID]
+	if !t.Exists || t.Deleted || r == nil {
+		return false
+	}
+	switch r.Status {
+	case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusCancelling:
+		return true
+	}
+	return false
+}
+
+// work moves the run on, step by step, until it needs nothing more or ctx ends (the lock lost, the node stopping).
+// It reads the thread once and then moves on the state its own appends return. It listens to the thread's events
+// from before that read, so that a cancel or an expiry that comes while it works stops the model call at once.
+func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
+	stop := newSignal()
+	sub, err := w.cfg.NC.Subscribe(w.cfg.Names.AggregateFilter("thread", ref.ThreadID), func(m *nats.Msg) {
+		if _, _, name, ok := w.cfg.Names.SplitEventSubject(m.Subject); ok && stopsTurn(name) {
+			stop.fire()
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("watch thread %s: %w", ref.ThreadID, err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	t, err := w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+	for err == nil && ctx.Err() == nil && needsWork(t, ref.RunID) {
+		r := t.Runs[ref.RunID]
+		switch r.Status {
+		case events.RunStatusQueued:
+			t, err = w.cfg.Commands.StartRun(ctx, ref, t)
+		case events.RunStatusCancelling:
+			t, err = w.cfg.Commands.FinishCancel(ctx, ref, t)
+		case events.RunStatusInProgress:
+			t, err = w.turn(ctx, ref, t, r, stop)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// turn asks the model once and records its answer, returning the thread after. A turn that recorded its first
+// event before an interruption is finished from the log without asking again.
+func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thread, r *commands.ThreadRun, stop *signal) (*commands.Thread, error) {
+	turn := r.Turn
+	if res, ok := t.RecordedTurn(r); ok {
+		return w.cfg.Commands.RecordTurn(ctx, ref, t, turn, res)
+	}
+	if stop.fired() {
+		// Something that may end the run came in after the thread was read: read it again and see.
+		stop.reset()
+		return w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+	}
+	plan, err := planTurn(t, r)
+	if err != nil {
+		return nil, fmt.Errorf("plan turn of run %s: %w", ref.RunID, err)
+	}
+	if plan.incomplete != "" {
+		return w.cfg.Commands.IncompleteRun(ctx, ref, t, turn, plan.incomplete)
+	}
+
+	callCtx, stopCall := context.WithCancel(ctx)
+	defer stopCall()
+	go func() {
+		select {
+		case <-stop.done():
+			stopCall()
+		case <-callCtx.Done():
+		}
+	}()
+	pub := &publisher{nc: w.cfg.NC, subject: w.cfg.Names.LiveSubject("thread", ref.ThreadID), run: r, turn: turn,
+		after: t.Seq, at: w.cfg.Now().Unix(), logger: w.cfg.Logger}
+	resp, err := w.cfg.Models.Complete(callCtx, plan.req, pub.delta)
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // the node is stopping or the lock was lost: someone else finishes the turn
+	}
+	if callCtx.Err() != nil {
+		stop.reset()
+		return w.cfg.Commands.LoadThread(ctx, ref.ThreadID) // the run was cancelled or expired: see how it stands
+	}
+	if err != nil {
+		code := "server_error"
+		switch {
+		case errors.Is(err, llm.ErrRateLimited):
+			code = "rate_limit_exceeded"
+		case errors.Is(err, llm.ErrBadRequest):
+			code = "invalid_prompt"
+		}
+		w.cfg.Logger.Warn("run worker: model call failed", "run", ref.RunID, "model", r.Model, "err", err)
+		return w.cfg.Commands.FailRun(ctx, ref, t, turn, code, err.Error())
+	}
+	res := commands.TurnResult{Text: resp.Text, Usage: events.TokenUsage{PromptTokens: resp.Usage.PromptTokens,
+		CompletionTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.TotalTokens}}
+	for i, c := range resp.ToolCalls {
+		res.ToolCalls = append(res.ToolCalls, events.ToolCall{ID: callID(turn, i, c.ID), Type: "function", Name: c.Name, Arguments: c.Arguments})
+	}
+	if resp.FinishReason == llm.FinishLength && plan.capped && len(res.ToolCalls) == 0 {
+		res.Incomplete = "max_completion_tokens"
+	}
+	return w.cfg.Commands.RecordTurn(ctx, ref, t, turn, res)
+}
+
+// signal is a flag the thread's events raise: something came that may end the run.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+	up bool
+}
+
+func newSignal() *signal { return &signal{ch: make(chan struct{})} }
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.up {
+		s.up = true
+		close(s.ch)
+	}
+}
+
+func (s *signal) fired() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.up
+}
+
+func (s *signal) done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ch
+}
+
+func (s *signal) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.up {
+		s.up, s.ch = false, make(chan struct{})
+	}
+}
+
+// stopsTurn reports whether an event of the thread means the turn's model call is no longer wanted.
+func stopsTurn(eventName string) bool {
+	switch eventName {
+	case "run_cancelling", "run_cancelled", "run_expired", "run_failed", "deleted":
+		return true
+	}
+	return false
+}
+
+// callID is the ID a tool call is known by: the model's, or one derived from the turn when the model gave none.
+func callID(turn string, index int, modelID string) string {
+	if modelID != "" {
+		return modelID
+	}
+	return fmt.Sprintf("call_%s", events.DeriveID(turn, fmt.Sprintf("call-%d", index)))
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

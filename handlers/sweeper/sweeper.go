@@ -1,0 +1,122 @@
+// Package sweeper is the timeout sweeper of the Assistants API (seed 003's background queue for run objects): one
+// node at a time across the cluster, elected by a lease in a KV bucket whose keys expire, looks at every active run
+// on a tick. A run past its expires_at becomes expired with its steps in progress. A run left queued, in progress or
+// cancelling with no worker on it (its node died after taking it) is handed to the run worker again.
+//
+// It imports commands, projections and lease; never a face.
+package sweeper
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/lease"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// LeaseName is the sweeper's lease in the leases bucket.
+const LeaseName = "run_sweeper"
+
+// Config wires a Sweeper.
+type Config struct {
+	Commands *commands.Commands
+	Views    *projections.Runner
+	// Leases is the bucket of leases; its TTL is LeaseTTL.
+	Leases   jetstream.KeyValue
+	LeaseTTL time.Duration
+	Holder   string
+	// Interval is the time between sweeps (default: the lease TTL).
+	Interval time.Duration
+	// Stalled is how long a run may sit in queued, in_progress or cancelling before the sweeper hands it to a
+	// worker again (default: twice the lease TTL, past which a dead worker's run lock has expired).
+	Stalled time.Duration
+	// Kick hands a run to the run worker; it does nothing when a worker already drives the run.
+	Kick   func(commands.RunRef) bool
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Sweeper expires and re-drives runs.
+type Sweeper struct{ cfg Config }
+
+// New returns a sweeper; Run it.
+func New(cfg Config) *Sweeper {
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = lease.DefaultTTL
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = cfg.LeaseTTL
+	}
+	if cfg.Stalled <= 0 {
+		cfg.Stalled = 2 * cfg.LeaseTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Sweeper{cfg: cfg}
+}
+
+// Run competes for the sweeper's lease and sweeps while it holds it, until ctx ends.
+func (s *Sweeper) Run(ctx context.Context) {
+	lease.Run(ctx, s.cfg.Leases, LeaseName, s.cfg.Holder, s.cfg.LeaseTTL, s.cfg.Logger, func(ctx context.Context) {
+		s.cfg.Logger.Debug("run sweeper: leading", "node", s.cfg.Holder)
+		t := time.NewTicker(s.cfg.Interval)
+		defer t.Stop()
+		for {
+			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Warn("run sweeper: sweep", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+}
+
+// Result counts what one sweep did.
+type Result struct {
+	Expired int
+	Kicked  int
+}
+
+// Sweep looks at every active run once.
+func (s *Sweeper) Sweep(ctx context.Context) (Result, error) {
+	var res Result
+	active, err := projections.ListAll[projections.ActiveRun](ctx, s.cfg.Views, "runs", projections.ActiveRunsFilter)
+	if err != nil {
+		return res, err
+	}
+	now := s.cfg.Now()
+	for _, a := range active {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		ref := commands.RunRef{Account: a.Account, ThreadID: a.ThreadID, RunID: a.RunID}
+		if !now.Before(a.ExpiresAt) {
+			expired, err := s.cfg.Commands.ExpireRun(ctx, ref, now)
+			if err != nil {
+				s.cfg.Logger.Warn("run sweeper: expire run", "run", a.RunID, "err", err)
+				continue
+			}
+			if expired {
+				res.Expired++
+				s.cfg.Logger.Info("run expired", "thread", a.ThreadID, "run", a.RunID)
+			}
+			continue
+		}
+		if a.Status != events.RunStatusRequiresAction && now.Sub(a.Changed) >= s.cfg.Stalled && s.cfg.Kick != nil && s.cfg.Kick(ref) {
+			res.Kicked++
+		}
+	}
+	return res, nil
+}

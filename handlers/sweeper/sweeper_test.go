@@ -1,0 +1,112 @@
+package sweeper_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/sweeper"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/lease"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/natsx/natstest"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// TestOneSweeperLeadsAndAnotherTakesOver: of two sweepers only one expires runs; when its node dies (its
+// connection goes, no clean release) the other takes the lease once it expires, and expires the next run.
+func TestOneSweeperLeadsAndAnotherTakesOver(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := natstest.Start(t)
+	names, _ := natsx.NewNames("")
+	layout := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
+	logger := slog.New(slog.DiscardHandler)
+	if err := natsx.Provision(ctx, srv.JS, layout, logger); err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 500 * time.Millisecond
+	if err := natsx.EnsureBucket(ctx, srv.JS, layout, natsx.BucketSpec{Name: lease.Bucket, TTL: ttl}); err != nil {
+		t.Fatal(err)
+	}
+	store := events.NewStore(srv.JS, names, events.NewRegistry())
+	views := projections.NewRunner(projections.Config{JS: srv.JS, Store: store, Layout: layout, Holder: "views", LeaseTTL: ttl}, projections.Runs{})
+	if err := views.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(views.Stop)
+	cmds := commands.New(commands.Config{Store: store, Views: views})
+
+	start := func(holder string) (jetstream.KeyValue, context.CancelFunc, func()) {
+		nc := srv.Connect(t)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv, err := js.KeyValue(ctx, names.Bucket(lease.Bucket))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sweeper.New(sweeper.Config{Commands: cmds, Views: views, Leases: kv, LeaseTTL: ttl, Holder: holder,
+			Interval: 100 * time.Millisecond, Logger: logger})
+		sctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); s.Run(sctx) }()
+		t.Cleanup(func() { stop(); <-done })
+		return kv, stop, nc.Close
+	}
+	kvA, _, dieA := start("node-a")
+	kvB, _, dieB := start("node-b")
+
+	expiredRun := func(thread string) {
+		t.Helper()
+		_, err := store.Append(ctx, events.Ref{Type: "thread", ID: thread}, events.Version{}, events.Meta{Account: "acct_1"},
+			events.ThreadCreated{}, events.RunCreated{RunID: "run_" + thread, ExpiresAt: time.Now().Add(-time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			th, err := cmds.LoadThread(ctx, thread)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if th.Runs["run_"+thread].Status == events.RunStatusExpired {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run of %s not expired", thread)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	expiredRun("t1")
+	leader, err := lease.Holder(ctx, kvA, sweeper.LeaseName)
+	if err != nil || (leader != "node-a" && leader != "node-b") {
+		t.Fatalf("lease holder %q: %v", leader, err)
+	}
+
+	// The leader dies: no release, its key must expire before the other node sweeps.
+	survivorKV, die := kvB, dieA
+	if leader == "node-b" {
+		survivorKV, die = kvA, dieB
+	}
+	die()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h, err := lease.Holder(ctx, survivorKV, sweeper.LeaseName)
+		if err == nil && h != "" && h != leader {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no takeover: holder still %q (%v)", h, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	expiredRun("t2")
+}

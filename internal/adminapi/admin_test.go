@@ -1,0 +1,73 @@
+package adminapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
+)
+
+func TestDeadLettersAreListedAndRedrivenThroughTheAdminFace(t *testing.T) {
+	t.Parallel()
+	var broken atomic.Bool
+	broken.Store(true)
+	var handled atomic.Int32
+	n := platformtest.Start(t, platformtest.WithHandlers(runtime.Handler{
+		Name: "greeter", EventTypes: []string{"account.created"}, MaxAttempts: 2,
+		Handle: func(_ context.Context, e events.Envelope) error {
+			if broken.Load() && e.Event.(events.AccountCreated).Name == "poison" {
+				return errors.New("greeter cannot greet poison")
+			}
+			handled.Add(1)
+			return nil
+		},
+	}))
+	_, key := n.NewAccount(t, "alice")
+	n.NewAccount(t, "poison")
+
+	var list struct {
+		DeadLetters []runtime.DeadLetter `json:"dead_letters"`
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(list.DeadLetters) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no dead letter listed")
+		}
+		time.Sleep(20 * time.Millisecond)
+		n.Do(t, n.AdminKey, "GET", "/admin/dlq", nil).JSON(t, &list)
+	}
+	d := list.DeadLetters[0]
+	if d.Handler != "greeter" || d.EventType != "account.created" || d.Reason == "" {
+		t.Fatalf("dead letter: %+v", d)
+	}
+	if r := n.Do(t, key, "GET", "/admin/dlq", nil); r.Status != 403 {
+		t.Fatalf("a non-admin listing dead letters: %d", r.Status)
+	}
+	if r := n.Do(t, n.AdminKey, "POST", "/admin/dlq/abc/redrive", nil); r.Status != 400 {
+		t.Fatalf("re-drive of a non-number: %d %s", r.Status, r.Body)
+	}
+	if r := n.Do(t, n.AdminKey, "POST", "/admin/dlq/999999/redrive", nil); r.Status != 404 {
+		t.Fatalf("re-drive of an unknown entry: %d %s", r.Status, r.Body)
+	}
+	before := handled.Load()
+	broken.Store(false)
+	if r := n.Do(t, n.AdminKey, "POST", fmt.Sprintf("/admin/dlq/%d/redrive", d.Seq), nil); r.Status != 200 {
+		t.Fatalf("re-drive: %d %s", r.Status, r.Body)
+	}
+	for handled.Load() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("the re-driven event was not handled")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	n.Do(t, n.AdminKey, "GET", "/admin/dlq", nil).JSON(t, &list)
+	if len(list.DeadLetters) != 0 {
+		t.Fatalf("dead letters after re-drive: %+v", list.DeadLetters)
+	}
+}

@@ -1,0 +1,275 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// Assistant is the assistant aggregate rebuilt from its events.
+type Assistant struct {
+	ID      string
+	Account string
+	Exists  bool
+	Deleted bool
+	Spec    events.AssistantSpec
+}
+
+// Apply folds one event.
+func (a *Assistant) Apply(e events.Envelope) {
+	switch d := e.Event.(type) {
+	case events.AssistantCreated:
+		a.ID, a.Account, a.Exists, a.Spec = e.AggregateID, e.Account, true, d.AssistantSpec
+	case events.AssistantModified:
+		a.Spec = d.AssistantSpec
+	case events.AssistantDeleted:
+		a.Deleted = true
+	}
+}
+
+// visible reports whether the actor may see the assistant.
+func (a *Assistant) visible(actor auth.Principal) bool {
+	return a.Exists && !a.Deleted && a.Account == actor.AccountID
+}
+
+// CreateAssistant creates an assistant and returns its ID once the assistants read model shows it.
+func (c *Commands) CreateAssistant(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, error) {
+	if err := ValidateAssistant(spec); err != nil {
+		return "", err
+	}
+	id := events.NewPrefixedID("asst_")
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
+		if a.Exists {
+			return nil, errs.E(errs.Conflict, "assistant %s exists", id)
+		}
+		return []events.Event{events.AssistantCreated{AssistantSpec: spec}}, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return id, c.waitFor(ctx, res, projections.Assistants{})
+}
+
+// ModifyAssistant changes an assistant: change edits a copy of its settings, which must still be valid.
+func (c *Commands) ModifyAssistant(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) error {
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
+		if !a.visible(actor) {
+			return nil, errs.NotFoundf("assistant", id)
+		}
+		spec := cloneSpec(a.Spec)
+		change(&spec)
+		if err := ValidateAssistant(spec); err != nil {
+			return nil, err
+		}
+		return []events.Event{events.AssistantModified{AssistantSpec: spec}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, res, projections.Assistants{})
+}
+
+// DeleteAssistant deletes an assistant.
+func (c *Commands) DeleteAssistant(ctx context.Context, actor auth.Principal, id string) error {
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
+		if !a.visible(actor) {
+			return nil, errs.NotFoundf("assistant", id)
+		}
+		return []events.Event{events.AssistantDeleted{}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, res, projections.Assistants{})
+}
+
+// assistant loads an assistant the actor may use, from the log (a run copies its settings, so the read must be
+// current).
+func (c *Commands) assistant(ctx context.Context, actor auth.Principal, id string) (Assistant, error) {
+	var a Assistant
+	if !validID(id) {
+		return a, errs.NotFoundf("assistant", id)
+	}
+	history, _, err := c.store.Load(ctx, events.Ref{Type: "assistant", ID: id})
+	if err != nil {
+		return a, err
+	}
+	for _, e := range history {
+		if e.Event != nil {
+			a.Apply(e)
+		}
+	}
+	if !a.visible(actor) {
+		return a, errs.NotFoundf("assistant", id)
+	}
+	return a, nil
+}
+
+func cloneSpec(s events.AssistantSpec) events.AssistantSpec {
+	out := s
+	out.Tools = append([]events.Tool(nil), s.Tools...)
+	if s.Metadata != nil {
+		out.Metadata = make(map[string]string, len(s.Metadata))
+		for k, v := range s.Metadata {
+			out.Metadata[k] = v
+		}
+	}
+	return out
+}
+
+// Limits OpenAI documents for assistants.
+const (
+	maxNameChars         = 256
+	maxDescriptionChars  = 512
+	maxInstructionsChars = 256_000
+	maxTools             = 128
+	maxMetadataPairs     = 16
+	maxMetadataKeyChars  = 64
+	maxMetadataValChars  = 512
+)
+
+// ValidateAssistant checks an assistant's settings, naming the field at fault.
+func ValidateAssistant(s events.AssistantSpec) error {
+	if strings.TrimSpace(s.Model) == "" {
+		return errs.Missing("model")
+	}
+	if s.Name != nil && utf8.RuneCountInString(*s.Name) > maxNameChars {
+		return errs.InvalidField("name", "string too long. Expected a string with maximum length %d, but got a string with length %d instead", maxNameChars, utf8.RuneCountInString(*s.Name))
+	}
+	if s.Description != nil && utf8.RuneCountInString(*s.Description) > maxDescriptionChars {
+		return errs.InvalidField("description", "string too long. Expected a string with maximum length %d, but got a string with length %d instead", maxDescriptionChars, utf8.RuneCountInString(*s.Description))
+	}
+	if s.Instructions != nil && utf8.RuneCountInString(*s.Instructions) > maxInstructionsChars {
+		return errs.InvalidField("instructions", "string too long. Expected a string with maximum length %d, but got a string with length %d instead", maxInstructionsChars, utf8.RuneCountInString(*s.Instructions))
+	}
+	if err := ValidateTools("tools", s.Tools); err != nil {
+		return err
+	}
+	if err := validateSampling(s.Temperature, s.TopP); err != nil {
+		return err
+	}
+	return ValidateMetadata("metadata", s.Metadata)
+}
+
+func validateSampling(temperature, topP *float64) error {
+	if temperature != nil && (*temperature < 0 || *temperature > 2) {
+		return errs.InvalidField("temperature", "%g is not a valid temperature: expected a number from 0 to 2", *temperature)
+	}
+	if topP != nil && (*topP < 0 || *topP > 1) {
+		return errs.InvalidField("top_p", "%g is not a valid top_p: expected a number from 0 to 1", *topP)
+	}
+	return nil
+}
+
+// functionName is the form OpenAI requires of a function's name.
+var functionName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// ValidateTools checks a list of tools. Only function tools run here: file_search and code_interpreter are refused
+// by name rather than accepted and silently never used.
+func ValidateTools(field string, tools []events.Tool) error {
+	if len(tools) > maxTools {
+		return errs.InvalidField(field, "array too long. Expected an array with maximum length %d, but got an array with length %d instead", maxTools, len(tools))
+	}
+	seen := map[string]bool{}
+	for i, t := range tools {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		switch t.Type {
+		case "function":
+		case "file_search", "code_interpreter":
+			return errs.InvalidField(at+".type", "the %s tool is not supported yet by this server; only function tools are", t.Type)
+		case "":
+			return errs.Missing(at + ".type")
+		default:
+			return errs.InvalidField(at+".type", "invalid value: '%s'. Supported values are: 'code_interpreter', 'function', and 'file_search'", t.Type)
+		}
+		if t.Function == nil {
+			return errs.Missing(at + ".function")
+		}
+		if t.Function.Name == "" {
+			return errs.Missing(at + ".function.name")
+		}
+		if !functionName.MatchString(t.Function.Name) {
+			return errs.InvalidField(at+".function.name", "invalid function name '%s': expected 1 to 64 letters, digits, underscores or dashes", t.Function.Name)
+		}
+		if seen[t.Function.Name] {
+			return errs.InvalidField(at+".function.name", "duplicate function name '%s'", t.Function.Name)
+		}
+		seen[t.Function.Name] = true
+		if p := strings.TrimSpace(string(t.Function.Parameters)); p != "" && p != "null" && !strings.HasPrefix(p, "{") {
+			return errs.InvalidField(at+".function.parameters", "expected a JSON schema object")
+		}
+	}
+	return nil
+}
+
+// ValidateMetadata checks metadata against OpenAI's limits: 16 pairs, keys up to 64 characters, values up to 512.
+func ValidateMetadata(field string, m map[string]string) error {
+	if len(m) > maxMetadataPairs {
+		return errs.InvalidField(field, "object has too many properties. Expected an object with at most %d properties, but got %d instead", maxMetadataPairs, len(m))
+	}
+	for k, v := range m {
+		if utf8.RuneCountInString(k) > maxMetadataKeyChars {
+			return errs.InvalidField(field, "key '%s' is too long: keys may have at most %d characters", k, maxMetadataKeyChars)
+		}
+		if utf8.RuneCountInString(v) > maxMetadataValChars {
+			return errs.InvalidField(field+"."+k, "string too long. Expected a string with maximum length %d, but got a string with length %d instead", maxMetadataValChars, utf8.RuneCountInString(v))
+		}
+	}
+	return nil
+}
+
+// validID reports whether an ID from a URL can name an aggregate (a subject token); anything else names nothing.
+func validID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// waitFor makes the given read models show an append before the command returns, so that the caller's next read
+// sees it. Each model is waited for at the last appended event it folds (a model never reaches the sequence of an
+// event it does not fold).
+func (c *Commands) waitFor(ctx context.Context, res events.Appended, models ...projections.Projection) error {
+	wctx, cancel := context.WithTimeout(ctx, c.readWait)
+	defer cancel()
+	for _, m := range models {
+		var seq uint64
+		for _, e := range res.Events {
+			if folds(m, e.Type) {
+				seq = max(seq, e.Sequence)
+			}
+		}
+		if seq == 0 {
+			continue
+		}
+		if err := c.views.WaitFor(wctx, m.Name(), seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// folds reports whether a projection folds events of a type.
+func folds(p projections.Projection, eventType string) bool {
+	agg, _ := events.SplitType(eventType)
+	for _, t := range p.EventTypes() {
+		if t == eventType || t == agg+".*" {
+			return true
+		}
+	}
+	return false
+}

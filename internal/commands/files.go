@@ -1,0 +1,135 @@
+package commands
+
+import (
+	"context"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// File is the file aggregate rebuilt from its events.
+type File struct {
+	ID      string
+	Account string
+	Exists  bool
+	Deleted bool
+	Object  string
+}
+
+// Apply folds one event.
+func (f *File) Apply(e events.Envelope) {
+	switch d := e.Event.(type) {
+	case events.FileCreated:
+		f.ID, f.Account, f.Exists, f.Object = e.AggregateID, e.Account, true, d.Object
+	case events.FileDeleted:
+		f.Deleted = true
+	}
+}
+
+// validPurpose reports whether OpenAI's file upload accepts a purpose.
+func validPurpose(p string) bool {
+	switch p {
+	case "assistants", "batch", "fine-tune", "vision", "user_data", "evals":
+		return true
+	}
+	return false
+}
+
+// Upload is the bytes of a file stored in the object store, not yet recorded as a file.
+type Upload struct {
+	FileID      string
+	Object      string
+	Size        int64
+	Digest      string
+	ContentType string
+}
+
+// StoreUpload streams an upload's bytes to the object store. The file is recorded by CreateFile (a multipart
+// upload may send its purpose after the bytes).
+func (c *Commands) StoreUpload(ctx context.Context, actor auth.Principal, contentType string, body io.Reader) (Upload, error) {
+	id := events.NewPrefixedID("file-")
+	object := "files/" + actor.AccountID + "/" + id
+	info, err := c.blobs.Put(ctx, object, contentType, body)
+	if err != nil {
+		return Upload{}, err
+	}
+	return Upload{FileID: id, Object: object, Size: info.Size, Digest: info.Digest, ContentType: contentType}, nil
+}
+
+// DiscardUpload removes stored bytes that will not be recorded.
+func (c *Commands) DiscardUpload(ctx context.Context, u Upload) error {
+	return c.blobs.Delete(context.WithoutCancel(ctx), u.Object)
+}
+
+// NewFile is a file to record: its name, purpose and stored bytes.
+type NewFile struct {
+	Filename string
+	Purpose  string
+	Upload   Upload
+}
+
+// maxFilenameChars bounds a file's name.
+const maxFilenameChars = 512
+
+// CreateFile records a stored upload as a file and returns its ID once the files read model shows it. Invalid
+// input discards the upload.
+func (c *Commands) CreateFile(ctx context.Context, actor auth.Principal, in NewFile) (id string, err error) {
+	defer func() {
+		if err != nil && in.Upload.Object != "" {
+			_ = c.DiscardUpload(ctx, in.Upload)
+		}
+	}()
+	if in.Purpose == "" {
+		return "", errs.Missing("purpose")
+	}
+	if !validPurpose(in.Purpose) {
+		return "", errs.InvalidField("purpose", "'%s' is not one of ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] - 'purpose'", in.Purpose)
+	}
+	name := strings.TrimSpace(in.Filename)
+	if name == "" || in.Upload.Object == "" {
+		return "", errs.Missing("file")
+	}
+	if utf8.RuneCountInString(name) > maxFilenameChars {
+		return "", errs.InvalidField("file", "file name is longer than %d characters", maxFilenameChars)
+	}
+	u := in.Upload
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: u.FileID}, actor.Meta(), func(f *File) ([]events.Event, error) {
+		if f.Exists {
+			return nil, errs.E(errs.Conflict, "file %s exists", u.FileID)
+		}
+		return []events.Event{events.FileCreated{Filename: name, Purpose: in.Purpose, Bytes: u.Size,
+			Object: u.Object, Digest: u.Digest, ContentType: u.ContentType}}, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return u.FileID, c.waitFor(ctx, res, projections.Files{})
+}
+
+// DeleteFile deletes a file and its bytes.
+func (c *Commands) DeleteFile(ctx context.Context, actor auth.Principal, id string) error {
+	if !validID(id) {
+		return errs.NotFoundf("file", id)
+	}
+	var object string
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: id}, actor.Meta(), func(f *File) ([]events.Event, error) {
+		if !f.Exists || f.Deleted || f.Account != actor.AccountID {
+			return nil, errs.NotFoundf("file", id)
+		}
+		object = f.Object
+		return []events.Event{events.FileDeleted{}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	// The event is what counts; a blob left behind by a failure here holds nothing anyone can reach.
+	if err := c.blobs.Delete(ctx, object); err != nil {
+		return err
+	}
+	return c.waitFor(ctx, res, projections.Files{})
+}

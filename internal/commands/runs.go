@@ -1,0 +1,410 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// NewRun is a run a client creates: an assistant and what the request overrides of its settings.
+type NewRun struct {
+	// ID fixes the run's ID (a streaming face knows it before the run exists); "" = a fresh one.
+	ID                     string
+	AssistantID            string
+	Model                  string
+	Instructions           *string
+	AdditionalInstructions string
+	AdditionalMessages     []NewMessage
+	// Tools, when ToolsSet, replaces the assistant's tools (an empty list removes them all).
+	Tools               []events.Tool
+	ToolsSet            bool
+	ToolChoice          json.RawMessage
+	ParallelToolCalls   *bool
+	ResponseFormat      json.RawMessage
+	Temperature         *float64
+	TopP                *float64
+	MaxPromptTokens     *int
+	MaxCompletionTokens *int
+	Truncation          *events.Truncation
+	Metadata            map[string]string
+	ReasoningEffort     string
+}
+
+// CreatedRun is what creating a run appended: the IDs, and the sequence of the first event, from which a stream
+// of the run's progress starts.
+type CreatedRun struct {
+	ThreadID string
+	RunID    string
+	FirstSeq uint64
+}
+
+// CreateRun queues a run on a thread. A thread whose run is still active takes no other, as OpenAI answers.
+func (c *Commands) CreateRun(ctx context.Context, actor auth.Principal, threadID string, in NewRun) (CreatedRun, error) {
+	created, err := c.runCreated(ctx, actor, in)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	for i, m := range in.AdditionalMessages {
+		if err := validateMessage(fmt.Sprintf("additional_messages[%d]", i), m); err != nil {
+			return CreatedRun{}, err
+		}
+	}
+	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
+		if t.ActiveRun != "" {
+			return nil, errs.E(errs.Invalid, "Thread %s already has an active run %s.", threadID, t.ActiveRun)
+		}
+		return append(messageEvents(in.AdditionalMessages), created), nil
+	})
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	return c.createdRun(ctx, threadID, created.RunID, res)
+}
+
+// CreateThreadAndRun creates a thread with its messages and queues a run on it, in one append.
+func (c *Commands) CreateThreadAndRun(ctx context.Context, actor auth.Principal, thread NewThread, in NewRun) (CreatedRun, error) {
+	if err := validateThread(thread); err != nil {
+		return CreatedRun{}, err
+	}
+	created, err := c.runCreated(ctx, actor, in)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	id := thread.ID
+	if id == "" {
+		id = events.NewPrefixedID("thread_")
+	}
+	res, err := events.Update(ctx, c.store, threadRef(id), actor.Meta(), func(t *Thread) ([]events.Event, error) {
+		if t.Exists {
+			return nil, errs.E(errs.Conflict, "thread %s exists", id)
+		}
+		evs := []events.Event{events.ThreadCreated{Metadata: thread.Metadata, ToolResources: thread.ToolResources}}
+		return append(append(evs, messageEvents(thread.Messages)...), created), nil
+	})
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	return c.createdRun(ctx, id, created.RunID, res)
+}
+
+func (c *Commands) createdRun(ctx context.Context, threadID, runID string, res events.Appended) (CreatedRun, error) {
+	out := CreatedRun{ThreadID: threadID, RunID: runID}
+	if len(res.Events) > 0 {
+		out.FirstSeq = res.Events[0].Sequence
+	}
+	return out, c.waitFor(ctx, res, projections.Threads{}, projections.Messages{}, projections.Runs{})
+}
+
+// runCreated checks a new run and resolves its settings against its assistant.
+func (c *Commands) runCreated(ctx context.Context, actor auth.Principal, in NewRun) (events.RunCreated, error) {
+	if in.AssistantID == "" {
+		return events.RunCreated{}, errs.Missing("assistant_id")
+	}
+	a, err := c.assistant(ctx, actor, in.AssistantID)
+	if err != nil {
+		return events.RunCreated{}, err
+	}
+	run := events.RunCreated{
+		RunID: in.ID, AssistantID: a.ID, Model: a.Spec.Model, Tools: a.Spec.Tools,
+		ResponseFormat: a.Spec.ResponseFormat, Temperature: a.Spec.Temperature, TopP: a.Spec.TopP,
+		ParallelToolCalls: true, Truncation: events.Truncation{Type: "auto"}, Metadata: in.Metadata,
+		ReasoningEffort: a.Spec.ReasoningEffort, ToolChoice: in.ToolChoice,
+		MaxPromptTokens: in.MaxPromptTokens, MaxCompletionTokens: in.MaxCompletionTokens,
+	}
+	if run.RunID == "" {
+		run.RunID = events.NewPrefixedID("run_")
+	}
+	if a.Spec.Instructions != nil {
+		run.Instructions = *a.Spec.Instructions
+	}
+	if in.Model != "" {
+		run.Model = in.Model
+	}
+	if in.Instructions != nil {
+		run.Instructions = *in.Instructions
+	}
+	if in.AdditionalInstructions != "" {
+		run.Instructions = strings.TrimSpace(run.Instructions + "\n\n" + in.AdditionalInstructions)
+	}
+	if in.ToolsSet {
+		run.Tools = in.Tools
+	}
+	if len(in.ResponseFormat) > 0 {
+		run.ResponseFormat = in.ResponseFormat
+	}
+	if in.Temperature != nil {
+		run.Temperature = in.Temperature
+	}
+	if in.TopP != nil {
+		run.TopP = in.TopP
+	}
+	if in.ParallelToolCalls != nil {
+		run.ParallelToolCalls = *in.ParallelToolCalls
+	}
+	if in.Truncation != nil {
+		run.Truncation = *in.Truncation
+	}
+	if in.ReasoningEffort != "" {
+		run.ReasoningEffort = in.ReasoningEffort
+	}
+	run.ExpiresAt = c.store.Now().Add(c.runTimeout).UTC()
+	return run, validateRun(run)
+}
+
+func validateRun(r events.RunCreated) error {
+	if err := ValidateTools("tools", r.Tools); err != nil {
+		return err
+	}
+	if err := validateSampling(r.Temperature, r.TopP); err != nil {
+		return err
+	}
+	if err := ValidateMetadata("metadata", r.Metadata); err != nil {
+		return err
+	}
+	if r.MaxPromptTokens != nil && *r.MaxPromptTokens < 1 {
+		return errs.InvalidField("max_prompt_tokens", "%d is less than the minimum of 1", *r.MaxPromptTokens)
+	}
+	if r.MaxCompletionTokens != nil && *r.MaxCompletionTokens < 1 {
+		return errs.InvalidField("max_completion_tokens", "%d is less than the minimum of 1", *r.MaxCompletionTokens)
+	}
+	switch r.Truncation.Type {
+	case "auto":
+		if r.Truncation.LastMessages != nil {
+			return errs.InvalidField("truncation_strategy.last_messages", "last_messages is only for the 'last_messages' strategy")
+		}
+	case "last_messages":
+		if r.Truncation.LastMessages == nil {
+			return errs.Missing("truncation_strategy.last_messages")
+		}
+		if *r.Truncation.LastMessages < 1 {
+			return errs.InvalidField("truncation_strategy.last_messages", "%d is less than the minimum of 1", *r.Truncation.LastMessages)
+		}
+	case "":
+		return errs.Missing("truncation_strategy.type")
+	default:
+		return errs.InvalidField("truncation_strategy.type", "invalid value: '%s'. Supported values are: 'auto' and 'last_messages'", r.Truncation.Type)
+	}
+	if _, err := ToolChoiceOf(r.ToolChoice, r.Tools); err != nil {
+		return err
+	}
+	return ValidateResponseFormat("response_format", r.ResponseFormat)
+}
+
+// ToolChoiceOf reads a run's tool_choice: "auto", "none", "required", or the name of the function the model must
+// call ({"type":"function","function":{"name":...}}, which must be one of the run's tools). Empty means "auto".
+func ToolChoiceOf(raw json.RawMessage, tools []events.Tool) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "auto", "none", "required":
+			return s, nil
+		}
+		return "", errs.InvalidField("tool_choice", "invalid value: '%s'. Supported values are: 'none', 'auto' and 'required', or an object naming a function", s)
+	}
+	var obj struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return "", errs.InvalidField("tool_choice", "expected a string or an object")
+	}
+	switch obj.Type {
+	case "function":
+	case "file_search", "code_interpreter":
+		return "", errs.InvalidField("tool_choice.type", "the %s tool is not supported yet by this server", obj.Type)
+	case "":
+		return "", errs.Missing("tool_choice.type")
+	default:
+		return "", errs.InvalidField("tool_choice.type", "invalid value: '%s'. Supported values are: 'function', 'code_interpreter' and 'file_search'", obj.Type)
+	}
+	if obj.Function.Name == "" {
+		return "", errs.Missing("tool_choice.function.name")
+	}
+	for _, t := range tools {
+		if t.Function != nil && t.Function.Name == obj.Function.Name {
+			return obj.Function.Name, nil
+		}
+	}
+	return "", errs.InvalidField("tool_choice.function.name", "the run has no function tool named '%s'", obj.Function.Name)
+}
+
+// ValidateResponseFormat checks a response_format: "auto", or {"type": "text" | "json_object" | "json_schema"}
+// (json_schema with its schema).
+func ValidateResponseFormat(field string, raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "auto" {
+			return nil
+		}
+		return errs.InvalidField(field, "invalid value: '%s'. Expected 'auto' or an object", s)
+	}
+	var obj struct {
+		Type       string          `json:"type"`
+		JSONSchema json.RawMessage `json:"json_schema"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return errs.InvalidField(field, "expected 'auto' or an object")
+	}
+	switch obj.Type {
+	case "text", "json_object":
+	case "json_schema":
+		if len(obj.JSONSchema) == 0 {
+			return errs.Missing(field + ".json_schema")
+		}
+	case "":
+		return errs.Missing(field + ".type")
+	default:
+		return errs.InvalidField(field+".type", "invalid value: '%s'. Supported values are: 'text', 'json_object' and 'json_schema'", obj.Type)
+	}
+	return nil
+}
+
+// updateClientRun runs decide on a run of a thread the actor may see.
+func (c *Commands) updateClientRun(ctx context.Context, actor auth.Principal, threadID, runID string, decide func(*Thread, *ThreadRun) ([]events.Event, error)) (events.Appended, error) {
+	return c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
+		r := t.Runs[runID]
+		if r == nil {
+			return nil, errs.NotFoundf("run", runID)
+		}
+		return decide(t, r)
+	})
+}
+
+// ModifyRun replaces a run's metadata.
+func (c *Commands) ModifyRun(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) error {
+	if err := ValidateMetadata("metadata", metadata); err != nil {
+		return err
+	}
+	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(*Thread, *ThreadRun) ([]events.Event, error) {
+		return []events.Event{events.RunModified{RunID: runID, Metadata: maps.Clone(metadata)}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, res, projections.Runs{})
+}
+
+// CancelRun asks an active run to stop; the run worker cancels it. Cancelling a run already cancelling is a no-op.
+func (c *Commands) CancelRun(ctx context.Context, actor auth.Principal, threadID, runID string) error {
+	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(_ *Thread, r *ThreadRun) ([]events.Event, error) {
+		switch r.Status {
+		case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction:
+			return []events.Event{events.RunCancelling{RunID: runID}}, nil
+		case events.RunStatusCancelling:
+			return nil, nil
+		}
+		return nil, errs.E(errs.Invalid, "Cannot cancel run with status '%s'.", r.Status)
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, res, projections.Runs{})
+}
+
+// SubmitToolOutputs answers every tool call a run waits for, in one request, and queues the run again. It returns
+// the sequence of the event it appended, from which a stream of the run's progress starts.
+func (c *Commands) SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (uint64, error) {
+	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(t *Thread, r *ThreadRun) ([]events.Event, error) {
+		if r.Status != events.RunStatusRequiresAction {
+			return nil, errs.E(errs.Invalid, "Runs in status %q do not accept tool outputs.", r.Status)
+		}
+		step := t.waitingStep(r)
+		if step == nil {
+			return nil, errs.E(errs.Invalid, "Runs in status %q do not accept tool outputs.", r.Status)
+		}
+		if err := matchOutputs(step, outputs); err != nil {
+			return nil, err
+		}
+		return []events.Event{events.RunToolOutputsSubmitted{RunID: runID, StepID: step.StepID, Outputs: outputs}}, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var seq uint64
+	if len(res.Events) > 0 {
+		seq = res.Events[0].Sequence
+	}
+	return seq, c.waitFor(ctx, res, projections.Runs{}, projections.RunSteps{})
+}
+
+// waitingStep is the tool-calls step a run in requires_action waits on.
+func (t *Thread) waitingStep(r *ThreadRun) *ThreadStep {
+	for i := len(r.Steps) - 1; i >= 0; i-- {
+		if s := t.Steps[r.Steps[i]]; s.Type == events.StepTypeToolCalls && s.Status == events.StepStatusInProgress {
+			return s
+		}
+	}
+	return nil
+}
+
+// matchOutputs checks that the outputs answer exactly the step's calls, each once.
+func matchOutputs(step *ThreadStep, outputs []events.ToolOutput) error {
+	want := make([]string, 0, len(step.ToolCalls))
+	for _, c := range step.ToolCalls {
+		want = append(want, c.ID)
+	}
+	got := make([]string, 0, len(outputs))
+	for i, o := range outputs {
+		if o.ToolCallID == "" {
+			return errs.Missing(fmt.Sprintf("tool_outputs[%d].tool_call_id", i))
+		}
+		got = append(got, o.ToolCallID)
+	}
+	sortedWant, sortedGot := slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(got))
+	if !slices.Equal(sortedWant, sortedGot) {
+		return errs.InvalidField("tool_outputs", "Expected tool outputs for call_ids %s, got %s", quoteList(want), quoteList(got))
+	}
+	return nil
+}
+
+func quoteList(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = "'" + id + "'"
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// endRun is what ends an active run that did not finish its work: its steps in progress end with stepStatus
+// ("cancelled", "expired", "failed") and the run with the matching status.
+func endRun(t *Thread, r *ThreadRun, stepStatus, code, message string) []events.Event {
+	cause := r.QueuedBy
+	var evs []events.Event
+	for _, id := range r.Steps {
+		s := t.Steps[id]
+		if s.Status != events.StepStatusInProgress {
+			continue
+		}
+		ended := events.StepEnded{StepID: id, RunID: r.RunID, Status: stepStatus}
+		if stepStatus == events.StepStatusFailed {
+			ended.Code, ended.Message = code, message
+		}
+		evs = append(evs, events.WithID(events.DeriveID(cause, "step-"+stepStatus+"-"+id), ended))
+	}
+	var end events.Event
+	switch stepStatus {
+	case events.StepStatusCancelled:
+		end = events.RunCancelled{RunID: r.RunID, Usage: r.Usage}
+	case events.StepStatusExpired:
+		end = events.RunExpired{RunID: r.RunID, Usage: r.Usage}
+	default:
+		end = events.RunFailed{RunID: r.RunID, Code: code, Message: message, Usage: r.Usage}
+	}
+	return append(evs, events.WithID(events.DeriveID(cause, "run-"+stepStatus), end))
+}

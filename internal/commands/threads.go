@@ -1,0 +1,421 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// Thread is the thread aggregate rebuilt from its events: its messages, and its runs with their steps. The run
+// worker reads it to build the model's prompt, and decides on it what a turn records.
+type Thread struct {
+	ID            string
+	Account       string
+	Exists        bool
+	Deleted       bool
+	Metadata      map[string]string
+	ToolResources json.RawMessage
+	Messages      map[string]*ThreadMessage
+	// Order lists message IDs in the order they were created.
+	Order []string
+	Runs  map[string]*ThreadRun
+	Steps map[string]*ThreadStep
+	// ActiveRun is the run that blocks the thread (queued, in progress, requires action or cancelling), or "".
+	ActiveRun string
+	// Seq is the stream sequence of the last event folded.
+	Seq uint64
+	// Version is where the thread's history ends, what an append decided on this state expects (set by LoadThread
+	// and by the worker's commands; Apply does not keep it, since it only sees the events it knows).
+	Version events.Version
+}
+
+// ThreadMessage is a message of the thread.
+type ThreadMessage struct {
+	events.MessageCreated
+	Seq     uint64
+	Deleted bool
+}
+
+// Text joins the message's text parts.
+func (m *ThreadMessage) Text() string {
+	var b strings.Builder
+	for _, p := range m.Content {
+		if p.Type == "text" {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// ThreadRun is a run of the thread.
+type ThreadRun struct {
+	events.RunCreated
+	Status string
+	Seq    uint64
+	// QueuedBy is the ID of the event that last queued the run (its creation, or the submission of tool outputs):
+	// the cause the next turn's RunStarted derives from.
+	QueuedBy string
+	// Turn is the ID of the RunStarted event of the turn in progress: the cause every event the turn records
+	// derives from.
+	Turn string
+	// CancelledBy is the ID of the cancel request, the cause of the cancellation's events.
+	CancelledBy string
+	// Steps lists the run's step IDs in order.
+	Steps []string
+	// Usage sums the model calls of the run's steps.
+	Usage events.TokenUsage
+}
+
+// ThreadStep is a step of a run.
+type ThreadStep struct {
+	events.StepCreated
+	Status  string
+	Seq     uint64
+	Outputs map[string]string
+}
+
+// Apply folds one event.
+func (t *Thread) Apply(e events.Envelope) {
+	t.Seq = e.Sequence
+	switch d := e.Event.(type) {
+	case events.ThreadCreated:
+		t.ID, t.Account, t.Exists = e.AggregateID, e.Account, true
+		t.Metadata, t.ToolResources = d.Metadata, d.ToolResources
+		t.Messages, t.Runs, t.Steps = map[string]*ThreadMessage{}, map[string]*ThreadRun{}, map[string]*ThreadStep{}
+	case events.ThreadModified:
+		t.Metadata, t.ToolResources = d.Metadata, d.ToolResources
+	case events.ThreadDeleted:
+		t.Deleted = true
+	case events.MessageCreated:
+		t.Messages[d.MessageID] = &ThreadMessage{MessageCreated: d, Seq: e.Sequence}
+		t.Order = append(t.Order, d.MessageID)
+	case events.MessageModified:
+		if m := t.Messages[d.MessageID]; m != nil {
+			m.Metadata = d.Metadata
+		}
+	case events.MessageDeleted:
+		if m := t.Messages[d.MessageID]; m != nil {
+			m.Deleted = true
+		}
+	case events.RunCreated:
+		t.Runs[d.RunID] = &ThreadRun{RunCreated: d, Status: events.RunStatusQueued, Seq: e.Sequence, QueuedBy: e.ID}
+		t.ActiveRun = d.RunID
+	case events.StepCreated:
+		t.Steps[d.StepID] = &ThreadStep{StepCreated: d, Status: events.StepStatusInProgress, Seq: e.Sequence}
+		if r := t.Runs[d.RunID]; r != nil {
+			r.Steps = append(r.Steps, d.StepID)
+			if d.Usage != nil {
+				r.Usage = r.Usage.Add(*d.Usage)
+			}
+		}
+	case events.StepCompleted:
+		if s := t.Steps[d.StepID]; s != nil {
+			s.Status = events.StepStatusCompleted
+		}
+	case events.StepEnded:
+		if s := t.Steps[d.StepID]; s != nil {
+			s.Status = d.Status
+		}
+	default:
+		t.applyRun(e)
+	}
+}
+
+// applyRun folds a run's change of status.
+func (t *Thread) applyRun(e events.Envelope) {
+	var runID, status string
+	switch d := e.Event.(type) {
+	case events.RunStarted:
+		runID, status = d.RunID, events.RunStatusInProgress
+		if r := t.Runs[runID]; r != nil {
+			r.Turn = e.ID
+		}
+	case events.RunRequiresAction:
+		runID, status = d.RunID, events.RunStatusRequiresAction
+	case events.RunToolOutputsSubmitted:
+		runID, status = d.RunID, events.RunStatusQueued
+		if r := t.Runs[runID]; r != nil {
+			r.QueuedBy = e.ID
+		}
+		if s := t.Steps[d.StepID]; s != nil {
+			s.Status, s.Outputs = events.StepStatusCompleted, map[string]string{}
+			for _, o := range d.Outputs {
+				s.Outputs[o.ToolCallID] = o.Output
+			}
+		}
+	case events.RunCancelling:
+		runID, status = d.RunID, events.RunStatusCancelling
+		if r := t.Runs[runID]; r != nil {
+			r.CancelledBy = e.ID
+		}
+	case events.RunCompleted:
+		runID, status = d.RunID, events.RunStatusCompleted
+	case events.RunIncomplete:
+		runID, status = d.RunID, events.RunStatusIncomplete
+	case events.RunFailed:
+		runID, status = d.RunID, events.RunStatusFailed
+	case events.RunCancelled:
+		runID, status = d.RunID, events.RunStatusCancelled
+	case events.RunExpired:
+		runID, status = d.RunID, events.RunStatusExpired
+	case events.RunModified:
+		if r := t.Runs[d.RunID]; r != nil {
+			r.Metadata = d.Metadata
+		}
+		return
+	default:
+		return
+	}
+	r := t.Runs[runID]
+	if r == nil {
+		return
+	}
+	r.Status = status
+	if !activeStatus(status) && t.ActiveRun == runID {
+		t.ActiveRun = ""
+	}
+}
+
+func activeStatus(status string) bool {
+	switch status {
+	case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction, events.RunStatusCancelling:
+		return true
+	}
+	return false
+}
+
+// visible reports whether the actor may see the thread.
+func (t *Thread) visible(actor auth.Principal) bool {
+	return t.Exists && !t.Deleted && t.Account == actor.AccountID
+}
+
+// Live lists the thread's messages that are not deleted, in order.
+func (t *Thread) Live() []*ThreadMessage {
+	out := make([]*ThreadMessage, 0, len(t.Order))
+	for _, id := range t.Order {
+		if m := t.Messages[id]; !m.Deleted {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// NewMessage is a message a client adds to a thread.
+type NewMessage struct {
+	Role        string
+	Content     []events.ContentPart
+	Attachments json.RawMessage
+	Metadata    map[string]string
+}
+
+// NewThread is a thread a client creates, with its first messages.
+type NewThread struct {
+	// ID fixes the thread's ID (a streaming face subscribes to the thread before creating it); "" = a fresh one.
+	ID            string
+	Metadata      map[string]string
+	ToolResources json.RawMessage
+	Messages      []NewMessage
+}
+
+func validateMessage(field string, m NewMessage) error {
+	at := func(name string) string {
+		if field == "" {
+			return name
+		}
+		return field + "." + name
+	}
+	switch m.Role {
+	case "user", "assistant":
+	case "":
+		return errs.Missing(at("role"))
+	default:
+		return errs.InvalidField(at("role"), "invalid value: '%s'. Supported values are: 'user' and 'assistant'", m.Role)
+	}
+	if len(m.Content) == 0 {
+		return errs.Missing(at("content"))
+	}
+	for i, p := range m.Content {
+		switch p.Type {
+		case "text", "image_file", "image_url":
+		default:
+			return errs.InvalidField(at("content"), "content part %d: invalid type '%s'. Supported values are: 'text', 'image_file' and 'image_url'", i, p.Type)
+		}
+	}
+	return ValidateMetadata(at("metadata"), m.Metadata)
+}
+
+func validateThread(in NewThread) error {
+	if err := ValidateMetadata("metadata", in.Metadata); err != nil {
+		return err
+	}
+	for i, m := range in.Messages {
+		if err := validateMessage("messages["+strconv.Itoa(i)+"]", m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// messageEvents turns new messages into their events, with fresh IDs.
+func messageEvents(msgs []NewMessage) []events.Event {
+	out := make([]events.Event, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, events.MessageCreated{MessageID: events.NewPrefixedID("msg_"), Role: m.Role, Content: m.Content,
+			Attachments: m.Attachments, Metadata: m.Metadata, Status: events.MessageStatusCompleted})
+	}
+	return out
+}
+
+// CreateThread creates a thread with its first messages and returns its ID.
+func (c *Commands) CreateThread(ctx context.Context, actor auth.Principal, in NewThread) (string, error) {
+	if err := validateThread(in); err != nil {
+		return "", err
+	}
+	id := in.ID
+	if id == "" {
+		id = events.NewPrefixedID("thread_")
+	}
+	res, err := events.Update(ctx, c.store, threadRef(id), actor.Meta(), func(t *Thread) ([]events.Event, error) {
+		if t.Exists {
+			return nil, errs.E(errs.Conflict, "thread %s exists", id)
+		}
+		evs := []events.Event{events.ThreadCreated{Metadata: in.Metadata, ToolResources: in.ToolResources}}
+		return append(evs, messageEvents(in.Messages)...), nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return id, c.waitFor(ctx, res, projections.Threads{}, projections.Messages{})
+}
+
+// ModifyThread replaces a thread's metadata and, when given, its tool resources.
+func (c *Commands) ModifyThread(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) error {
+	if err := ValidateMetadata("metadata", metadata); err != nil {
+		return err
+	}
+	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {
+		m, tr := t.Metadata, t.ToolResources
+		if setMetadata {
+			m = metadata
+		}
+		if len(toolResources) > 0 {
+			tr = toolResources
+		}
+		return []events.Event{events.ThreadModified{Metadata: m, ToolResources: tr}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, res, projections.Threads{})
+}
+
+// DeleteThread deletes a thread. A run still active is cancelled first, so that nothing works on a deleted thread.
+func (c *Commands) DeleteThread(ctx context.Context, actor auth.Principal, id string) error {
+	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {
+		var evs []events.Event
+		if r := t.Runs[t.ActiveRun]; r != nil {
+			evs = append(evs, endRun(t, r, events.StepStatusCancelled, "", "")...)
+		}
+		return append(evs, events.ThreadDeleted{}), nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, res, projections.Threads{}, projections.Runs{}, projections.RunSteps{})
+}
+
+// CreateMessage adds a message to a thread and returns its ID. A thread with an active run takes none, as OpenAI
+// answers.
+func (c *Commands) CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in NewMessage) (string, error) {
+	if err := validateMessage("", in); err != nil {
+		return "", err
+	}
+	var id string
+	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
+		if t.ActiveRun != "" {
+			return nil, errs.E(errs.Invalid, "Can't add messages to %s while a run %s is active.", threadID, t.ActiveRun)
+		}
+		evs := messageEvents([]NewMessage{in})
+		id = evs[0].(events.MessageCreated).MessageID
+		return evs, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return id, c.waitFor(ctx, res, projections.Messages{})
+}
+
+// ModifyMessage replaces a message's metadata.
+func (c *Commands) ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) error {
+	if err := ValidateMetadata("metadata", metadata); err != nil {
+		return err
+	}
+	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
+		if m := t.Messages[messageID]; m == nil || m.Deleted {
+			return nil, errs.NotFoundf("message", messageID)
+		}
+		return []events.Event{events.MessageModified{MessageID: messageID, Metadata: maps.Clone(metadata)}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, res, projections.Messages{})
+}
+
+// DeleteMessage removes a message from a thread.
+func (c *Commands) DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) error {
+	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
+		if m := t.Messages[messageID]; m == nil || m.Deleted {
+			return nil, errs.NotFoundf("message", messageID)
+		}
+		return []events.Event{events.MessageDeleted{MessageID: messageID}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, res, projections.Messages{})
+}
+
+func threadRef(id string) events.Ref { return events.Ref{Type: "thread", ID: id} }
+
+// updateThread runs decide on a thread the actor may see; any other thread is not found.
+func (c *Commands) updateThread(ctx context.Context, actor auth.Principal, id string, decide func(*Thread) ([]events.Event, error)) (events.Appended, error) {
+	if !validID(id) {
+		return events.Appended{}, errs.NotFoundf("thread", id)
+	}
+	return events.Update(ctx, c.store, threadRef(id), actor.Meta(), func(t *Thread) ([]events.Event, error) {
+		if !t.visible(actor) {
+			return nil, errs.NotFoundf("thread", id)
+		}
+		return decide(t)
+	})
+}
+
+// LoadThread rebuilds a thread from the log (the run worker's view of it).
+func (c *Commands) LoadThread(ctx context.Context, id string) (*Thread, error) {
+	t := &Thread{}
+	if !validID(id) {
+		return t, nil
+	}
+	history, v, err := c.store.Load(ctx, threadRef(id))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range history {
+		if e.Event != nil {
+			t.Apply(e)
+		}
+	}
+	t.Version = v
+	return t, nil
+}

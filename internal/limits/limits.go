@@ -1,0 +1,186 @@
+// Package limits enforces usage limits: a daily query quota per account (seed 000: 1,000 a day unless the
+// account says otherwise) and a request rate per API key (and per agent acting for a user). The counters live in
+// NATS KV buckets, so every node counts against the same numbers and a restart forgets nothing.
+//
+// It reads the accounts read model for each account's limits. It must not import the faces.
+package limits
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// The buckets, without the deployment prefix.
+const (
+	// RateBucket counts requests per key per minute. Its TTL removes the counters of past minutes.
+	RateBucket = "rate_limits"
+	// QuotaBucket counts queries per account per UTC day.
+	QuotaBucket = "query_quota"
+)
+
+// Buckets are the KV buckets the limits need; the platform provisions them.
+func Buckets() []natsx.BucketSpec {
+	return []natsx.BucketSpec{
+		{Name: RateBucket, Description: "Requests per API key (or agent) per minute", TTL: 2 * time.Minute},
+		// Two days, so that a counter outlives its day in every time zone a client may think in.
+		{Name: QuotaBucket, Description: "Queries per account per UTC day", TTL: 48 * time.Hour},
+	}
+}
+
+// Config wires Limits.
+type Config struct {
+	JS    jetstream.JetStream
+	Names natsx.Names
+	// Views is where each account's own limits are read (the accounts read model); nil gives every account the
+	// defaults.
+	Views *projections.Runner
+	// Now is the clock that decides the minute and the day (tests inject one).
+	Now func() time.Time
+	// DailyQueries is the quota of an account that sets none (default commands.DefaultDailyQueryLimit).
+	DailyQueries int
+	// RequestsPerMinute is the rate of a key whose account sets none (default commands.DefaultRequestsPerMinute).
+	RequestsPerMinute int
+}
+
+// Limits counts and enforces usage. It implements httpapi.Limiter.
+type Limits struct {
+	cfg   Config
+	rate  *counter
+	quota *counter
+	kvQ   jetstream.KeyValue
+}
+
+// Open connects to the provisioned buckets.
+func Open(ctx context.Context, cfg Config) (*Limits, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.DailyQueries <= 0 {
+		cfg.DailyQueries = commands.DefaultDailyQueryLimit
+	}
+	if cfg.RequestsPerMinute <= 0 {
+		cfg.RequestsPerMinute = commands.DefaultRequestsPerMinute
+	}
+	rate, err := cfg.JS.KeyValue(ctx, cfg.Names.Bucket(RateBucket))
+	if err != nil {
+		return nil, fmt.Errorf("open bucket %s: %w", RateBucket, err)
+	}
+	quota, err := cfg.JS.KeyValue(ctx, cfg.Names.Bucket(QuotaBucket))
+	if err != nil {
+		return nil, fmt.Errorf("open bucket %s: %w", QuotaBucket, err)
+	}
+	return &Limits{cfg: cfg, rate: newCounter(rate), quota: newCounter(quota), kvQ: quota}, nil
+}
+
+// AllowRequest counts one request of p against its per-minute rate, or refuses it with errs.RateLimited (429)
+// and a Retry-After until the next minute. API keys are counted each on their own; an agent calling back with its
+// token is counted per (user, agent). The platform itself is never limited.
+func (l *Limits) AllowRequest(ctx context.Context, p auth.Principal) error {
+	if p.System() || p.AccountID == "" {
+		return nil
+	}
+	limit := p.RequestsPerMinute
+	if limit <= 0 {
+		limit = l.cfg.RequestsPerMinute
+	}
+	now := l.cfg.Now().UTC()
+	minute := now.Truncate(time.Minute)
+	window := strconv.FormatInt(minute.Unix()/60, 10)
+	_, ok, err := l.rate.take(ctx, window, rateSubject(p)+"."+window, uint64(limit))
+	if err != nil {
+		return fmt.Errorf("rate limit: %w", err)
+	}
+	if !ok {
+		return errs.Limit(minute.Add(time.Minute).Sub(now),
+			"rate limit of %d requests per minute per key reached; retry after the minute ends", limit)
+	}
+	return nil
+}
+
+// rateSubject is what a principal's requests are counted under. Key IDs and account IDs are KV-safe tokens; an
+// agent ID is whatever the registry chose, so it is hashed unless it already is one.
+func rateSubject(p auth.Principal) string {
+	if p.AgentID == "" {
+		return p.KeyID
+	}
+	aid := p.AgentID
+	if !natsx.ValidToken(aid) {
+		sum := sha256.Sum256([]byte(aid))
+		aid = hex.EncodeToString(sum[:16])
+	}
+	return "agent_" + p.AccountID + "_" + aid
+}
+
+// CountQuery counts one query of p's account against its daily quota, or refuses it with errs.RateLimited and a
+// Retry-After until midnight UTC, when the quota resets. Call it once per user query (a session message, a run),
+// before doing the work.
+func (l *Limits) CountQuery(ctx context.Context, p auth.Principal) error {
+	if p.AccountID == "" {
+		return nil
+	}
+	limit, err := l.dailyLimit(ctx, p.AccountID)
+	if err != nil {
+		return err
+	}
+	now := l.cfg.Now().UTC()
+	day := now.Format("20060102")
+	_, ok, err := l.quota.take(ctx, day, p.AccountID+"."+day, uint64(limit))
+	if err != nil {
+		return fmt.Errorf("daily quota: %w", err)
+	}
+	if !ok {
+		midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+		return errs.Limit(midnight.Sub(now), "daily query limit of %d reached; it resets at 00:00 UTC", limit)
+	}
+	return nil
+}
+
+// DailyUsage returns an account's daily quota and how much of it today (UTC) has used: what GraphQL's
+// `user { dailyQueryLimit dailyUsedQueries }` shows.
+func (l *Limits) DailyUsage(ctx context.Context, accountID string) (limit, used int, err error) {
+	limit, err = l.dailyLimit(ctx, accountID)
+	if err != nil {
+		return 0, 0, err
+	}
+	day := l.cfg.Now().UTC().Format("20060102")
+	e, err := l.kvQ.Get(ctx, accountID+"."+day)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return limit, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("daily usage of %s: %w", accountID, err)
+	}
+	n, err := strconv.Atoi(string(e.Value()))
+	if err != nil {
+		return 0, 0, fmt.Errorf("daily usage of %s: value %q is not a count", accountID, e.Value())
+	}
+	return limit, n, nil
+}
+
+// dailyLimit is the account's own quota, or the default.
+func (l *Limits) dailyLimit(ctx context.Context, accountID string) (int, error) {
+	if l.cfg.Views == nil {
+		return l.cfg.DailyQueries, nil
+	}
+	acct, ok, err := projections.Get[projections.AccountView](ctx, l.cfg.Views, "accounts", projections.AccountKey(accountID))
+	if err != nil {
+		return 0, fmt.Errorf("daily quota of %s: %w", accountID, err)
+	}
+	if ok && acct.DailyQueryLimit > 0 {
+		return acct.DailyQueryLimit, nil
+	}
+	return l.cfg.DailyQueries, nil
+}

@@ -1,0 +1,191 @@
+package openaiapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// assistantSpec reads the settings of a create or modify request into spec; on a modify only the fields sent
+// change (null clears a nullable field).
+func (f *Face) assistantSpec(in fields, spec *events.AssistantSpec) error {
+	if in.has("model") {
+		m, err := in.str("model")
+		if err != nil {
+			return err
+		}
+		if err := f.checkModel("model", m); err != nil {
+			return err
+		}
+		spec.Model = m
+	}
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"name", &spec.Name}, {"description", &spec.Description}, {"instructions", &spec.Instructions}} {
+		if in.has(f.name) {
+			v, err := in.optStr(f.name)
+			if err != nil {
+				return err
+			}
+			*f.dst = v
+		}
+	}
+	if in.has("tools") {
+		tools, _, err := in.tools("tools")
+		if err != nil {
+			return err
+		}
+		spec.Tools = tools
+	}
+	if in.has("tool_resources") {
+		tr, err := in.raw("tool_resources", false)
+		if err != nil {
+			return err
+		}
+		spec.ToolResources = tr
+	}
+	if in.has("metadata") {
+		m, err := in.metadata("metadata")
+		if err != nil {
+			return err
+		}
+		spec.Metadata = m
+	}
+	for _, f := range []struct {
+		name string
+		dst  **float64
+	}{{"temperature", &spec.Temperature}, {"top_p", &spec.TopP}} {
+		if in.has(f.name) {
+			v, err := in.optFloat(f.name)
+			if err != nil {
+				return err
+			}
+			*f.dst = v
+		}
+	}
+	if in.has("response_format") {
+		rf, err := in.raw("response_format", true)
+		if err != nil {
+			return err
+		}
+		spec.ResponseFormat = rf
+	}
+	if in.has("reasoning_effort") {
+		re, err := in.str("reasoning_effort")
+		if err != nil {
+			return err
+		}
+		spec.ReasoningEffort = re
+	}
+	return nil
+}
+
+// checkModel refuses a model that names a provider this server does not have.
+func (f *Face) checkModel(param, model string) error {
+	if model == "" || f.d.Models == nil {
+		return nil
+	}
+	if _, _, err := f.d.Models.Resolve(model); err != nil {
+		if errors.Is(err, llm.ErrBadRequest) {
+			return errs.InvalidField(param, "%s", err.Error())
+		}
+		return err
+	}
+	return nil
+}
+
+func (f *Face) createAssistant(w http.ResponseWriter, r *http.Request) {
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	var spec events.AssistantSpec
+	if err := f.assistantSpec(in, &spec); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id, err := f.d.Commands.CreateAssistant(r.Context(), principal(r), spec)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerAssistant(w, r, id)
+}
+
+func (f *Face) answerAssistant(w http.ResponseWriter, r *http.Request, id string) {
+	a, ok, err := projections.Get[projections.Listed[projections.AssistantObject]](r.Context(), f.d.Views, "assistants",
+		projections.OwnedKey(principal(r).AccountID, id))
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !ok {
+		f.WriteError(w, r, errs.NotFoundf("assistant", id))
+		return
+	}
+	writeJSON(w, a.Obj)
+}
+
+func (f *Face) getAssistant(w http.ResponseWriter, r *http.Request) {
+	f.answerAssistant(w, r, chi.URLParam(r, "assistant_id"))
+}
+
+func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "assistant_id")
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	// Read the request once into a patch; the command applies it to the assistant as the log has it.
+	var patch events.AssistantSpec
+	if err := f.assistantSpec(in, &patch); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	err = f.d.Commands.ModifyAssistant(r.Context(), principal(r), id, func(s *events.AssistantSpec) {
+		// Reapplying the request to the current settings changes exactly the fields it sent.
+		_ = f.assistantSpec(in, s)
+	})
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerAssistant(w, r, id)
+}
+
+func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "assistant_id")
+	if err := f.d.Commands.DeleteAssistant(r.Context(), principal(r), id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, deleted{ID: id, Object: "assistant.deleted", Deleted: true})
+}
+
+func (f *Face) listAssistants(w http.ResponseWriter, r *http.Request) {
+	p, err := parseList(r, 20, 100)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	docs, err := projections.ListAll[projections.Listed[projections.AssistantObject]](r.Context(), f.d.Views, "assistants",
+		principal(r).AccountID+".*")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	items := make([]listed[projections.AssistantObject], 0, len(docs))
+	for _, d := range docs {
+		items = append(items, listed[projections.AssistantObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
+	}
+	writeJSON(w, paginate(items, p))
+}

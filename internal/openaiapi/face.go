@@ -1,0 +1,195 @@
+package openaiapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/blobs"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// Models resolves a model string to a provider; the face uses it to refuse a model nobody can run when the
+// assistant or run is created rather than when the run fails.
+type Models interface {
+	Resolve(model string) (llm.Provider, string, error)
+}
+
+// Deps are what the /v1 face uses.
+type Deps struct {
+	Commands *commands.Commands
+	Views    *projections.Runner
+	// Store, JS and NC serve streams: the run's events from the log, its token deltas from the live subject.
+	Store  *events.Store
+	JS     jetstream.JetStream
+	NC     *nats.Conn
+	Names  natsx.Names
+	Blobs  *blobs.Store
+	Models Models
+	Logger *slog.Logger
+	// MaxUploadBytes bounds one uploaded file (default 512 MiB, OpenAI's limit).
+	MaxUploadBytes int64
+}
+
+// Face is the /v1 face.
+type Face struct{ d Deps }
+
+// New returns the face.
+func New(d Deps) *Face {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.MaxUploadBytes == 0 {
+		d.MaxUploadBytes = 512 << 20
+	}
+	return &Face{d: d}
+}
+
+// Prefix implements httpapi.Face.
+func (f *Face) Prefix() string { return "/v1" }
+
+// Routes implements httpapi.Face.
+func (f *Face) Routes(r chi.Router) {
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		f.writeError(w, req, http.StatusMethodNotAllowed, errorObject{
+			Message: "Invalid method for URL (" + req.Method + " " + req.URL.Path + ").", Type: "invalid_request_error"})
+	})
+	r.Route("/assistants", func(r chi.Router) {
+		r.Get("/", f.listAssistants)
+		r.Post("/", f.createAssistant)
+		r.Get("/{assistant_id}", f.getAssistant)
+		r.Post("/{assistant_id}", f.modifyAssistant)
+		r.Delete("/{assistant_id}", f.deleteAssistant)
+	})
+	r.Route("/threads", func(r chi.Router) {
+		r.Post("/", f.createThread)
+		r.Post("/runs", f.createThreadAndRun)
+		r.Get("/{thread_id}", f.getThread)
+		r.Post("/{thread_id}", f.modifyThread)
+		r.Delete("/{thread_id}", f.deleteThread)
+		r.Get("/{thread_id}/messages", f.listMessages)
+		r.Post("/{thread_id}/messages", f.createMessage)
+		r.Get("/{thread_id}/messages/{message_id}", f.getMessage)
+		r.Post("/{thread_id}/messages/{message_id}", f.modifyMessage)
+		r.Delete("/{thread_id}/messages/{message_id}", f.deleteMessage)
+		r.Get("/{thread_id}/runs", f.listRuns)
+		r.Post("/{thread_id}/runs", f.createRun)
+		r.Get("/{thread_id}/runs/{run_id}", f.getRun)
+		r.Post("/{thread_id}/runs/{run_id}", f.modifyRun)
+		r.Post("/{thread_id}/runs/{run_id}/cancel", f.cancelRun)
+		r.Post("/{thread_id}/runs/{run_id}/submit_tool_outputs", f.submitToolOutputs)
+		r.Get("/{thread_id}/runs/{run_id}/steps", f.listSteps)
+		r.Get("/{thread_id}/runs/{run_id}/steps/{step_id}", f.getStep)
+	})
+	r.Route("/files", func(r chi.Router) {
+		r.Get("/", f.listFiles)
+		r.Post("/", f.createFile)
+		r.Get("/{file_id}", f.getFile)
+		r.Delete("/{file_id}", f.deleteFile)
+		r.Get("/{file_id}/content", f.fileContent)
+	})
+	r.HandleFunc("/vector_stores", f.unsupported("Vector stores"))
+	r.HandleFunc("/vector_stores/*", f.unsupported("Vector stores"))
+}
+
+// unsupported answers the routes of the API this server does not implement yet in OpenAI's error shape.
+func (f *Face) unsupported(what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f.writeError(w, r, http.StatusBadRequest, errorObject{
+			Message: what + " are not supported yet by this server.", Type: "invalid_request_error", Code: strp("unsupported")})
+	}
+}
+
+// errorObject is OpenAI's error object.
+type errorObject struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+// WriteError implements httpapi.Face: every error on /v1 is OpenAI's error object, with the status OpenAI uses.
+func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	httpapi.LogError(f.d.Logger, r, err)
+	status, obj := errorFor(err)
+	httpapi.SetRetryAfter(w, err)
+	f.writeError(w, r, status, obj)
+}
+
+func (f *Face) writeError(w http.ResponseWriter, _ *http.Request, status int, obj errorObject) {
+	httpapi.WriteJSON(w, status, map[string]errorObject{"error": obj})
+}
+
+// errorFor maps an error to OpenAI's status and error object.
+func errorFor(err error) (int, errorObject) {
+	code := errs.CodeOf(err)
+	obj := errorObject{Message: sentence(errs.MessageOf(err)), Type: "invalid_request_error"}
+	if e := errs.As(err); e != nil && e.Field != "" {
+		obj.Param = strp(e.Field)
+	}
+	status := errs.HTTPStatus(code)
+	switch code {
+	case errs.Invalid:
+	case errs.NotFound:
+	case errs.Conflict:
+		// OpenAI answers a state conflict with 400; its SDKs would retry a 409.
+		status = http.StatusBadRequest
+	case errs.Unauthorized:
+		obj.Code = strp("invalid_api_key")
+	case errs.Forbidden:
+	case errs.RateLimited:
+		obj.Type, obj.Code = "requests", strp("rate_limit_exceeded")
+	case errs.TooLarge:
+	default:
+		obj.Type = "server_error"
+		if code == errs.Internal {
+			obj.Message = "The server had an error while processing your request. Sorry about that!"
+		}
+	}
+	return status, obj
+}
+
+// sentence gives a message in Go's error style (lower case, no full stop, as the shared helpers write them) the
+// form of OpenAI's messages: a capital first letter and a full stop. A message that starts with a capital is
+// already written as OpenAI writes it and is left alone.
+func sentence(msg string) string {
+	r, n := utf8.DecodeRuneInString(msg)
+	if msg == "" || !unicode.IsLower(r) {
+		return msg
+	}
+	msg = string(unicode.ToUpper(r)) + msg[n:]
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
+}
+
+func strp(s string) *string { return &s }
+
+func principal(r *http.Request) auth.Principal {
+	p, _ := auth.From(r.Context())
+	return p
+}
+
+// writeJSON answers an object with 200.
+func writeJSON(w http.ResponseWriter, v any) { httpapi.WriteJSON(w, http.StatusOK, v) }
+
+// deleted is OpenAI's answer to a delete.
+type deleted struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Deleted bool   `json:"deleted"`
+}

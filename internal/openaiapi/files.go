@@ -1,0 +1,211 @@
+package openaiapi
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// fileNotFound is OpenAI's answer for a file that is not there.
+func fileNotFound(id string) error {
+	return &errs.Error{Code: errs.NotFound, Field: "id", Message: "No such File object: " + id}
+}
+
+// createFile takes a multipart upload: "purpose" and "file" (with its filename). The file's bytes stream to the
+// object store; they are never held whole in memory.
+func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "multipart/form-data" {
+		f.WriteError(w, r, errs.E(errs.Invalid, "Invalid Content-Type header (%s), expected multipart/form-data.", r.Header.Get("Content-Type")))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, f.d.MaxUploadBytes+1<<20)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		f.WriteError(w, r, errs.E(errs.Invalid, "could not read the multipart body: %v", err))
+		return
+	}
+	var purpose, filename string
+	var upload commands.Upload
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			f.discard(r, upload)
+			f.WriteError(w, r, uploadError(err))
+			return
+		}
+		switch part.FormName() {
+		case "purpose":
+			b, err := io.ReadAll(io.LimitReader(part, 256))
+			if err != nil {
+				f.discard(r, upload)
+				f.WriteError(w, r, uploadError(err))
+				return
+			}
+			purpose = string(b)
+		case "file":
+			if upload.Object != "" {
+				continue // one file per upload; OpenAI takes the first
+			}
+			body := &limited{r: part, n: f.d.MaxUploadBytes}
+			upload, err = f.d.Commands.StoreUpload(r.Context(), principal(r), part.Header.Get("Content-Type"), body)
+			if body.over {
+				f.discard(r, upload)
+				f.WriteError(w, r, errs.E(errs.TooLarge, "File is too large: files may be at most %d bytes.", f.d.MaxUploadBytes))
+				return
+			}
+			if err != nil {
+				f.WriteError(w, r, uploadError(err))
+				return
+			}
+			filename = part.FileName()
+		}
+	}
+	id, err := f.d.Commands.CreateFile(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: purpose, Upload: upload})
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerFile(w, r, id)
+}
+
+// discard removes stored bytes of an upload that failed.
+func (f *Face) discard(r *http.Request, u commands.Upload) {
+	if u.Object != "" {
+		_ = f.d.Commands.DiscardUpload(r.Context(), u)
+	}
+}
+
+func uploadError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return errs.E(errs.TooLarge, "the upload is larger than this server accepts")
+	}
+	if errs.As(err) != nil {
+		return err
+	}
+	return errs.E(errs.Invalid, "could not read the upload: %v", err)
+}
+
+// limited reads at most n bytes and notes whether there was more.
+type limited struct {
+	r    io.Reader
+	n    int64
+	over bool
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		var one [1]byte
+		if k, _ := l.r.Read(one[:]); k > 0 {
+			l.over = true
+			return 0, errors.New("file too large")
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n -= int64(k)
+	return k, err
+}
+
+func (f *Face) file(r *http.Request, id string) (projections.FileDoc, error) {
+	d, ok, err := projections.Get[projections.FileDoc](r.Context(), f.d.Views, "files", projections.OwnedKey(principal(r).AccountID, id))
+	if err != nil {
+		return d, err
+	}
+	if !ok {
+		return d, fileNotFound(id)
+	}
+	return d, nil
+}
+
+func (f *Face) answerFile(w http.ResponseWriter, r *http.Request, id string) {
+	d, err := f.file(r, id)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, d.Obj)
+}
+
+func (f *Face) getFile(w http.ResponseWriter, r *http.Request) {
+	f.answerFile(w, r, chi.URLParam(r, "file_id"))
+}
+
+func (f *Face) deleteFile(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "file_id")
+	if _, err := f.file(r, id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.d.Commands.DeleteFile(r.Context(), principal(r), id); err != nil {
+		if errs.CodeOf(err) == errs.NotFound {
+			err = fileNotFound(id)
+		}
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, deleted{ID: id, Object: "file", Deleted: true})
+}
+
+// fileContent streams a file's bytes from the object store.
+func (f *Face) fileContent(w http.ResponseWriter, r *http.Request) {
+	d, err := f.file(r, chi.URLParam(r, "file_id"))
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	body, info, err := f.d.Blobs.Get(r.Context(), d.Blob)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	defer body.Close()
+	ct := d.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Length", strconv.FormatInt(info.Size, 10))
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": d.Obj.Filename}))
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.Copy(w, body); err != nil {
+		f.d.Logger.Warn("send file content", "file", d.Obj.ID, "err", err)
+	}
+}
+
+func (f *Face) listFiles(w http.ResponseWriter, r *http.Request) {
+	p, err := parseList(r, 10000, 10000)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	docs, err := projections.ListAll[projections.FileDoc](r.Context(), f.d.Views, "files", principal(r).AccountID+".*")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	purpose := r.URL.Query().Get("purpose")
+	items := make([]listed[projections.FileObject], 0, len(docs))
+	for _, d := range docs {
+		if purpose != "" && d.Obj.Purpose != purpose {
+			continue
+		}
+		items = append(items, listed[projections.FileObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
+	}
+	writeJSON(w, paginate(items, p))
+}

@@ -1,0 +1,329 @@
+package openaiapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// newRun reads what a create-run request sets.
+func (f *Face) newRun(in fields) (commands.NewRun, error) {
+	var nr commands.NewRun
+	var err error
+	if nr.AssistantID, err = in.str("assistant_id"); err != nil {
+		return nr, err
+	}
+	if nr.AssistantID == "" {
+		return nr, errs.Missing("assistant_id")
+	}
+	if nr.Model, err = in.str("model"); err != nil {
+		return nr, err
+	}
+	if err := f.checkModel("model", nr.Model); err != nil {
+		return nr, err
+	}
+	if nr.Instructions, err = in.optStr("instructions"); err != nil {
+		return nr, err
+	}
+	if nr.AdditionalInstructions, err = in.str("additional_instructions"); err != nil {
+		return nr, err
+	}
+	if nr.AdditionalMessages, err = in.messages("additional_messages"); err != nil {
+		return nr, err
+	}
+	if nr.Tools, nr.ToolsSet, err = in.tools("tools"); err != nil {
+		return nr, err
+	}
+	if nr.ToolChoice, err = in.raw("tool_choice", true); err != nil {
+		return nr, err
+	}
+	var parallel bool
+	if ok, err := get(in, "parallel_tool_calls", &parallel); err != nil {
+		return nr, err
+	} else if ok {
+		nr.ParallelToolCalls = &parallel
+	}
+	if nr.ResponseFormat, err = in.raw("response_format", true); err != nil {
+		return nr, err
+	}
+	if nr.Temperature, err = in.optFloat("temperature"); err != nil {
+		return nr, err
+	}
+	if nr.TopP, err = in.optFloat("top_p"); err != nil {
+		return nr, err
+	}
+	if nr.MaxPromptTokens, err = in.optInt("max_prompt_tokens"); err != nil {
+		return nr, err
+	}
+	if nr.MaxCompletionTokens, err = in.optInt("max_completion_tokens"); err != nil {
+		return nr, err
+	}
+	var trunc events.Truncation
+	if ok, err := get(in, "truncation_strategy", &trunc); err != nil {
+		return nr, err
+	} else if ok {
+		nr.Truncation = &trunc
+	}
+	if nr.Metadata, err = in.metadata("metadata"); err != nil {
+		return nr, err
+	}
+	if nr.ReasoningEffort, err = in.str("reasoning_effort"); err != nil {
+		return nr, err
+	}
+	return nr, nil
+}
+
+func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
+	threadID := chi.URLParam(r, "thread_id")
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	nr, err := f.newRun(in)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	stream, err := in.wantsStream()
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !stream {
+		created, err := f.d.Commands.CreateRun(r.Context(), principal(r), threadID, nr)
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		f.answerRun(w, r, created.ThreadID, created.RunID)
+		return
+	}
+	// The stream listens to the thread before the run exists, so that it misses none of the model's first words.
+	nr.ID = events.NewPrefixedID("run_")
+	f.stream(w, r, threadID, nr.ID, true, false, func() (uint64, error) {
+		created, err := f.d.Commands.CreateRun(r.Context(), principal(r), threadID, nr)
+		return created.FirstSeq, err
+	})
+}
+
+func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	nr, err := f.newRun(in)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	var t commands.NewThread
+	tf, ok, err := in.object("thread")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if ok {
+		if t, err = newThread(tf); err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+	}
+	if tr, err := in.raw("tool_resources", false); err != nil {
+		f.WriteError(w, r, err)
+		return
+	} else if tr != nil && t.ToolResources == nil {
+		t.ToolResources = tr
+	}
+	stream, err := in.wantsStream()
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !stream {
+		created, err := f.d.Commands.CreateThreadAndRun(r.Context(), principal(r), t, nr)
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		f.answerRun(w, r, created.ThreadID, created.RunID)
+		return
+	}
+	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
+	f.stream(w, r, t.ID, nr.ID, true, true, func() (uint64, error) {
+		created, err := f.d.Commands.CreateThreadAndRun(r.Context(), principal(r), t, nr)
+		return created.FirstSeq, err
+	})
+}
+
+// run reads a run of a thread the caller owns.
+func (f *Face) run(r *http.Request, threadID, runID string) (projections.RunObject, error) {
+	if _, err := f.thread(r, threadID); err != nil {
+		return projections.RunObject{}, err
+	}
+	run, ok, err := projections.Get[projections.Listed[projections.RunObject]](r.Context(), f.d.Views, "runs",
+		projections.RunKey(principal(r).AccountID, threadID, runID))
+	if err != nil {
+		return projections.RunObject{}, err
+	}
+	if !ok {
+		return projections.RunObject{}, errs.NotFoundf("run", runID)
+	}
+	return run.Obj, nil
+}
+
+func (f *Face) answerRun(w http.ResponseWriter, r *http.Request, threadID, runID string) {
+	run, err := f.run(r, threadID, runID)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, run)
+}
+
+func (f *Face) getRun(w http.ResponseWriter, r *http.Request) {
+	f.answerRun(w, r, chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id"))
+}
+
+func (f *Face) modifyRun(w http.ResponseWriter, r *http.Request) {
+	threadID, runID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id")
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	md, err := in.metadata("metadata")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.d.Commands.ModifyRun(r.Context(), principal(r), threadID, runID, md); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerRun(w, r, threadID, runID)
+}
+
+func (f *Face) cancelRun(w http.ResponseWriter, r *http.Request) {
+	threadID, runID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id")
+	if err := f.d.Commands.CancelRun(r.Context(), principal(r), threadID, runID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerRun(w, r, threadID, runID)
+}
+
+func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
+	threadID, runID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id")
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	type output struct {
+		ToolCallID string `json:"tool_call_id"`
+		Output     string `json:"output"`
+	}
+	outs, ok, err := list[output](in, "tool_outputs")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !ok {
+		f.WriteError(w, r, errs.Missing("tool_outputs"))
+		return
+	}
+	outputs := make([]events.ToolOutput, 0, len(outs))
+	for _, o := range outs {
+		outputs = append(outputs, events.ToolOutput{ToolCallID: o.ToolCallID, Output: o.Output})
+	}
+	stream, err := in.wantsStream()
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !stream {
+		if _, err := f.d.Commands.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs); err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		f.answerRun(w, r, threadID, runID)
+		return
+	}
+	f.stream(w, r, threadID, runID, false, false, func() (uint64, error) {
+		return f.d.Commands.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
+	})
+}
+
+func (f *Face) listRuns(w http.ResponseWriter, r *http.Request) {
+	threadID := chi.URLParam(r, "thread_id")
+	p, err := parseList(r, 20, 100)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if _, err := f.thread(r, threadID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	docs, err := projections.ListAll[projections.Listed[projections.RunObject]](r.Context(), f.d.Views, "runs",
+		principal(r).AccountID+"."+threadID+".*")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	items := make([]listed[projections.RunObject], 0, len(docs))
+	for _, d := range docs {
+		items = append(items, listed[projections.RunObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
+	}
+	writeJSON(w, paginate(items, p))
+}
+
+func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
+	threadID, runID, stepID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id"), chi.URLParam(r, "step_id")
+	if _, err := f.run(r, threadID, runID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	s, ok, err := projections.Get[projections.StepDoc](r.Context(), f.d.Views, "run_steps",
+		projections.StepKey(principal(r).AccountID, threadID, runID, stepID))
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !ok {
+		f.WriteError(w, r, errs.NotFoundf("run step", stepID))
+		return
+	}
+	writeJSON(w, s.Obj)
+}
+
+func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
+	threadID, runID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id")
+	p, err := parseList(r, 20, 100)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if _, err := f.run(r, threadID, runID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	docs, err := projections.ListAll[projections.StepDoc](r.Context(), f.d.Views, "run_steps",
+		principal(r).AccountID+"."+threadID+"."+runID+".*")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	items := make([]listed[projections.RunStepObject], 0, len(docs))
+	for _, d := range docs {
+		items = append(items, listed[projections.RunStepObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
+	}
+	writeJSON(w, paginate(items, p))
+}

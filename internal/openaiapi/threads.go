@@ -1,0 +1,216 @@
+package openaiapi
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// newThread reads a thread as create thread (and create thread-and-run's "thread") sends it.
+func newThread(in fields) (commands.NewThread, error) {
+	var t commands.NewThread
+	var err error
+	if t.Metadata, err = in.metadata("metadata"); err != nil {
+		return t, err
+	}
+	if t.ToolResources, err = in.raw("tool_resources", false); err != nil {
+		return t, err
+	}
+	t.Messages, err = in.messages("messages")
+	return t, err
+}
+
+func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	t, err := newThread(in)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id, err := f.d.Commands.CreateThread(r.Context(), principal(r), t)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerThread(w, r, id)
+}
+
+// thread reads a thread the caller owns from the read model; every route under a thread starts here.
+func (f *Face) thread(r *http.Request, id string) (projections.ThreadObject, error) {
+	t, ok, err := projections.Get[projections.Listed[projections.ThreadObject]](r.Context(), f.d.Views, "threads",
+		projections.OwnedKey(principal(r).AccountID, id))
+	if err != nil {
+		return projections.ThreadObject{}, err
+	}
+	if !ok {
+		return projections.ThreadObject{}, errs.NotFoundf("thread", id)
+	}
+	return t.Obj, nil
+}
+
+func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
+	t, err := f.thread(r, id)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, t)
+}
+
+func (f *Face) getThread(w http.ResponseWriter, r *http.Request) {
+	f.answerThread(w, r, chi.URLParam(r, "thread_id"))
+}
+
+func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "thread_id")
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	md, err := in.metadata("metadata")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	tr, err := in.raw("tool_resources", false)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.d.Commands.ModifyThread(r.Context(), principal(r), id, md, in.has("metadata"), tr); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerThread(w, r, id)
+}
+
+func (f *Face) deleteThread(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "thread_id")
+	if err := f.d.Commands.DeleteThread(r.Context(), principal(r), id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, deleted{ID: id, Object: "thread.deleted", Deleted: true})
+}
+
+func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
+	threadID := chi.URLParam(r, "thread_id")
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	var m message
+	m.Content = in.m["content"]
+	if m.Role, err = in.str("role"); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if m.Role == "" {
+		f.WriteError(w, r, errs.Missing("role"))
+		return
+	}
+	if m.Metadata, err = in.metadata("metadata"); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	m.Attachments = in.m["attachments"]
+	nm, err := m.toCommand("")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id, err := f.d.Commands.CreateMessage(r.Context(), principal(r), threadID, nm)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerMessage(w, r, threadID, id)
+}
+
+func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, id string) {
+	if _, err := f.thread(r, threadID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	m, ok, err := projections.Get[projections.Listed[projections.MessageObject]](r.Context(), f.d.Views, "messages",
+		projections.MessageKey(principal(r).AccountID, threadID, id))
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !ok {
+		f.WriteError(w, r, errs.NotFoundf("message", id))
+		return
+	}
+	writeJSON(w, m.Obj)
+}
+
+func (f *Face) getMessage(w http.ResponseWriter, r *http.Request) {
+	f.answerMessage(w, r, chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id"))
+}
+
+func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
+	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	md, err := in.metadata("metadata")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.d.Commands.ModifyMessage(r.Context(), principal(r), threadID, id, md); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerMessage(w, r, threadID, id)
+}
+
+func (f *Face) deleteMessage(w http.ResponseWriter, r *http.Request) {
+	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
+	if err := f.d.Commands.DeleteMessage(r.Context(), principal(r), threadID, id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, deleted{ID: id, Object: "thread.message.deleted", Deleted: true})
+}
+
+func (f *Face) listMessages(w http.ResponseWriter, r *http.Request) {
+	threadID := chi.URLParam(r, "thread_id")
+	p, err := parseList(r, 20, 100)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if _, err := f.thread(r, threadID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	docs, err := projections.ListAll[projections.Listed[projections.MessageObject]](r.Context(), f.d.Views, "messages",
+		principal(r).AccountID+"."+threadID+".*")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	runID := r.URL.Query().Get("run_id")
+	items := make([]listed[projections.MessageObject], 0, len(docs))
+	for _, d := range docs {
+		if runID != "" && (d.Obj.RunID == nil || *d.Obj.RunID != runID) {
+			continue
+		}
+		items = append(items, listed[projections.MessageObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
+	}
+	writeJSON(w, paginate(items, p))
+}

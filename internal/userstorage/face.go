@@ -1,0 +1,238 @@
+package userstorage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/httpapi"
+)
+
+// Prefix is where the face is mounted. It is a face of its own under /api, so that other packages can mount
+// theirs beside it (/api/agents, /api/embeds...): chi routes each request to the longest prefix.
+const Prefix = "/api/userstorage"
+
+// AgentVisible says whether principal p may use the storage of agentID. The agent registry decides (another
+// account's unpublished agent is not visible); nil lets every agent ID through.
+type AgentVisible func(ctx context.Context, p auth.Principal, agentID string) (bool, error)
+
+// Face is Fixie's user storage API:
+//
+//	GET    /api/userstorage/{agentId}        -> [{"key": ...}]
+//	POST   /api/userstorage/{agentId}/{key}  body {"data": <json>}
+//	GET    /api/userstorage/{agentId}/{key}  -> {"data": <json>}
+//	HEAD   /api/userstorage/{agentId}/{key}  -> 200 or 404
+//	DELETE /api/userstorage/{agentId}/{key}
+//
+// Callers are a user with an API key, or an agent with the token the platform gave it for that user, which only
+// reaches the storage of the agent it was issued for.
+type Face struct {
+	store   *Store
+	visible AgentVisible
+	logger  *slog.Logger
+}
+
+// NewFace returns the face over store.
+func NewFace(store *Store, visible AgentVisible, logger *slog.Logger) *Face {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Face{store: store, visible: visible, logger: logger}
+}
+
+// Prefix implements httpapi.Face.
+func (f *Face) Prefix() string { return Prefix }
+
+// AcceptsAgentTokens implements httpapi.AgentFace: user storage is what agents call back for.
+func (f *Face) AcceptsAgentTokens() {}
+
+// WriteError implements httpapi.Face, in Contrail's REST shape.
+func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	httpapi.WriteError(f.logger, w, r, err)
+}
+
+// Routes implements httpapi.Face.
+func (f *Face) Routes(r chi.Router) {
+	r.Get("/{agentId}", f.list)
+	r.Get("/{agentId}/{key}", f.get)
+	r.Head("/{agentId}/{key}", f.head)
+	r.Post("/{agentId}/{key}", f.put)
+	r.Delete("/{agentId}/{key}", f.delete)
+}
+
+// param returns a URL parameter decoded. chi matches on the escaped path when the request has one (a key
+// holding "%2F"), and then its parameters are still escaped.
+func param(r *http.Request, name string) (string, error) {
+	v := chi.URLParam(r, name)
+	if r.URL.RawPath == "" {
+		return v, nil
+	}
+	out, err := url.PathUnescape(v)
+	if err != nil {
+		return "", errs.InvalidField(name, "%s is not a valid URL path segment", name)
+	}
+	return out, nil
+}
+
+// scope is the caller's storage for the agent in the path.
+func (f *Face) scope(r *http.Request) (Scope, error) {
+	p, ok := auth.From(r.Context())
+	if !ok {
+		return Scope{}, errs.E(errs.Unauthorized, "user storage needs a user")
+	}
+	agentID, err := param(r, "agentId")
+	if err != nil {
+		return Scope{}, err
+	}
+	if p.AgentID != "" && p.AgentID != agentID {
+		return Scope{}, errs.E(errs.Forbidden, "this token was issued to another agent; it reaches only that agent's storage")
+	}
+	if f.visible != nil {
+		ok, err := f.visible(r.Context(), p, agentID)
+		if err != nil {
+			return Scope{}, err
+		}
+		if !ok {
+			return Scope{}, errs.NotFoundf("agent", agentID)
+		}
+	}
+	sc := Scope{Account: p.AccountID, AgentID: agentID}
+	return sc, sc.validate()
+}
+
+func (f *Face) scopeAndKey(r *http.Request) (Scope, string, error) {
+	sc, err := f.scope(r)
+	if err != nil {
+		return sc, "", err
+	}
+	key, err := param(r, "key")
+	return sc, key, err
+}
+
+type keyItem struct {
+	Key string `json:"key"`
+}
+
+func (f *Face) list(w http.ResponseWriter, r *http.Request) {
+	sc, err := f.scope(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	keys, err := f.store.Keys(r.Context(), sc)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	out := make([]keyItem, len(keys))
+	for i, k := range keys {
+		out[i] = keyItem{Key: k}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func (f *Face) get(w http.ResponseWriter, r *http.Request) {
+	sc, key, err := f.scopeAndKey(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	value, ok, err := f.store.Get(r.Context(), sc, key)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !ok {
+		f.WriteError(w, r, errs.E(errs.NotFound, "no value stored under key %q", key))
+		return
+	}
+	// The stored JSON goes out as it came in, without a decode and encode of up to a MiB.
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, `{"data":`)
+	_, _ = w.Write(value)
+	_, _ = io.WriteString(w, "}\n")
+}
+
+func (f *Face) head(w http.ResponseWriter, r *http.Request) {
+	sc, key, err := f.scopeAndKey(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	ok, err := f.store.Exists(r.Context(), sc, key)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// bodyLimit leaves room around a value of MaxValueSize for the {"data": ...} around it.
+const bodyLimit = MaxValueSize + 4<<10
+
+func (f *Face) put(w http.ResponseWriter, r *http.Request) {
+	sc, key, err := f.scopeAndKey(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, bodyLimit))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		f.WriteError(w, r, errs.E(errs.TooLarge, "the request body is larger than %d bytes; user storage keeps values of up to %d bytes (1 MiB)", bodyLimit, MaxValueSize))
+		return
+	}
+	if err != nil {
+		f.WriteError(w, r, errs.E(errs.Invalid, "read request body: %v", err))
+		return
+	}
+	var in struct {
+		Data json.RawMessage `json:"data"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&in); err != nil {
+		f.WriteError(w, r, errs.InvalidField("data", `the body must be a JSON object {"data": <any JSON value>}: %v`, err))
+		return
+	}
+	if len(in.Data) == 0 {
+		f.WriteError(w, r, errs.Missing("data"))
+		return
+	}
+	if err := f.store.Put(r.Context(), sc, key, in.Data); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, keyItem{Key: key})
+}
+
+func (f *Face) delete(w http.ResponseWriter, r *http.Request) {
+	sc, key, err := f.scopeAndKey(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	ok, err := f.store.Delete(r.Context(), sc, key)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if !ok {
+		f.WriteError(w, r, errs.E(errs.NotFound, "no value stored under key %q", key))
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"key": key, "deleted": true})
+}

@@ -1,0 +1,432 @@
+package projections
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/contrailhq/contrail/events"
+)
+
+// RunObject is a run as the API shows it.
+type RunObject struct {
+	ID                  string             `json:"id"`
+	Object              string             `json:"object"`
+	CreatedAt           int64              `json:"created_at"`
+	AssistantID         string             `json:"assistant_id"`
+	ThreadID            string             `json:"thread_id"`
+	Status              string             `json:"status"`
+	StartedAt           *int64             `json:"started_at"`
+	ExpiresAt           *int64             `json:"expires_at"`
+	CancelledAt         *int64             `json:"cancelled_at"`
+	FailedAt            *int64             `json:"failed_at"`
+	CompletedAt         *int64             `json:"completed_at"`
+	RequiredAction      *RequiredAction    `json:"required_action"`
+	LastError           *LastError         `json:"last_error"`
+	Model               string             `json:"model"`
+	Instructions        string             `json:"instructions"`
+	Tools               []events.Tool      `json:"tools"`
+	Metadata            map[string]string  `json:"metadata"`
+	IncompleteDetails   *IncompleteDetails `json:"incomplete_details"`
+	Usage               *events.TokenUsage `json:"usage"`
+	Temperature         *float64           `json:"temperature"`
+	TopP                *float64           `json:"top_p"`
+	MaxPromptTokens     *int               `json:"max_prompt_tokens"`
+	MaxCompletionTokens *int               `json:"max_completion_tokens"`
+	TruncationStrategy  TruncationObject   `json:"truncation_strategy"`
+	ResponseFormat      json.RawMessage    `json:"response_format"`
+	ToolChoice          json.RawMessage    `json:"tool_choice"`
+	ParallelToolCalls   bool               `json:"parallel_tool_calls"`
+}
+
+// TruncationObject is a run's truncation strategy; last_messages is null unless set.
+type TruncationObject struct {
+	Type         string `json:"type"`
+	LastMessages *int   `json:"last_messages"`
+}
+
+// RequiredAction is what a run in requires_action waits for.
+type RequiredAction struct {
+	Type              string            `json:"type"`
+	SubmitToolOutputs SubmitToolOutputs `json:"submit_tool_outputs"`
+}
+
+// SubmitToolOutputs lists the calls whose outputs the run waits for.
+type SubmitToolOutputs struct {
+	ToolCalls []RequiredToolCall `json:"tool_calls"`
+}
+
+// RequiredToolCall is a function call the client must answer.
+type RequiredToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is a function's name and the JSON text of its arguments.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// LastError is why a run or a step failed.
+type LastError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Active reports whether a run status still blocks its thread: anything but a terminal status.
+func Active(status string) bool {
+	switch status {
+	case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction, events.RunStatusCancelling:
+		return true
+	}
+	return false
+}
+
+// NewRunObject is the run a RunCreated event makes.
+func NewRunObject(e events.Envelope, d events.RunCreated) RunObject {
+	expires := d.ExpiresAt.Unix()
+	trunc := TruncationObject{Type: d.Truncation.Type, LastMessages: d.Truncation.LastMessages}
+	if trunc.Type == "" {
+		trunc.Type = "auto"
+	}
+	return RunObject{
+		ID: d.RunID, Object: "thread.run", CreatedAt: e.Time.Unix(), AssistantID: d.AssistantID, ThreadID: e.AggregateID,
+		Status: events.RunStatusQueued, ExpiresAt: &expires, Model: d.Model, Instructions: d.Instructions,
+		Tools: nonNilTools(d.Tools), Metadata: nonNilMap(d.Metadata), Temperature: orDefault(d.Temperature),
+		TopP: orDefault(d.TopP), MaxPromptTokens: d.MaxPromptTokens, MaxCompletionTokens: d.MaxCompletionTokens,
+		TruncationStrategy: trunc, ResponseFormat: orJSON(d.ResponseFormat, autoJSON),
+		ToolChoice: orJSON(d.ToolChoice, autoJSON), ParallelToolCalls: d.ParallelToolCalls,
+	}
+}
+
+// ApplyRun folds one event of a run into its object. It is the one fold both the read model and the streaming
+// face use, so that what a stream shows and what a later read returns agree.
+func ApplyRun(r *RunObject, e events.Envelope) {
+	at := e.Time.Unix()
+	end := func(status string, usage events.TokenUsage) {
+		r.Status, r.RequiredAction = status, nil
+		u := usage
+		r.Usage = &u
+	}
+	switch d := e.Event.(type) {
+	case events.RunStarted:
+		r.Status = events.RunStatusInProgress
+		if r.StartedAt == nil {
+			r.StartedAt = &at
+		}
+	case events.RunRequiresAction:
+		r.Status = events.RunStatusRequiresAction
+		calls := make([]RequiredToolCall, 0, len(d.ToolCalls))
+		for _, c := range d.ToolCalls {
+			calls = append(calls, RequiredToolCall{ID: c.ID, Type: "function", Function: FunctionCall{Name: c.Name, Arguments: c.Arguments}})
+		}
+		r.RequiredAction = &RequiredAction{Type: "submit_tool_outputs", SubmitToolOutputs: SubmitToolOutputs{ToolCalls: calls}}
+	case events.RunToolOutputsSubmitted:
+		r.Status, r.RequiredAction = events.RunStatusQueued, nil
+	case events.RunCancelling:
+		r.Status = events.RunStatusCancelling
+	case events.RunCompleted:
+		end(events.RunStatusCompleted, d.Usage)
+		r.CompletedAt, r.ExpiresAt = &at, nil
+	case events.RunIncomplete:
+		end(events.RunStatusIncomplete, d.Usage)
+		r.IncompleteDetails, r.ExpiresAt = &IncompleteDetails{Reason: d.Reason}, nil
+	case events.RunFailed:
+		end(events.RunStatusFailed, d.Usage)
+		r.FailedAt, r.ExpiresAt = &at, nil
+		r.LastError = &LastError{Code: d.Code, Message: d.Message}
+	case events.RunCancelled:
+		end(events.RunStatusCancelled, d.Usage)
+		r.CancelledAt, r.ExpiresAt = &at, nil
+	case events.RunExpired:
+		end(events.RunStatusExpired, d.Usage)
+	case events.RunModified:
+		r.Metadata = nonNilMap(d.Metadata)
+	}
+}
+
+// RunOf names the run an event of a thread concerns, or "" when it concerns none.
+func RunOf(ev events.Event) string {
+	switch d := ev.(type) {
+	case events.RunCreated:
+		return d.RunID
+	case events.RunStarted:
+		return d.RunID
+	case events.RunRequiresAction:
+		return d.RunID
+	case events.RunToolOutputsSubmitted:
+		return d.RunID
+	case events.RunCompleted:
+		return d.RunID
+	case events.RunIncomplete:
+		return d.RunID
+	case events.RunFailed:
+		return d.RunID
+	case events.RunCancelling:
+		return d.RunID
+	case events.RunCancelled:
+		return d.RunID
+	case events.RunExpired:
+		return d.RunID
+	case events.RunModified:
+		return d.RunID
+	case events.StepCreated:
+		return d.RunID
+	case events.StepCompleted:
+		return d.RunID
+	case events.StepEnded:
+		return d.RunID
+	case events.MessageCreated:
+		return d.RunID
+	}
+	return ""
+}
+
+// RunKey is the document key of a run.
+func RunKey(account, threadID, runID string) string { return account + "." + threadID + "." + runID }
+
+// ActiveRun is the index entry of a run that has not ended, for the timeout sweeper:
+// "active.<account>.<thread_id>.<run_id>". It goes away when the run ends.
+type ActiveRun struct {
+	Account   string    `json:"account"`
+	ThreadID  string    `json:"thread_id"`
+	RunID     string    `json:"run_id"`
+	Status    string    `json:"status"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// Changed is when the run's status last changed.
+	Changed time.Time `json:"changed"`
+}
+
+// ActiveRunKey is the key of a run's entry in the index of active runs.
+func ActiveRunKey(account, threadID, runID string) string {
+	return "active." + account + "." + threadID + "." + runID
+}
+
+// ActiveRunsFilter matches every entry of the index of active runs.
+const ActiveRunsFilter = "active.>"
+
+// Runs is the read model of runs: "<account>.<thread_id>.<run_id>" -> Listed[RunObject], and the index of active
+// runs.
+type Runs struct{}
+
+// Name implements Projection.
+func (Runs) Name() string { return "runs" }
+
+// EventTypes implements Projection.
+func (Runs) EventTypes() []string {
+	return []string{"thread.run_created", "thread.run_started", "thread.run_requires_action",
+		"thread.run_tool_outputs_submitted", "thread.run_completed", "thread.run_incomplete", "thread.run_failed",
+		"thread.run_cancelling", "thread.run_cancelled", "thread.run_expired", "thread.run_modified"}
+}
+
+// Apply implements Projection.
+func (Runs) Apply(tx *Tx, e events.Envelope) error {
+	runID := RunOf(e.Event)
+	if runID == "" {
+		return nil
+	}
+	key := RunKey(e.Account, e.AggregateID, runID)
+	var run RunObject
+	if d, ok := e.Event.(events.RunCreated); ok {
+		run = NewRunObject(e, d)
+		if err := tx.Put(key, Listed[RunObject]{Seq: e.Sequence, Obj: run}); err != nil {
+			return err
+		}
+	} else {
+		var l Listed[RunObject]
+		ok, err := tx.Get(key, &l)
+		if err != nil || !ok {
+			return err
+		}
+		ApplyRun(&l.Obj, e)
+		if err := tx.Put(key, l); err != nil {
+			return err
+		}
+		run = l.Obj
+	}
+	index := ActiveRunKey(e.Account, e.AggregateID, runID)
+	if !Active(run.Status) {
+		return tx.Delete(index)
+	}
+	return Modify(tx, index, func(a *ActiveRun, _ bool) error {
+		*a = ActiveRun{Account: e.Account, ThreadID: e.AggregateID, RunID: runID, Status: run.Status,
+			ExpiresAt: expiry(run, a.ExpiresAt), Changed: e.Time}
+		return nil
+	})
+}
+
+func expiry(r RunObject, known time.Time) time.Time {
+	if r.ExpiresAt != nil {
+		return time.Unix(*r.ExpiresAt, 0)
+	}
+	return known
+}
+
+// RunStepObject is a run step as the API shows it.
+type RunStepObject struct {
+	ID          string             `json:"id"`
+	Object      string             `json:"object"`
+	CreatedAt   int64              `json:"created_at"`
+	RunID       string             `json:"run_id"`
+	AssistantID string             `json:"assistant_id"`
+	ThreadID    string             `json:"thread_id"`
+	Type        string             `json:"type"`
+	Status      string             `json:"status"`
+	CancelledAt *int64             `json:"cancelled_at"`
+	CompletedAt *int64             `json:"completed_at"`
+	ExpiredAt   *int64             `json:"expired_at"`
+	FailedAt    *int64             `json:"failed_at"`
+	LastError   *LastError         `json:"last_error"`
+	StepDetails StepDetails        `json:"step_details"`
+	Usage       *events.TokenUsage `json:"usage"`
+	Metadata    map[string]string  `json:"metadata"`
+}
+
+// StepDetails is what a step did: the message it created, or the tool calls it made.
+type StepDetails struct {
+	Type            string                  `json:"type"`
+	MessageCreation *MessageCreationDetails `json:"message_creation,omitempty"`
+	ToolCalls       []StepToolCall          `json:"tool_calls,omitempty"`
+}
+
+// MarshalJSON shows a tool-calls step's list even when it is empty, as OpenAI does.
+func (d StepDetails) MarshalJSON() ([]byte, error) {
+	if d.Type == events.StepTypeToolCalls {
+		calls := d.ToolCalls
+		if calls == nil {
+			calls = []StepToolCall{}
+		}
+		return json.Marshal(struct {
+			Type      string         `json:"type"`
+			ToolCalls []StepToolCall `json:"tool_calls"`
+		}{d.Type, calls})
+	}
+	type plain StepDetails
+	return json.Marshal(plain(d))
+}
+
+// MessageCreationDetails names the message a step created.
+type MessageCreationDetails struct {
+	MessageID string `json:"message_id"`
+}
+
+// StepToolCall is a tool call in a step, with its output once submitted.
+type StepToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function StepFunctionCall `json:"function"`
+}
+
+// StepFunctionCall is a function call and its output (null until the client submits it).
+type StepFunctionCall struct {
+	Name      string  `json:"name"`
+	Arguments string  `json:"arguments"`
+	Output    *string `json:"output"`
+}
+
+// StepDoc is a step's document: the object, when it was created, and the usage of its model call, which the
+// object shows only once the step is no longer in progress.
+type StepDoc struct {
+	Seq   uint64             `json:"seq"`
+	Obj   RunStepObject      `json:"obj"`
+	Usage *events.TokenUsage `json:"usage,omitempty"`
+}
+
+// NewStepDoc is the step a StepCreated event makes.
+func NewStepDoc(e events.Envelope, d events.StepCreated) StepDoc {
+	s := RunStepObject{ID: d.StepID, Object: "thread.run.step", CreatedAt: e.Time.Unix(), RunID: d.RunID,
+		AssistantID: d.AssistantID, ThreadID: e.AggregateID, Type: d.Type, Status: events.StepStatusInProgress,
+		StepDetails: StepDetails{Type: d.Type}, Metadata: map[string]string{}}
+	switch d.Type {
+	case events.StepTypeMessageCreation:
+		s.StepDetails.MessageCreation = &MessageCreationDetails{MessageID: d.MessageID}
+	case events.StepTypeToolCalls:
+		s.StepDetails.ToolCalls = make([]StepToolCall, 0, len(d.ToolCalls))
+		for _, c := range d.ToolCalls {
+			s.StepDetails.ToolCalls = append(s.StepDetails.ToolCalls, StepToolCall{ID: c.ID, Type: "function",
+				Function: StepFunctionCall{Name: c.Name, Arguments: c.Arguments}})
+		}
+	}
+	return StepDoc{Seq: e.Sequence, Obj: s, Usage: d.Usage}
+}
+
+// ApplyStep folds an event that ends a step into its document. (StepCreated makes the document: NewStepDoc.)
+func ApplyStep(s *StepDoc, e events.Envelope) {
+	at := e.Time.Unix()
+	switch d := e.Event.(type) {
+	case events.StepCompleted:
+		s.Obj.Status, s.Obj.CompletedAt, s.Obj.Usage = events.StepStatusCompleted, &at, s.usage()
+	case events.RunToolOutputsSubmitted:
+		outputs := make(map[string]string, len(d.Outputs))
+		for _, o := range d.Outputs {
+			outputs[o.ToolCallID] = o.Output
+		}
+		for i, c := range s.Obj.StepDetails.ToolCalls {
+			if out, ok := outputs[c.ID]; ok {
+				s.Obj.StepDetails.ToolCalls[i].Function.Output = &out
+			}
+		}
+		s.Obj.Status, s.Obj.CompletedAt, s.Obj.Usage = events.StepStatusCompleted, &at, s.usage()
+	case events.StepEnded:
+		s.Obj.Status, s.Obj.Usage = d.Status, s.usage()
+		switch d.Status {
+		case events.StepStatusCancelled:
+			s.Obj.CancelledAt = &at
+		case events.StepStatusExpired:
+			s.Obj.ExpiredAt = &at
+		case events.StepStatusFailed:
+			s.Obj.FailedAt = &at
+			s.Obj.LastError = &LastError{Code: d.Code, Message: d.Message}
+		}
+	}
+}
+
+func (s *StepDoc) usage() *events.TokenUsage {
+	if s.Usage == nil {
+		return &events.TokenUsage{}
+	}
+	u := *s.Usage
+	return &u
+}
+
+// StepKey is the document key of a run step.
+func StepKey(account, threadID, runID, stepID string) string {
+	return account + "." + threadID + "." + runID + "." + stepID
+}
+
+// RunSteps is the read model of run steps: "<account>.<thread_id>.<run_id>.<step_id>" -> StepDoc.
+type RunSteps struct{}
+
+// Name implements Projection.
+func (RunSteps) Name() string { return "run_steps" }
+
+// EventTypes implements Projection.
+func (RunSteps) EventTypes() []string {
+	return []string{"thread.run_step_created", "thread.run_step_completed", "thread.run_step_ended",
+		"thread.run_tool_outputs_submitted"}
+}
+
+// Apply implements Projection.
+func (RunSteps) Apply(tx *Tx, e events.Envelope) error {
+	var runID, stepID string
+	switch d := e.Event.(type) {
+	case events.StepCreated:
+		return tx.Put(StepKey(e.Account, e.AggregateID, d.RunID, d.StepID), NewStepDoc(e, d))
+	case events.StepCompleted:
+		runID, stepID = d.RunID, d.StepID
+	case events.StepEnded:
+		runID, stepID = d.RunID, d.StepID
+	case events.RunToolOutputsSubmitted:
+		runID, stepID = d.RunID, d.StepID
+	default:
+		return nil
+	}
+	return Modify(tx, StepKey(e.Account, e.AggregateID, runID, stepID), func(s *StepDoc, exists bool) error {
+		if !exists {
+			return ErrSkip
+		}
+		ApplyStep(s, e)
+		return nil
+	})
+}

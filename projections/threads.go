@@ -1,0 +1,165 @@
+package projections
+
+import (
+	"encoding/json"
+
+	"github.com/contrailhq/contrail/events"
+)
+
+// ThreadObject is a thread as the API shows it.
+type ThreadObject struct {
+	ID            string            `json:"id"`
+	Object        string            `json:"object"`
+	CreatedAt     int64             `json:"created_at"`
+	Metadata      map[string]string `json:"metadata"`
+	ToolResources json.RawMessage   `json:"tool_resources"`
+}
+
+// Threads is the read model of threads: "<account>.<thread_id>" -> Listed[ThreadObject]. A deleted thread's
+// messages and runs stay in their models, unreachable: every read of them checks the thread first.
+type Threads struct{}
+
+// Name implements Projection.
+func (Threads) Name() string { return "threads" }
+
+// EventTypes implements Projection.
+func (Threads) EventTypes() []string {
+	return []string{"thread.created", "thread.modified", "thread.deleted"}
+}
+
+// Apply implements Projection.
+func (Threads) Apply(tx *Tx, e events.Envelope) error {
+	key := OwnedKey(e.Account, e.AggregateID)
+	switch d := e.Event.(type) {
+	case events.ThreadCreated:
+		return tx.Put(key, Listed[ThreadObject]{Seq: e.Sequence, Obj: NewThreadObject(e, d)})
+	case events.ThreadModified:
+		return Modify(tx, key, func(l *Listed[ThreadObject], exists bool) error {
+			if !exists {
+				return ErrSkip
+			}
+			l.Obj.Metadata = nonNilMap(d.Metadata)
+			l.Obj.ToolResources = orJSON(d.ToolResources, emptyObjectJSON)
+			return nil
+		})
+	case events.ThreadDeleted:
+		return tx.Delete(key)
+	}
+	return nil
+}
+
+// NewThreadObject is the thread a ThreadCreated event makes.
+func NewThreadObject(e events.Envelope, d events.ThreadCreated) ThreadObject {
+	return ThreadObject{ID: e.AggregateID, Object: "thread", CreatedAt: e.Time.Unix(),
+		Metadata: nonNilMap(d.Metadata), ToolResources: orJSON(d.ToolResources, emptyObjectJSON)}
+}
+
+// MessageObject is a message as the API shows it.
+type MessageObject struct {
+	ID                string             `json:"id"`
+	Object            string             `json:"object"`
+	CreatedAt         int64              `json:"created_at"`
+	AssistantID       *string            `json:"assistant_id"`
+	ThreadID          string             `json:"thread_id"`
+	RunID             *string            `json:"run_id"`
+	Status            string             `json:"status"`
+	IncompleteDetails *IncompleteDetails `json:"incomplete_details"`
+	CompletedAt       *int64             `json:"completed_at"`
+	IncompleteAt      *int64             `json:"incomplete_at"`
+	Role              string             `json:"role"`
+	Content           []MessageContent   `json:"content"`
+	Attachments       json.RawMessage    `json:"attachments"`
+	Metadata          map[string]string  `json:"metadata"`
+}
+
+// IncompleteDetails says why a message or a run stopped short.
+type IncompleteDetails struct {
+	Reason string `json:"reason"`
+}
+
+// MessageContent is one part of a message's content.
+type MessageContent struct {
+	Type      string            `json:"type"`
+	Text      *TextContent      `json:"text,omitempty"`
+	ImageFile *events.ImageFile `json:"image_file,omitempty"`
+	ImageURL  *events.ImageURL  `json:"image_url,omitempty"`
+}
+
+// TextContent is text with its annotations (Contrail makes none yet; the list is always there).
+type TextContent struct {
+	Value       string            `json:"value"`
+	Annotations []json.RawMessage `json:"annotations"`
+}
+
+// MessageKey is the document key of a message.
+func MessageKey(account, threadID, messageID string) string {
+	return account + "." + threadID + "." + messageID
+}
+
+// Messages is the read model of messages: "<account>.<thread_id>.<msg_id>" -> Listed[MessageObject].
+type Messages struct{}
+
+// Name implements Projection.
+func (Messages) Name() string { return "messages" }
+
+// EventTypes implements Projection.
+func (Messages) EventTypes() []string {
+	return []string{"thread.message_created", "thread.message_modified", "thread.message_deleted"}
+}
+
+// Apply implements Projection.
+func (Messages) Apply(tx *Tx, e events.Envelope) error {
+	switch d := e.Event.(type) {
+	case events.MessageCreated:
+		return tx.Put(MessageKey(e.Account, e.AggregateID, d.MessageID),
+			Listed[MessageObject]{Seq: e.Sequence, Obj: NewMessageObject(e, d)})
+	case events.MessageModified:
+		return Modify(tx, MessageKey(e.Account, e.AggregateID, d.MessageID), func(l *Listed[MessageObject], exists bool) error {
+			if !exists {
+				return ErrSkip
+			}
+			l.Obj.Metadata = nonNilMap(d.Metadata)
+			return nil
+		})
+	case events.MessageDeleted:
+		return tx.Delete(MessageKey(e.Account, e.AggregateID, d.MessageID))
+	}
+	return nil
+}
+
+// NewMessageObject is the message a MessageCreated event makes.
+func NewMessageObject(e events.Envelope, d events.MessageCreated) MessageObject {
+	at := e.Time.Unix()
+	m := MessageObject{
+		ID: d.MessageID, Object: "thread.message", CreatedAt: at, ThreadID: e.AggregateID,
+		AssistantID: optional(d.AssistantID), RunID: optional(d.RunID), Status: d.Status, Role: d.Role,
+		Content: MessageContents(d.Content), Attachments: orJSON(d.Attachments, `[]`), Metadata: nonNilMap(d.Metadata),
+	}
+	if d.Status == events.MessageStatusIncomplete {
+		m.IncompleteAt = &at
+		m.IncompleteDetails = &IncompleteDetails{Reason: d.IncompleteReason}
+	} else {
+		m.CompletedAt = &at
+	}
+	return m
+}
+
+// MessageContents renders stored content parts as the API shows them.
+func MessageContents(parts []events.ContentPart) []MessageContent {
+	out := make([]MessageContent, 0, len(parts))
+	for _, p := range parts {
+		c := MessageContent{Type: p.Type, ImageFile: p.ImageFile, ImageURL: p.ImageURL}
+		if p.Type == "text" {
+			c.Text = &TextContent{Value: p.Text, Annotations: []json.RawMessage{}}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
