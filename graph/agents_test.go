@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -149,5 +151,31 @@ func TestUserAndPagination(t *testing.T) {
 		if seen[i] != made[len(made)-1-i] {
 			t.Fatalf("pages gave %v, want newest first: %v", seen, made)
 		}
+	}
+}
+
+// TestDailyQuota: a posted message counts against the account's daily quota (user shows it); past the quota a post
+// is RATE_LIMITED with the time to wait.
+func TestDailyQuota(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	p, key := n.NewAccount(t, "ada")
+	if err := n.Commands.SetLimits(t.Context(), auth.Principal{AccountID: commands.AdminAccountID}, p.AccountID, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := client{t: t, n: n, key: key}
+	handle := newSession(t, c, "")
+	send(t, c, handle, "one", false)
+	send(t, c, handle, "two", false)
+	var u struct {
+		User struct{ DailyQueryLimit, DailyUsedQueries int }
+	}
+	c.do(`{ user { dailyQueryLimit dailyUsedQueries } }`, nil, &u)
+	if u.User.DailyQueryLimit != 2 || u.User.DailyUsedQueries != 2 {
+		t.Fatalf("user %+v, want 2 of 2 used", u.User)
+	}
+	e := c.fail(sendMessage, map[string]any{"s": handle, "t": "three"}, "RATE_LIMITED")
+	if secs, _ := e.Extensions["retryAfterSeconds"].(float64); secs <= 0 {
+		t.Fatalf("RATE_LIMITED without retryAfterSeconds: %+v", e)
 	}
 }
