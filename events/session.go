@@ -84,7 +84,48 @@ type SessionDeleted struct{}
 
 func (SessionDeleted) EventType() string { return "session.deleted" }
 
+// SessionAgentStep is one step of an agent's work on a query, recorded before the next step starts so that replay
+// shows the whole reasoning and a query resumed after a crash redoes nothing recorded: a line of a Code Shot agent's
+// model ("Thought: ...", "Ask Func[f]: args", "A: ..."), a func's or another agent's answer, a failure.
+type SessionAgentStep struct {
+	// ReplyID names the query's reply; the steps of one query share it.
+	ReplyID string `json:"reply_id"`
+	// Agent is the handle of the agent whose step it is; Path is how it was reached from the front agent
+	// ("fixie>genrand") when agents delegate.
+	Agent string `json:"agent"`
+	Path  string `json:"path,omitempty"`
+	// Index numbers the agent's steps on this query from 0.
+	Index int    `json:"index"`
+	Kind  string `json:"kind"` // thought, ask_func, func_says, ask_agent, agent_says, answer, failed
+	Name  string `json:"name,omitempty"`
+	Text  string `json:"text"`
+	// Call is the model call that produced the step.
+	Call int `json:"call,omitempty"`
+}
+
+func (SessionAgentStep) EventType() string { return "session.agent_step" }
+
+// RouteMatch is an agent a query was routed to, with its similarity.
+type RouteMatch struct {
+	AgentID string  `json:"agent_id"`
+	Handle  string  `json:"handle"`
+	Score   float64 `json:"score"`
+}
+
+// SessionRouted records what the router chose for a query: the best agents and their scores (none above the
+// threshold: the query goes to the general agent).
+type SessionRouted struct {
+	ReplyID string       `json:"reply_id"`
+	Path    string       `json:"path,omitempty"`
+	Query   string       `json:"query"`
+	Matches []RouteMatch `json:"matches"`
+	// Chosen is the handle the query went to ("" = none fitted).
+	Chosen string `json:"chosen"`
+}
+
+func (SessionRouted) EventType() string { return "session.routed" }
+
 func sessionEvents() []Event {
 	return []Event{SessionCreated{}, SessionMessagePosted{}, SessionQueryDispatched{}, SessionReplyPosted{},
-		SessionReplyFailed{}, SessionDeleted{}}
+		SessionReplyFailed{}, SessionDeleted{}, SessionAgentStep{}, SessionRouted{}}
 }

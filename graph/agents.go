@@ -17,7 +17,8 @@ func agentModel(a agents.Info, ownerName string) model.Agent {
 	return model.Agent{
 		AgentID: a.ID, Handle: a.Handle, Name: optional(a.Name), Description: optional(a.Description),
 		Queries: append([]string{}, a.Queries...), MoreInfoURL: optional(a.MoreInfoURL), Published: a.Published,
-		QueryURL: optional(a.QueryURL), FuncURL: optional(a.FuncURL), Kind: a.Kind, Created: a.Created,
+		QueryURL: optional(a.QueryURL), FuncURL: optional(a.FuncURL), Kind: a.Kind, BasePrompt: optional(a.BasePrompt),
+		FewShots: a.FewShots, Model: optional(a.Model), Created: a.Created,
 		Modified: a.Modified, Cursor: a.ID, OwnerAccount: a.Account, OwnerName: ownerName,
 	}
 }
@@ -126,7 +127,8 @@ func (r agentResolver) Owner(ctx context.Context, obj *model.Agent) (*model.User
 
 func agentInput(in generated.AgentInput) commands.AgentInput {
 	out := commands.AgentInput{Handle: in.Handle, NewHandle: in.NewHandle, Name: in.Name, Description: in.Description,
-		QueryURL: in.QueryURL, FuncURL: in.FuncURL, MoreInfoURL: in.MoreInfoURL, Published: in.Published, Kind: in.Kind}
+		QueryURL: in.QueryURL, FuncURL: in.FuncURL, MoreInfoURL: in.MoreInfoURL, Published: in.Published, Kind: in.Kind,
+		Model: in.Model, Audience: in.Audience}
 	if in.Queries != nil {
 		q := in.Queries
 		out.Queries = &q
@@ -180,6 +182,58 @@ func (r mutationResolver) DeleteAgent(ctx context.Context, handle string) (*gene
 	}
 	m := agentModel(a, p.Username)
 	return &generated.AgentPayload{Agent: &m}, nil
+}
+
+// RefreshAgent reads an agent's description again from its URL.
+func (r mutationResolver) RefreshAgent(ctx context.Context, handle string) (*generated.AgentPayload, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.d.Commands.RefreshAgent(ctx, p, handle)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.agentWithOwner(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &generated.AgentPayload{Agent: m}, nil
+}
+
+// Route shows what the router would pick for a query.
+func (r queryResolver) Route(ctx context.Context, query string, first *int) ([]generated.RouteMatch, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.d.Router == nil {
+		return []generated.RouteMatch{}, nil
+	}
+	n := 3
+	if first != nil {
+		n = *first
+	}
+	if n < 1 || n > 50 {
+		return nil, errs.InvalidField("first", "first must be between 1 and 50")
+	}
+	ms, err := r.d.Router.Rank(ctx, p.AccountID, query, n)
+	if err != nil {
+		return nil, err
+	}
+	out := []generated.RouteMatch{}
+	for _, m := range ms {
+		a, err := r.d.Commands.FindAgent(ctx, p, m.AgentID)
+		if err != nil {
+			continue // deleted since it was indexed
+		}
+		am, err := r.agentWithOwner(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, generated.RouteMatch{Agent: am, Score: m.Score, Fits: r.d.Router.Fits(m.Score)})
+	}
+	return out, nil
 }
 
 // DailyQueryLimit is shown for the caller's own account only.

@@ -42,18 +42,19 @@ func TestAgentRegistry(t *testing.T) {
 		t.Fatalf("created agent %+v", a)
 	}
 
-	// The owner sees it by ID and handle, beside the built-in fixie agent; bob does not see it at all.
+	// The owner sees it by ID and handle, beside the built-in agents (fixie, router); bob does not see it at all.
 	var all struct{ AllAgents []agentJSON }
 	alice.do(`{ allAgents { `+agentFields+` } }`, nil, &all)
-	if len(all.AllAgents) != 2 || all.AllAgents[0].AgentID != "fixie" || all.AllAgents[0].Owner != nil || all.AllAgents[1].AgentID != a.AgentID {
+	if len(all.AllAgents) != 3 || all.AllAgents[0].AgentID != "fixie" || all.AllAgents[0].Owner != nil ||
+		all.AllAgents[1].AgentID != "router" || all.AllAgents[2].AgentID != a.AgentID {
 		t.Fatalf("alice's allAgents: %+v", all.AllAgents)
 	}
 	alice.do(`query($h: String!) { agentByHandle(handle: $h) { agentId } }`, map[string]any{"h": "genrand"}, nil)
 	bob.fail(`query($id: String!) { agentById(agentId: $id) { agentId } }`, map[string]any{"id": a.AgentID}, "NOT_FOUND")
 	bob.fail(`{ agentByHandle(handle: "genrand") { agentId } }`, nil, "NOT_FOUND")
 	bob.do(`{ allAgents { agentId } }`, nil, &all)
-	if len(all.AllAgents) != 1 {
-		t.Fatalf("bob sees %+v, want only fixie", all.AllAgents)
+	if len(all.AllAgents) != 2 {
+		t.Fatalf("bob sees %+v, want only the built-ins", all.AllAgents)
 	}
 	bob.fail(`mutation { updateAgent(agentData: {handle: "genrand", published: true}) { agent { agentId } } }`, nil, "NOT_FOUND")
 

@@ -33,6 +33,7 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/router"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -57,6 +58,14 @@ type Deps struct {
 	Logger  *slog.Logger
 	// KeepAlive is the websocket keep-alive interval (default 15s).
 	KeepAlive time.Duration
+	// Router answers the route query (nil: it answers nothing).
+	Router Router
+}
+
+// Router ranks agents for a query (internal/router's Index).
+type Router interface {
+	Rank(ctx context.Context, account, query string, k int) ([]router.Match, error)
+	Fits(score float64) bool
 }
 
 // Face is the /graphql face.

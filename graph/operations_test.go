@@ -20,6 +20,8 @@ var operationSamples = map[string]string{
 	"createAgent":        `mutation { createAgent(agentData: {handle: "matrix"}) { agent { agentId } } }`,
 	"updateAgent":        `mutation { updateAgent(agentData: {handle: "matrix", name: "M"}) { agent { agentId } } }`,
 	"deleteAgent":        `mutation { deleteAgent(handle: "nope") { agent { handle } } }`,
+	"refreshAgent":       `mutation { refreshAgent(handle: "nope") { agent { handle } } }`,
+	"route":              `{ route(query: "weather in Paris") { agent { handle } score fits } }`,
 	"createSession":      `mutation { createSession { session { handle } } }`,
 	"deleteSession":      `mutation { deleteSession(handle: "ses_nope") { session { handle } } }`,
 	"sendSessionMessage": `mutation { sendSessionMessage(messageData: {session: "ses_nope", text: "hi"}) { message { id } } }`,

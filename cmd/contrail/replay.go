@@ -143,8 +143,44 @@ func summary(reg *events.Registry, e replayEvent) string {
 		return fmt.Sprintf("no reply from %s: %s", d.SentBy, clip(d.Error, 80))
 	case events.SessionDeleted:
 		return "session deleted"
+	case events.SessionAgentStep:
+		who := nonEmpty(d.Path, d.Agent)
+		switch d.Kind {
+		case "ask_func":
+			return fmt.Sprintf("%s: Ask Func[%s]: %s", who, d.Name, clip(d.Text, 60))
+		case "func_says":
+			return fmt.Sprintf("%s: Func[%s] says: %s", who, d.Name, clip(d.Text, 60))
+		case "ask_agent":
+			return fmt.Sprintf("%s: Ask Agent[%s]: %s", who, d.Name, clip(d.Text, 60))
+		case "agent_says":
+			return fmt.Sprintf("%s: Agent[%s] says: %s", who, d.Name, clip(d.Text, 60))
+		case "answer":
+			return fmt.Sprintf("%s: A: %s", who, clip(d.Text, 70))
+		case "failed":
+			return fmt.Sprintf("%s failed: %s", who, clip(d.Text, 70))
+		}
+		return fmt.Sprintf("%s: %s", who, clip(d.Text, 70))
+	case events.SessionRouted:
+		if d.Chosen == "" {
+			return fmt.Sprintf("routed %q: no agent fits (best %s)", clip(d.Query, 40), bestMatch(d.Matches))
+		}
+		return fmt.Sprintf("routed %q → %s (%s)", clip(d.Query, 40), d.Chosen, bestMatch(d.Matches))
 	}
 	return clip(compactJSON(e.Data), 100)
+}
+
+func bestMatch(ms []events.RouteMatch) string {
+	parts := make([]string, 0, 3)
+	for i, m := range ms {
+		if i == 3 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f", m.Handle, m.Score))
+	}
+	if len(parts) == 0 {
+		return "no agents"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func embedNote(embeds map[string]events.MessageEmbed) string {

@@ -44,6 +44,8 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&cfg.LogFormat, "log-format", env("CONTRAIL_LOG_FORMAT", ""), "text or json (default: text on a terminal, json otherwise)")
 	f.StringVar(&logLevel, "log-level", env("CONTRAIL_LOG_LEVEL", "info"), "debug, info, warn or error")
 	f.StringVar(&cfg.Embeddings, "embeddings", env("CONTRAIL_EMBEDDINGS", ""), "embedding provider: local, use-lite, openai/<model>, ollama/<model> (CONTRAIL_EMBEDDINGS)")
+	f.StringVar(&cfg.Model, "model", env("CONTRAIL_MODEL", ""), "model of agents that name none: provider/name or a bare name (CONTRAIL_MODEL; default offline, or gpt-4o-mini with OPENAI_BASE_URL)")
+	f.StringVar(&cfg.ModelsPath, "models-dir", env("CONTRAIL_MODELS_DIR", ""), "where `make models` put model weights (CONTRAIL_MODELS_DIR; default <data-dir>/models)")
 	f.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long an Assistants run may take before it expires")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long a clean stop may take")
 	cfg.AdminKey = os.Getenv("CONTRAIL_ADMIN_KEY")

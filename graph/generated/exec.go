@@ -45,12 +45,15 @@ type DirectiveRoot struct {
 type ComplexityRoot struct {
 	Agent struct {
 		AgentID     func(childComplexity int) int
+		BasePrompt  func(childComplexity int) int
 		Created     func(childComplexity int) int
 		Cursor      func(childComplexity int) int
 		Description func(childComplexity int) int
+		FewShots    func(childComplexity int) int
 		FuncURL     func(childComplexity int) int
 		Handle      func(childComplexity int) int
 		Kind        func(childComplexity int) int
+		Model       func(childComplexity int) int
 		Modified    func(childComplexity int) int
 		MoreInfoURL func(childComplexity int) int
 		Name        func(childComplexity int) int
@@ -109,6 +112,7 @@ type ComplexityRoot struct {
 		CreateSession      func(childComplexity int, sessionData *SessionInput) int
 		DeleteAgent        func(childComplexity int, handle string) int
 		DeleteSession      func(childComplexity int, handle string) int
+		RefreshAgent       func(childComplexity int, handle string) int
 		SendSessionMessage func(childComplexity int, messageData MessageInput, wait *bool, timeoutSeconds *int) int
 		UpdateAgent        func(childComplexity int, agentData AgentInput) int
 	}
@@ -118,8 +122,15 @@ type ComplexityRoot struct {
 		AgentByID       func(childComplexity int, agentID string) int
 		AllAgents       func(childComplexity int, first *int, after *string) int
 		AllSessions     func(childComplexity int, first *int, after *string) int
+		Route           func(childComplexity int, query string, first *int) int
 		SessionByHandle func(childComplexity int, handle string) int
 		User            func(childComplexity int) int
+	}
+
+	RouteMatch struct {
+		Agent func(childComplexity int) int
+		Fits  func(childComplexity int) int
+		Score func(childComplexity int) int
 	}
 
 	Sender struct {
@@ -190,6 +201,7 @@ type MutationResolver interface {
 	CreateAgent(ctx context.Context, agentData AgentInput) (*AgentPayload, error)
 	UpdateAgent(ctx context.Context, agentData AgentInput) (*AgentPayload, error)
 	DeleteAgent(ctx context.Context, handle string) (*AgentPayload, error)
+	RefreshAgent(ctx context.Context, handle string) (*AgentPayload, error)
 	CreateSession(ctx context.Context, sessionData *SessionInput) (*SessionPayload, error)
 	DeleteSession(ctx context.Context, handle string) (*SessionPayload, error)
 	SendSessionMessage(ctx context.Context, messageData MessageInput, wait *bool, timeoutSeconds *int) (*MessagePayload, error)
@@ -201,6 +213,7 @@ type QueryResolver interface {
 	User(ctx context.Context) (*model.User, error)
 	AllSessions(ctx context.Context, first *int, after *string) ([]Session, error)
 	SessionByHandle(ctx context.Context, handle string) (*Session, error)
+	Route(ctx context.Context, query string, first *int) ([]RouteMatch, error)
 }
 type SessionResolver interface {
 	Messages(ctx context.Context, obj *Session, first *int, after *string) ([]model.Message, error)
@@ -239,6 +252,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Agent.AgentID(childComplexity), true
+	case "Agent.basePrompt":
+		if e.ComplexityRoot.Agent.BasePrompt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.BasePrompt(childComplexity), true
 	case "Agent.created":
 		if e.ComplexityRoot.Agent.Created == nil {
 			break
@@ -257,6 +276,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Agent.Description(childComplexity), true
+	case "Agent.fewShots":
+		if e.ComplexityRoot.Agent.FewShots == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.FewShots(childComplexity), true
 	case "Agent.funcUrl":
 		if e.ComplexityRoot.Agent.FuncURL == nil {
 			break
@@ -275,6 +300,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Agent.Kind(childComplexity), true
+	case "Agent.model":
+		if e.ComplexityRoot.Agent.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Agent.Model(childComplexity), true
 	case "Agent.modified":
 		if e.ComplexityRoot.Agent.Modified == nil {
 			break
@@ -524,6 +555,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteSession(childComplexity, args["handle"].(string)), true
+	case "Mutation.refreshAgent":
+		if e.ComplexityRoot.Mutation.RefreshAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_refreshAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RefreshAgent(childComplexity, args["handle"].(string)), true
 	case "Mutation.sendSessionMessage":
 		if e.ComplexityRoot.Mutation.SendSessionMessage == nil {
 			break
@@ -592,6 +634,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.AllSessions(childComplexity, args["first"].(*int), args["after"].(*string)), true
 
+	case "Query.route":
+		if e.ComplexityRoot.Query.Route == nil {
+			break
+		}
+
+		args, err := ec.field_Query_route_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Route(childComplexity, args["query"].(string), args["first"].(*int)), true
 	case "Query.sessionByHandle":
 		if e.ComplexityRoot.Query.SessionByHandle == nil {
 			break
@@ -609,6 +662,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.User(childComplexity), true
+
+	case "RouteMatch.agent":
+		if e.ComplexityRoot.RouteMatch.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouteMatch.Agent(childComplexity), true
+	case "RouteMatch.fits":
+		if e.ComplexityRoot.RouteMatch.Fits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouteMatch.Fits(childComplexity), true
+	case "RouteMatch.score":
+		if e.ComplexityRoot.RouteMatch.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouteMatch.Score(childComplexity), true
 
 	case "Sender.handle":
 		if e.ComplexityRoot.Sender.Handle == nil {
@@ -930,12 +1002,23 @@ type Query {
   allSessions(first: Int, after: String): [Session!]!
   "A session of the caller's by handle."
   sessionByHandle(handle: String!): Session
+  "The agents the router would pick for a query, best first, with their similarity (for debugging routing)."
+  route(query: String!, first: Int = 3): [RouteMatch!]!
+}
+
+type RouteMatch {
+  agent: Agent!
+  score: Float!
+  "Whether the score passes the router's threshold (below it, the front agent answers itself)."
+  fits: Boolean!
 }
 
 type Mutation {
   createAgent(agentData: AgentInput!): AgentPayload!
   updateAgent(agentData: AgentInput!): AgentPayload!
   deleteAgent(handle: String!): AgentPayload!
+  "Reads an agent's description (few-shots, sample queries) again from its URL and updates the registry."
+  refreshAgent(handle: String!): AgentPayload!
   createSession(sessionData: SessionInput): SessionPayload!
   deleteSession(handle: String!): SessionPayload!
   """
@@ -976,6 +1059,11 @@ type Agent {
   funcUrl: String
   "builtin, codeshot or standalone."
   kind: String!
+  "A Code Shot agent's base prompt and few-shot examples, as its URL served them."
+  basePrompt: String
+  fewShots: [String!]
+  "The model its language processing uses; null = the platform's default."
+  model: String
   created: Time!
   modified: Time!
   "Where a page of allAgents that ends here continues."
@@ -992,8 +1080,12 @@ input AgentInput {
   moreInfoUrl: String
   published: Boolean
   queries: [String!]
-  "codeshot or standalone (default: codeshot when funcUrl is given)."
+  "codeshot or standalone (default: what the agent's URL says, else codeshot when funcUrl is given)."
   kind: String
+  "The model its language processing uses (provider/name or a bare name)."
+  model: String
+  "The audience of the tokens the platform signs for the agent (agents built with the Fixie SDK need https://app.fixie.ai/api)."
+  audience: String
 }
 
 type AgentPayload {
@@ -1146,6 +1238,12 @@ func (ec *executionContext) childFields_Agent(ctx context.Context, field graphql
 		return ec.fieldContext_Agent_funcUrl(ctx, field)
 	case "kind":
 		return ec.fieldContext_Agent_kind(ctx, field)
+	case "basePrompt":
+		return ec.fieldContext_Agent_basePrompt(ctx, field)
+	case "fewShots":
+		return ec.fieldContext_Agent_fewShots(ctx, field)
+	case "model":
+		return ec.fieldContext_Agent_model(ctx, field)
 	case "created":
 		return ec.fieldContext_Agent_created(ctx, field)
 	case "modified":
@@ -1242,6 +1340,18 @@ func (ec *executionContext) childFields_MessagePayload(ctx context.Context, fiel
 		return ec.fieldContext_MessagePayload_timedOut(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MessagePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RouteMatch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "agent":
+		return ec.fieldContext_RouteMatch_agent(ctx, field)
+	case "score":
+		return ec.fieldContext_RouteMatch_score(ctx, field)
+	case "fits":
+		return ec.fieldContext_RouteMatch_fits(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RouteMatch", field.Name)
 }
 
 func (ec *executionContext) childFields_Sender(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1506,6 +1616,20 @@ func (ec *executionContext) field_Mutation_deleteSession_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_refreshAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "handle",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["handle"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_sendSessionMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1633,6 +1757,28 @@ func (ec *executionContext) field_Query_allSessions_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_route_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["query"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
 	return args, nil
 }
 
@@ -2027,6 +2173,75 @@ func (ec *executionContext) _Agent_kind(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Agent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Agent_basePrompt(ctx context.Context, field graphql.CollectedField, obj *model.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_basePrompt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BasePrompt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_basePrompt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Agent_fewShots(ctx context.Context, field graphql.CollectedField, obj *model.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_fewShots(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FewShots, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_fewShots(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Agent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Agent_model(ctx context.Context, field graphql.CollectedField, obj *model.Agent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Agent_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Agent_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Agent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -2901,6 +3116,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteAgent(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_refreshAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refreshAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RefreshAgent(ctx, fc.Args["handle"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *AgentPayload) graphql.Marshaler {
+			return ec.marshalNAgentPayload2ᚖgithubᚗcomᚋcontrailhqᚋcontrailᚋgraphᚋgeneratedᚐAgentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refreshAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_refreshAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3285,6 +3544,50 @@ func (ec *executionContext) fieldContext_Query_sessionByHandle(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_route(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_route(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Route(ctx, fc.Args["query"].(string), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []RouteMatch) graphql.Marshaler {
+			return ec.marshalNRouteMatch2ᚕgithubᚗcomᚋcontrailhqᚋcontrailᚋgraphᚋgeneratedᚐRouteMatchᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_route(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouteMatch(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_route_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3359,6 +3662,84 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RouteMatch_agent(ctx context.Context, field graphql.CollectedField, obj *RouteMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouteMatch_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Agent) graphql.Marshaler {
+			return ec.marshalNAgent2ᚖgithubᚗcomᚋcontrailhqᚋcontrailᚋgraphᚋmodelᚐAgent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouteMatch_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouteMatch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Agent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouteMatch_score(ctx context.Context, field graphql.CollectedField, obj *RouteMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouteMatch_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouteMatch_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouteMatch", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _RouteMatch_fits(ctx context.Context, field graphql.CollectedField, obj *RouteMatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouteMatch_fits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouteMatch_fits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouteMatch", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Sender_handle(ctx context.Context, field graphql.CollectedField, obj *model.Sender) (ret graphql.Marshaler) {
@@ -5197,7 +5578,7 @@ func (ec *executionContext) unmarshalInputAgentInput(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"handle", "newHandle", "name", "description", "queryUrl", "funcUrl", "moreInfoUrl", "published", "queries", "kind"}
+	fieldsInOrder := [...]string{"handle", "newHandle", "name", "description", "queryUrl", "funcUrl", "moreInfoUrl", "published", "queries", "kind", "model", "audience"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -5274,6 +5655,20 @@ func (ec *executionContext) unmarshalInputAgentInput(ctx context.Context, obj an
 				return it, err
 			}
 			it.Kind = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "audience":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audience"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Audience = data
 		}
 	}
 	return it, nil
@@ -5531,6 +5926,21 @@ func (ec *executionContext) _Agent(ctx context.Context, sel ast.SelectionSet, ob
 		case "kind":
 			out.Values[i] = ec._Agent_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "basePrompt":
+			out.Values[i] = ec._Agent_basePrompt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fewShots":
+			out.Values[i] = ec._Agent_fewShots(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "model":
+			out.Values[i] = ec._Agent_model(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "created":
@@ -6004,6 +6414,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "refreshAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refreshAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createSession(ctx, field)
@@ -6198,6 +6615,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "route":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_route(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -6211,6 +6650,54 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routeMatchImplementors = []string{"RouteMatch"}
+
+func (ec *executionContext) _RouteMatch(ctx context.Context, sel ast.SelectionSet, obj *RouteMatch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routeMatchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RouteMatch")
+		case "agent":
+			out.Values[i] = ec._RouteMatch_agent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "score":
+			out.Values[i] = ec._RouteMatch_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fits":
+			out.Values[i] = ec._RouteMatch_fits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -7198,6 +7685,22 @@ func (ec *executionContext) unmarshalNEmbedInput2githubᚗcomᚋcontrailhqᚋcon
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -7279,6 +7782,26 @@ func (ec *executionContext) marshalNMessagePayload2ᚖgithubᚗcomᚋcontrailhq�
 		return graphql.Null
 	}
 	return ec._MessagePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRouteMatch2githubᚗcomᚋcontrailhqᚋcontrailᚋgraphᚋgeneratedᚐRouteMatch(ctx context.Context, sel ast.SelectionSet, v RouteMatch) graphql.Marshaler {
+	return ec._RouteMatch(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRouteMatch2ᚕgithubᚗcomᚋcontrailhqᚋcontrailᚋgraphᚋgeneratedᚐRouteMatchᚄ(ctx context.Context, sel ast.SelectionSet, v []RouteMatch) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRouteMatch2githubᚗcomᚋcontrailhqᚋcontrailᚋgraphᚋgeneratedᚐRouteMatch(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSender2githubᚗcomᚋcontrailhqᚋcontrailᚋgraphᚋmodelᚐSender(ctx context.Context, sel ast.SelectionSet, v model.Sender) graphql.Marshaler {

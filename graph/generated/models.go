@@ -18,8 +18,12 @@ type AgentInput struct {
 	MoreInfoURL *string  `json:"moreInfoUrl,omitempty"`
 	Published   *bool    `json:"published,omitempty"`
 	Queries     []string `json:"queries,omitempty"`
-	// codeshot or standalone (default: codeshot when funcUrl is given).
+	// codeshot or standalone (default: what the agent's URL says, else codeshot when funcUrl is given).
 	Kind *string `json:"kind,omitempty"`
+	// The model its language processing uses (provider/name or a bare name).
+	Model *string `json:"model,omitempty"`
+	// The audience of the tokens the platform signs for the agent (agents built with the Fixie SDK need https://app.fixie.ai/api).
+	Audience *string `json:"audience,omitempty"`
 }
 
 type AgentPayload struct {
@@ -60,6 +64,13 @@ type Mutation struct {
 }
 
 type Query struct {
+}
+
+type RouteMatch struct {
+	Agent *model.Agent `json:"agent"`
+	Score float64      `json:"score"`
+	// Whether the score passes the router's threshold (below it, the front agent answers itself).
+	Fits bool `json:"fits"`
 }
 
 type Session struct {

@@ -23,6 +23,9 @@ type Agent struct {
 	QueryURL     *string   `json:"queryUrl,omitempty"`
 	FuncURL      *string   `json:"funcUrl,omitempty"`
 	Kind         string    `json:"kind"`
+	BasePrompt   *string   `json:"basePrompt,omitempty"`
+	FewShots     []string  `json:"fewShots,omitempty"`
+	Model        *string   `json:"model,omitempty"`
 	Created      time.Time `json:"created"`
 	Modified     time.Time `json:"modified"`
 	Cursor       string    `json:"cursor"`

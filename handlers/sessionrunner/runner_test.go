@@ -154,8 +154,8 @@ func TestFailingAgentLeavesAMessage(t *testing.T) {
 	}
 }
 
-// TestUndispatchableAgent: an agent whose kind has no dispatcher, or that was deleted, answers with a failure that
-// says so.
+// TestUndispatchableAgent: an agent that cannot answer (registered while its URL was down, so it has no few-shots
+// yet), or that was deleted, answers with a failure that says so.
 func TestUndispatchableAgent(t *testing.T) {
 	t.Parallel()
 	n := platformtest.Start(t)
@@ -172,7 +172,7 @@ func TestUndispatchableAgent(t *testing.T) {
 	}
 	post(t, n, p, s.ID, "price of GOOG?")
 	got := answers(t, n, s.ID, 1).Messages[1]
-	if got.Type != events.MessageError || !strings.Contains(got.Text, "cannot query codeshot agents yet") {
+	if got.Type != events.MessageError || !strings.Contains(got.Text, "has no few-shots: refresh it from its URL") {
 		t.Fatalf("failure %+v", got)
 	}
 	if _, err := n.Commands.DeleteAgent(ctx, p, a.Handle); err != nil {

@@ -79,6 +79,13 @@ func (c *Commands) CreateAgent(ctx context.Context, actor auth.Principal, in Age
 	if err := validAgentFields(in); err != nil {
 		return agents.Info{}, err
 	}
+	id := events.NewPrefixedID("agt_")
+	// Registering by URL: what the agent says of itself (few-shots, sample queries) completes what was given.
+	if in.FewShots == nil && in.Queries == nil {
+		if err := c.fetchMetadata(ctx, actor, id, &in); err != nil {
+			return agents.Info{}, err
+		}
+	}
 	ev := events.AgentRegistered{
 		Handle: handle, Kind: value(in.Kind, defaultKind(in)), Name: value(in.Name, ""),
 		Description: value(in.Description, ""), QueryURL: value(in.QueryURL, ""), FuncURL: value(in.FuncURL, ""),
@@ -86,7 +93,6 @@ func (c *Commands) CreateAgent(ctx context.Context, actor auth.Principal, in Age
 		BasePrompt: value(in.BasePrompt, ""), FewShots: value(in.FewShots, nil),
 		Conversational: value(in.Conversational, false), Model: value(in.Model, ""), Audience: value(in.Audience, ""),
 	}
-	id := events.NewPrefixedID("agt_")
 	if err := c.claimHandle(ctx, actor, handle, id); err != nil {
 		return agents.Info{}, err
 	}

@@ -20,6 +20,7 @@ type Commands struct {
 	blobs    *blobs.Store
 	// runTimeout is how long an Assistants run may take before the sweeper expires it.
 	runTimeout time.Duration
+	metadata   AgentMetadata
 }
 
 // Config wires Commands.
@@ -36,6 +37,9 @@ type Config struct {
 	Blobs *blobs.Store
 	// RunTimeout sets an Assistants run's expires_at after its creation (default 10m).
 	RunTimeout time.Duration
+	// Metadata reads an agent's description from its URL when it is registered or refreshed (nil: registrations
+	// keep what the caller gives).
+	Metadata AgentMetadata
 }
 
 // New returns the command side.
@@ -53,7 +57,7 @@ func New(cfg Config) *Commands {
 		cfg.Agents = agents.NewRegistry(cfg.Store)
 	}
 	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait, agents: cfg.Agents,
-		queries: cfg.Queries, blobs: cfg.Blobs, runTimeout: cfg.RunTimeout}
+		queries: cfg.Queries, blobs: cfg.Blobs, runTimeout: cfg.RunTimeout, metadata: cfg.Metadata}
 }
 
 // Store is the log the commands append to.

@@ -49,6 +49,11 @@ type Config struct {
 	Embeddings string
 	// OllamaBaseURL is where ollama embeddings are served (OLLAMA_HOST).
 	OllamaBaseURL string
+	// Model is the model string of agents that name none (CONTRAIL_MODEL; default: "offline", or "gpt-4o-mini"
+	// when an OpenAI-compatible server is configured).
+	Model string
+	// ModelsPath is where downloaded model weights are (CONTRAIL_MODELS_DIR; default <data-dir>/models).
+	ModelsPath string
 	// RunTimeout expires Assistants runs that do not finish (default 10m).
 	RunTimeout time.Duration
 	// LeaseTTL is how long a dead node keeps its leases (default 3s).
@@ -74,7 +79,24 @@ func Defaults() Config {
 func (c Config) AdminKeyFile() string { return filepath.Join(c.DataDir, "admin.key") }
 
 // ModelsDir is where downloaded model weights are cached.
-func (c Config) ModelsDir() string { return filepath.Join(c.DataDir, "models") }
+func (c Config) ModelsDir() string {
+	if c.ModelsPath != "" {
+		return c.ModelsPath
+	}
+	return filepath.Join(c.DataDir, "models")
+}
+
+// DefaultModel is the model string of agents that name none.
+func (c Config) DefaultModel() string {
+	switch {
+	case c.Model != "":
+		return c.Model
+	case c.OpenAIBaseURL != "":
+		return "gpt-4o-mini"
+	default:
+		return "offline"
+	}
+}
 
 // Public returns the platform's public base URL.
 func (c Config) Public() string {

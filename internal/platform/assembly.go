@@ -7,7 +7,6 @@ import (
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/sessionrunner"
 	"github.com/contrailhq/contrail/internal/adminapi"
-	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/fixieapi"
 	"github.com/contrailhq/contrail/internal/httpapi"
@@ -25,7 +24,7 @@ func buckets() []natsx.BucketSpec {
 		[]natsx.BucketSpec{auth.SigningBucketSpec()},
 		limits.Buckets(),
 		userstorage.Buckets(),
-		[]natsx.BucketSpec{fixieapi.SecretsBucketSpec()},
+		[]natsx.BucketSpec{fixieapi.SecretsBucketSpec(), vectorsBucketSpec()},
 	)
 }
 
@@ -67,15 +66,9 @@ func (p *Platform) faces() []httpapi.Face {
 		graph.New(graph.Deps{
 			Commands: p.Commands, Views: p.Views, Store: p.Store, Agents: p.Agents, NC: p.NC, Names: p.Layout.Names,
 			Embeds: p.EmbedURLs, Auth: p.Auth, Limiter: p.Limits, Logger: p.Logger.With("face", "graphql"),
+			Router: p.Index,
 		}),
 		fixieapi.NewEmbedsFace(p.Commands, p.EmbedURLs, p.Logger.With("face", "embeds")),
 		fixieapi.NewSessionsFace(p.Commands, p.Store, p.Logger.With("face", "sessions")),
 	}
-}
-
-// assembleAgents wires the agent registry with its built-in agents (fixie on the model router) and the embed URL
-// signer, which the commands, the session runner and the faces share.
-func (p *Platform) assembleAgents() {
-	p.Agents = agents.NewRegistry(p.Store, agents.FixieBuiltin(p.Models, ""))
-	p.EmbedURLs = fixieapi.NewSigner(p.JS, p.Layout, p.Config.Public(), 0, p.Now)
 }

@@ -21,11 +21,13 @@ import (
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/runworker"
 	"github.com/contrailhq/contrail/handlers/sweeper"
+	"github.com/contrailhq/contrail/internal/agentrun"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/embedding"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/fixieapi"
 	"github.com/contrailhq/contrail/internal/httpapi"
@@ -34,6 +36,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/router"
 	"github.com/contrailhq/contrail/internal/userstorage"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -71,8 +74,14 @@ type Platform struct {
 	// RunWorker drives Assistants runs; Sweeper expires them and re-drives those nobody drives.
 	RunWorker *runworker.Worker
 	Sweeper   *sweeper.Sweeper
+	// Embedder turns text into vectors (routing, the offline model); Index is the routing index; Dispatch makes
+	// agents of every kind answer.
+	Embedder embedding.Embedder
+	Index    *router.Index
+	Dispatch *agentrun.Dispatch
 	// Now is the platform's clock (tests inject one).
-	Now func() time.Time
+	Now      func() time.Time
+	stopFeed context.CancelFunc
 
 	handlersReady atomic.Bool
 	handlersDone  chan error
@@ -138,20 +147,26 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.Views.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start projections: %w", err)
 	}
-	if p.Models, err = newModels(cfg, logger); err != nil {
+	if p.Embedder, err = newEmbedder(cfg, logger); err != nil {
+		return nil, err
+	}
+	if p.Models, err = newModels(cfg, p.Embedder, logger); err != nil {
 		return nil, err
 	}
 	if p.Blobs, err = blobs.Open(ctx, p.JS, names); err != nil {
 		return nil, err
 	}
-	p.assembleAgents()
 	p.Keys = auth.NewKeys(p.Views)
-	// Commands count queries against the limits, so security opens first.
+	// Commands count queries against the limits, and agents are called with the signer's tokens: security opens
+	// first.
 	if err := p.openSecurity(ctx); err != nil {
 		return nil, err
 	}
+	if err := p.assembleAgents(ctx); err != nil {
+		return nil, err
+	}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
-		Agents: p.Agents, Queries: p.Limits})
+		Agents: p.Agents, Queries: p.Limits, Metadata: p.Dispatch.Client()})
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}

@@ -88,6 +88,9 @@ func New(emb embedding.Embedder, vectors jetstream.KeyValue, threshold float64) 
 	return &Index{emb: emb, vectors: vectors, threshold: threshold, coll: coll, agents: map[string]Agent{}}, nil
 }
 
+// Fits reports whether a score passes the index's threshold.
+func (ix *Index) Fits(score float64) bool { return score >= ix.threshold }
+
 // Embedder is the embedder the index uses.
 func (ix *Index) Embedder() embedding.Embedder { return ix.emb }
 

@@ -1,0 +1,133 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/contrailhq/contrail/internal/agentproto"
+	"github.com/contrailhq/contrail/internal/agents"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/codeshot"
+	"github.com/contrailhq/contrail/internal/errs"
+)
+
+// AgentMetadata fetches what an agent says of itself at its URL (GET /: base prompt and few-shots, or sample
+// queries). The agent protocol client is one.
+type AgentMetadata interface {
+	Metadata(ctx context.Context, agentURL string, claims agentproto.Claims) (agentproto.Metadata, error)
+}
+
+// fetchMetadata completes an agent's registration from its URL: the agent's kind, base prompt, few-shots and
+// sample queries, the few-shots validated with every rule of the Fixie SDK. It fills in only what the caller did not
+// give. An agent that has no GET / (seed 000's simplest agent only answers POST /) is a standalone agent without
+// sample queries.
+func (c *Commands) fetchMetadata(ctx context.Context, actor auth.Principal, id string, in *AgentInput) error {
+	u := value(in.FuncURL, "")
+	if u == "" {
+		u = value(in.QueryURL, "")
+	}
+	if u == "" || c.metadata == nil {
+		return nil
+	}
+	md, err := c.metadata.Metadata(ctx, u, agentproto.Claims{User: actor.AccountID, AgentID: id, Audience: value(in.Audience, "")})
+	var perr *agentproto.Error
+	if errors.As(err, &perr) && (perr.Status == 404 || perr.Status == 405) && in.Kind == nil {
+		standalone := agents.KindStandalone
+		in.Kind = &standalone
+		if in.QueryURL == nil {
+			in.QueryURL = &u
+		}
+		return nil
+	}
+	if errors.Is(err, agentproto.ErrUnreachable) || errors.Is(err, agentproto.ErrTimeout) {
+		// An agent not up yet (a tunnel being recycled, a dev server starting) is registered with what was given;
+		// refreshAgent reads its description once it answers. A query before then fails with a message saying so.
+		return nil
+	}
+	if err != nil {
+		return errs.InvalidField(urlField(in), "could not read the agent's description at %s: %v", u, err)
+	}
+	switch md.Type {
+	case agentproto.TypeCodeShot:
+		examples := make([]string, len(md.FewShots))
+		for i, ex := range md.FewShots {
+			examples[i] = codeshot.Normalize(ex)
+		}
+		base := codeshot.Normalize(md.BasePrompt)
+		if err := codeshot.Validate(base, examples, codeshot.Options{Conversational: md.Conversational}); err != nil {
+			return errs.InvalidField("fewShots", "agent at %s: %v", u, err)
+		}
+		kind := agents.KindCodeShot
+		in.Kind = &kind
+		if in.FuncURL == nil || *in.FuncURL == "" {
+			in.FuncURL = &u
+		}
+		if in.BasePrompt == nil {
+			in.BasePrompt = &base
+		}
+		if in.FewShots == nil {
+			in.FewShots = &examples
+		}
+		if in.Conversational == nil {
+			in.Conversational = &md.Conversational
+		}
+		if in.Queries == nil {
+			qs := codeshot.SampleQueries(codeshot.Parse(examples))
+			in.Queries = &qs
+		}
+	default:
+		kind := agents.KindStandalone
+		in.Kind = &kind
+		if in.QueryURL == nil || *in.QueryURL == "" {
+			in.QueryURL = &u
+		}
+		if in.Queries == nil {
+			qs := append([]string{}, md.SampleQueries...)
+			in.Queries = &qs
+		}
+	}
+	return validAgentFields(*in)
+}
+
+func urlField(in *AgentInput) string {
+	if value(in.FuncURL, "") != "" {
+		return "funcUrl"
+	}
+	return "queryUrl"
+}
+
+// RefreshAgent reads an agent's description again from its URL (its few-shots changed, say) and updates the
+// registry; routing follows within a second.
+func (c *Commands) RefreshAgent(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error) {
+	handle = strings.TrimSpace(handle)
+	if handle == "" {
+		return agents.Info{}, errs.Missing("handle")
+	}
+	id, err := c.ownAgentID(ctx, actor, handle)
+	if err != nil {
+		return agents.Info{}, err
+	}
+	rec, err := c.agents.Load(ctx, id)
+	if err != nil {
+		return agents.Info{}, err
+	}
+	if !rec.Exists || rec.Deleted {
+		return agents.Info{}, errs.NotFoundf("agent", handle)
+	}
+	in := AgentInput{Handle: handle, Audience: &rec.Audience}
+	if rec.FuncURL != "" {
+		in.FuncURL = &rec.FuncURL
+	}
+	if rec.QueryURL != "" {
+		in.QueryURL = &rec.QueryURL
+	}
+	if in.FuncURL == nil && in.QueryURL == nil {
+		return agents.Info{}, errs.InvalidField("handle", "agent %s has no URL to refresh from", handle)
+	}
+	if err := c.fetchMetadata(ctx, actor, id, &in); err != nil {
+		return agents.Info{}, err
+	}
+	in.Audience = nil // unchanged
+	return c.UpdateAgent(ctx, actor, in)
+}
