@@ -49,9 +49,15 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./internal/bench/
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./internal/limits/ ./internal/platform/
 
-## deps: what the tests need from the system (Debian packages), installed only when missing
+## deps: what the tests need from the system (Debian packages), installed only when missing. The Flask agent test
+## runs seed 000's simplest agent on Debian's python3 with python3-flask.
 deps:
-	@true
+	@if ! /usr/bin/python3 -c 'import flask' >/dev/null 2>&1; then \
+		echo "installing python3-flask (Debian) for the Python agent test"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq python3-flask >/dev/null || \
+			echo "python3-flask could not be installed: the Python agent test will skip and say so"; \
+	fi
 
 clean:
 	rm -rf $(BIN)

@@ -67,6 +67,9 @@ type Config struct {
 	RetryInterval time.Duration
 	// CloseTimeout bounds how long a stop waits for handlers in flight (default 20s).
 	CloseTimeout time.Duration
+	// AckWait, when set, replaces every handler's own: how long after a node dies its deliveries go to another
+	// (tests of crash recovery shorten it; heartbeats keep long work alive whatever it is).
+	AckWait time.Duration
 }
 
 // Runtime runs handlers until stopped.
@@ -129,6 +132,9 @@ func (rt *Runtime) Add(h Handler) error {
 	}
 	if h.AckWait <= 0 {
 		h.AckWait = 30 * time.Second
+	}
+	if rt.cfg.AckWait > 0 {
+		h.AckWait = rt.cfg.AckWait
 	}
 	rt.handlers[h.Name] = h
 	rt.order = append(rt.order, h.Name)

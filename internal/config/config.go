@@ -60,6 +60,9 @@ type Config struct {
 	LeaseTTL time.Duration
 	// ShutdownTimeout bounds a clean stop.
 	ShutdownTimeout time.Duration
+	// HandlerAckWait, when set, is how long a dead node's deliveries wait before another node gets them (every
+	// handler's ack wait; default: each handler's own, a minute or less).
+	HandlerAckWait time.Duration
 }
 
 // Defaults returns the settings of a node nobody configured.

@@ -261,6 +261,7 @@ func (p *Platform) startHandlers(opts Options) error {
 		Logger:        p.Logger.With("component", "handlers"),
 		RetryInterval: opts.RetryInterval,
 		CloseTimeout:  p.Config.ShutdownTimeout,
+		AckWait:       p.Config.HandlerAckWait,
 	})
 	if err != nil {
 		return err

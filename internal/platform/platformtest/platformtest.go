@@ -64,6 +64,8 @@ func Start(t testing.TB, opts ...Option) *Node {
 	cfg.NATSListen = "off"
 	cfg.LeaseTTL = time.Second
 	cfg.ShutdownTimeout = 5 * time.Second
+	// A crashed node's deliveries reach the next node within seconds (heartbeats keep long handlers alive).
+	cfg.HandlerAckWait = 3 * time.Second
 	logs := &LogBuffer{}
 	po := platform.Options{Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		RetryInterval: 10 * time.Millisecond}

@@ -1,0 +1,168 @@
+package agentrun_test
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/contrailhq/contrail/cmd/agents/samples/genrand"
+	"github.com/contrailhq/contrail/internal/agentproto"
+	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
+	"github.com/contrailhq/contrail/internal/codeshot"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
+)
+
+// genrandServer serves seed 001's genrand agent, logging what its func really received and answered.
+func genrandServer(t *testing.T, log *funcLog) string {
+	t.Helper()
+	a := genrand.Agent(genrand.WithSeed(3, 4))
+	inner := a.Funcs["genrand"]
+	a.Funcs["genrand"] = func(ctx context.Context, c agentkit.Call) (agentproto.Message, error) {
+		m, err := inner(ctx, c)
+		log.add(c.Message.Text + " -> " + m.Text)
+		return m, err
+	}
+	return serveAgent(t, a).URL
+}
+
+// TestRandomNumberThroughTheFrontAgentWithTheOfflineModel is the issue's story: a Code Shot agent registered by its
+// URL, a session with the default front agent, "Generate a random number between 5 and 50" → routed to genrand →
+// Func[genrand] called with "5, 50" → the answer carries the number the func really returned.
+func TestRandomNumberThroughTheFrontAgentWithTheOfflineModel(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	_, key := n.NewAccount(t, "ada")
+	var log funcLog
+	url := genrandServer(t, &log)
+
+	var created struct {
+		CreateAgent struct {
+			Agent struct {
+				AgentID, Kind string
+				Queries       []string
+				FewShots      []string
+			}
+		}
+	}
+	gql(t, n, key, `mutation($u: String!) { createAgent(agentData: {handle: "genrand", funcUrl: $u}) { agent { agentId kind queries fewShots } } }`,
+		map[string]any{"u": url}, &created)
+	a := created.CreateAgent.Agent
+	if a.Kind != "codeshot" || len(a.FewShots) != 2 || !slices.Contains(a.Queries, "Generate a random number between 0 and 19.") {
+		t.Fatalf("registered agent %+v: the description was not read from its URL", a)
+	}
+
+	var sent struct {
+		SendSessionMessage struct {
+			Response *struct{ Text string }
+		}
+	}
+	var session struct{ CreateSession struct{ Session struct{ Handle string } } }
+	gql(t, n, key, `mutation { createSession { session { handle } } }`, nil, &session)
+	waitRoutable(t, n, key, "Generate a random number between 5 and 50", "genrand")
+	gql(t, n, key, `mutation($s: String!) { sendSessionMessage(messageData: {session: $s, text: "Generate a random number between 5 and 50"}, wait: true) { response { text } } }`,
+		map[string]any{"s": session.CreateSession.Session.Handle}, &sent)
+	if sent.SendSessionMessage.Response == nil {
+		t.Fatal("no reply")
+	}
+	calls := log.all()
+	if len(calls) != 1 || !strings.HasPrefix(calls[0], "5, 50 -> ") {
+		t.Fatalf("genrand's func received %v, want one call with \"5, 50\"", calls)
+	}
+	number := strings.TrimPrefix(calls[0], "5, 50 -> ")
+	if want := "The random number is " + number + "."; sent.SendSessionMessage.Response.Text != want {
+		t.Fatalf("reply %q, want %q (the number the func returned)", sent.SendSessionMessage.Response.Text, want)
+	}
+	got := steps(t, n, session.CreateSession.Session.Handle)
+	want := []string{"fixie>router: routed genrand", "fixie>genrand: ask_func genrand 5, 50",
+		"fixie>genrand: func_says genrand " + number, "fixie>genrand: answer  The random number is " + number + "."}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the log shows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// waitRoutable waits until the routing index, which follows agent events, routes the query to the handle.
+func waitRoutable(t *testing.T, n *platformtest.Node, key, query, handle string) {
+	t.Helper()
+	for range 2000 {
+		var r struct {
+			Route []struct {
+				Agent struct{ Handle string }
+				Fits  bool
+			}
+		}
+		gql(t, n, key, `query($q: String!) { route(query: $q) { agent { handle } fits } }`, map[string]any{"q": query}, &r)
+		if len(r.Route) > 0 && r.Route[0].Agent.Handle == handle && r.Route[0].Fits {
+			return
+		}
+		sleepMS(5)
+	}
+	t.Fatalf("%q never routed to %s", query, handle)
+}
+
+// stockFewShots are seed 000's stock-quote agent's.
+const stockFewShots = `Q: What is the current price for SYMBOL?
+Ask Func[quote]: SYMBOL
+Func[quote] says: $123.45
+A: The current price for SYMBOL is $123.45.
+
+Q: SYMBOL share price
+Ask Func[quote]: SYMBOL
+Func[quote] says: $34.52
+A: The share price for SYMBOL is $34.52.
+
+Q: Price for SYMBOL
+Ask Func[quote]: SYMBOL
+Func[quote] says: $99.11
+A: The share price for SYMBOL is $99.11`
+
+func TestStockQuoteAgentAsksItsQuoteFunc(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	p, _ := n.NewAccount(t, "ada")
+	var log funcLog
+	url := serveAgent(t, agentkit.Agent{
+		BasePrompt: "I am an agent that answers questions about stock prices.",
+		FewShots:   codeshot.Split(stockFewShots),
+		Funcs: map[string]agentkit.Func{"quote": func(_ context.Context, c agentkit.Call) (agentproto.Message, error) {
+			log.add(c.Message.Text)
+			return text("$105.22"), nil
+		}},
+	}).URL
+	if _, err := n.Commands.CreateAgent(context.Background(), p, commands.AgentInput{Handle: "stock", FuncURL: &url}); err != nil {
+		t.Fatal(err)
+	}
+	session, reply := ask(t, n, p, "stock", "What is the stock price for GOOG?")
+	if calls := log.all(); len(calls) != 1 || calls[0] != "GOOG" {
+		t.Fatalf("quote received %v, want [GOOG]", calls)
+	}
+	if !strings.Contains(reply.Text, "GOOG") || !strings.Contains(reply.Text, "$105.22") {
+		t.Fatalf("reply %q", reply.Text)
+	}
+	if got := steps(t, n, session)[0]; got != "stock: ask_func quote GOOG" {
+		t.Fatalf("first step %q, want the model's Ask Func[quote]: GOOG", got)
+	}
+}
+
+func TestInvalidFewShotsAreRefusedNamingExampleLineAndRule(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	_, key := n.NewAccount(t, "ada")
+	// agentkit refuses bad few-shots itself, so this agent serves its description by hand.
+	srv := serveRaw(t, `{"type":"code_shot","base_prompt":"I quote.","few_shots":["Q: price of X?\nAsk Func[quote]: X\nFunc[quote] says: $1\nA: $1","Q: price of Y?\nAsk Func[quote]: Y\nA: forgot to wait for the func"]}`)
+	errs := gqlErrors(t, n, key, `mutation($u: String!) { createAgent(agentData: {handle: "quotes", funcUrl: $u}) { agent { agentId } } }`,
+		map[string]any{"u": srv}, nil)
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "BAD_USER_INPUT") ||
+		!regexp.MustCompile(`few-shot 2, line 2: .*Ask Func\[quote\].* must be followed by .*Func\[quote\] says`).MatchString(errs[0]) {
+		t.Fatalf("errors %v", errs)
+	}
+	var all struct{ AllAgents []struct{ Handle string } }
+	gql(t, n, key, `{ allAgents { handle } }`, nil, &all)
+	for _, a := range all.AllAgents {
+		if a.Handle == "quotes" {
+			t.Fatal("the refused agent was registered anyway")
+		}
+	}
+}
