@@ -59,7 +59,9 @@ func TestRandomNumberThroughTheFrontAgentWithTheOfflineModel(t *testing.T) {
 			Response *struct{ Text string }
 		}
 	}
-	var session struct{ CreateSession struct{ Session struct{ Handle string } } }
+	var session struct {
+		CreateSession struct{ Session struct{ Handle string } }
+	}
 	gql(t, n, key, `mutation { createSession { session { handle } } }`, nil, &session)
 	waitRoutable(t, n, key, "Generate a random number between 5 and 50", "genrand")
 	gql(t, n, key, `mutation($s: String!) { sendSessionMessage(messageData: {session: $s, text: "Generate a random number between 5 and 50"}, wait: true) { response { text } } }`,

@@ -82,7 +82,9 @@ func TestFixieSDKShapedAgent(t *testing.T) {
 	defer agent.Close()
 
 	var created struct {
-		CreateAgent struct{ Agent struct{ AgentID, Kind string } }
+		CreateAgent struct {
+			Agent struct{ AgentID, Kind string }
+		}
 	}
 	gql(t, n, key, `mutation($u: String!, $aud: String!) { createAgent(agentData: {handle: "randint", funcUrl: $u, audience: $aud}) { agent { agentId kind } } }`,
 		map[string]any{"u": agent.URL, "aud": auth.FixieAudience}, &created)
@@ -90,7 +92,9 @@ func TestFixieSDKShapedAgent(t *testing.T) {
 	if created.CreateAgent.Agent.Kind != "codeshot" {
 		t.Fatalf("the YAML description was not read: %+v", created.CreateAgent.Agent)
 	}
-	var session struct{ CreateSession struct{ Session struct{ Handle string } } }
+	var session struct {
+		CreateSession struct{ Session struct{ Handle string } }
+	}
 	gql(t, n, key, `mutation { createSession(sessionData: {frontendAgentId: "randint"}) { session { handle } } }`, nil, &session)
 	var sent struct {
 		SendSessionMessage struct{ Response *struct{ Text string } }

@@ -50,11 +50,15 @@ func TestFrontAgentPlansWithARealModel(t *testing.T) {
 	_, adaKey := n.NewAccount(t, "ada")
 	var log funcLog
 	url := genrandServer(t, &log)
-	var created struct{ CreateAgent struct{ Agent struct{ AgentID string } } }
+	var created struct {
+		CreateAgent struct{ Agent struct{ AgentID string } }
+	}
 	gql(t, n, adaKey, `mutation($u: String!) { createAgent(agentData: {handle: "genrand", funcUrl: $u}) { agent { agentId } } }`, map[string]any{"u": url}, &created)
 	waitRoutable(t, n, adaKey, "Generate a random number between 5 and 50", "genrand")
 
-	var session struct{ CreateSession struct{ Session struct{ Handle string } } }
+	var session struct {
+		CreateSession struct{ Session struct{ Handle string } }
+	}
 	gql(t, n, adaKey, `mutation { createSession { session { handle } } }`, nil, &session)
 	var sent struct {
 		SendSessionMessage struct{ Response *struct{ Text string } }
