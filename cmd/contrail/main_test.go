@@ -386,3 +386,69 @@ func TestCLIRotatesTheAgentSigningKey(t *testing.T) {
 		t.Fatalf("a non-admin rotated the signing key: %v\n%s", err, out)
 	}
 }
+
+func TestServeWithSampleAgentsAnswersAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := startNode(t, dir, "--sample-agents")
+	waitReady(t, n)
+	key := n.adminKey(t)
+	gql := func(query string, out any) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]string{"query": query})
+		req, _ := http.NewRequest("POST", n.url+"/graphql", strings.NewReader(string(body)))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var r struct {
+			Data   json.RawMessage
+			Errors []json.RawMessage
+		}
+		if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 {
+			t.Fatalf("graphql: %s", raw)
+		}
+		if err := json.Unmarshal(r.Data, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var agents struct {
+		AllAgents []struct{ Handle, Kind string }
+	}
+	gql(`{ allAgents { handle kind } }`, &agents)
+	kinds := map[string]string{}
+	for _, a := range agents.AllAgents {
+		kinds[a.Handle] = a.Kind
+	}
+	for _, h := range []string{"genrand", "calc", "chart"} {
+		if kinds[h] != "codeshot" {
+			t.Fatalf("sample agent %s: %v", h, agents.AllAgents)
+		}
+	}
+	var s struct {
+		CreateSession struct{ Session struct{ Handle string } }
+	}
+	gql(`mutation { createSession { session { handle } } }`, &s)
+	var sent struct {
+		SendSessionMessage struct{ Response *struct{ Text string } }
+	}
+	gql(`mutation { sendSessionMessage(messageData: {session: "`+s.CreateSession.Session.Handle+`", text: "What is 12 times 7?"}, wait: true) { response { text } } }`, &sent)
+	if r := sent.SendSessionMessage.Response; r == nil || !strings.Contains(r.Text, "84") {
+		t.Fatalf("asked the calculator through the front agent: %+v", sent.SendSessionMessage.Response)
+	}
+	// A restart finds the agents registered and points them at their new ports.
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	<-n.exited
+	again := startNode(t, dir, "--sample-agents")
+	waitReady(t, again)
+	n = again
+	gql(`mutation { createSession { session { handle } } }`, &s)
+	gql(`mutation { sendSessionMessage(messageData: {session: "`+s.CreateSession.Session.Handle+`", text: "What is 2 plus 40?"}, wait: true) { response { text } } }`, &sent)
+	if r := sent.SendSessionMessage.Response; r == nil || !strings.Contains(r.Text, "42") {
+		t.Fatalf("after a restart: %+v", sent.SendSessionMessage.Response)
+	}
+}

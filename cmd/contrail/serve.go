@@ -21,13 +21,14 @@ import (
 func newServeCmd() *cobra.Command {
 	cfg := config.Defaults()
 	var logLevel string
+	var samples bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Contrail node (embedded NATS unless --nats-url is given)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.NATSListenSet = cmd.Flags().Changed("nats-listen") || os.Getenv("CONTRAIL_NATS_LISTEN") != ""
 			cfg.LogLevel = logLevel
-			return serve(cmd.Context(), cfg, cmd.ErrOrStderr())
+			return serve(cmd.Context(), cfg, samples, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -47,6 +48,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&cfg.Model, "model", env("CONTRAIL_MODEL", ""), "model of agents that name none: provider/name or a bare name (CONTRAIL_MODEL; default offline, or gpt-4o-mini with OPENAI_BASE_URL)")
 	f.StringVar(&cfg.ModelsPath, "models-dir", env("CONTRAIL_MODELS_DIR", ""), "where `make models` put model weights (CONTRAIL_MODELS_DIR; default <data-dir>/models)")
 	f.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long an Assistants run may take before it expires")
+	f.BoolVar(&samples, "sample-agents", false, "also run the sample agents (genrand, calc, chart) and register them as published agents")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long a clean stop may take")
 	cfg.AdminKey = os.Getenv("CONTRAIL_ADMIN_KEY")
 	cfg.SigningSecret = os.Getenv("CONTRAIL_SIGNING_SECRET") // no flag: a secret does not belong in `ps`
@@ -76,7 +78,7 @@ func newLogger(format, level string, out io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(out, opts)), nil
 }
 
-func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
+func serve(ctx context.Context, cfg config.Config, samples bool, logOut io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -98,6 +100,15 @@ func serve(ctx context.Context, cfg config.Config, logOut io.Writer) error {
 	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	if samples {
+		stopSamples, err := startSampleAgents(ctx, p, logger)
+		if err != nil {
+			_ = srv.Close()
+			p.Stop(context.Background())
+			return err
+		}
+		defer stopSamples()
+	}
 	nats := "embedded"
 	if cfg.NATSURL != "" {
 		nats = cfg.NATSURL

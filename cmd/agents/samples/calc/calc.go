@@ -15,10 +15,27 @@ import (
 // BasePrompt and FewShots teach the model to hand arithmetic to Func[calc].
 const (
 	BasePrompt = "I am a calculator. I turn a question about numbers into an arithmetic expression and let Func[calc] work it out."
-	FewShots   = `Q: What is 12 times 7?
+	// One example per operation: the offline model follows the nearest example word for word, so "plus" needs an
+	// example of its own to become "+".
+	FewShots = `Q: What is 12 times 7?
 Ask Func[calc]: 12 * 7
 Func[calc] says: 84
 A: 12 times 7 is 84.
+
+Q: What is 5 plus 3?
+Ask Func[calc]: 5 + 3
+Func[calc] says: 8
+A: 5 plus 3 is 8.
+
+Q: What is 10 minus 4?
+Ask Func[calc]: 10 - 4
+Func[calc] says: 6
+A: 10 minus 4 is 6.
+
+Q: What is 9 divided by 3?
+Ask Func[calc]: 9 / 3
+Func[calc] says: 3
+A: 9 divided by 3 is 3.
 
 Q: What is the square root of 2 divided by 4?
 Ask Func[calc]: sqrt(2) / 4
