@@ -45,7 +45,7 @@ func agentTokenPrefixes() []string {
 
 // errorShapes maps a face's prefix to the shape of its errors; faces not listed answer in Contrail's own shape.
 func errorShapes() map[string]errorShape {
-	return map[string]errorShape{}
+	return map[string]errorShape{"/v1": openAIErrorShape}
 }
 
 // matrixFixtures are every face's fixtures.
@@ -54,6 +54,10 @@ func matrixFixtures() []fixture {
 		adminKeyFixture(),
 		adminOnlyParams(),
 		userStorageFixture(),
+		// The /v1 face's, in matrix_openai_test.go.
+		v1Assistant(),
+		v1Thread(),
+		v1File(),
 	}
 }
 
