@@ -142,6 +142,9 @@ func TestBadInput(t *testing.T) {
 		{"vector stores", "GET", "/v1/vector_stores", nil, nil, 400, "-"},
 		{"vector store files", "POST", "/v1/vector_stores/vs_1/files", `{}`, nil, 400, "-"},
 		{"wrong method", "PUT", "/v1/assistants", `{}`, nil, 405, "-"},
+		{"a method vector stores lack", "PATCH", "/v1/vector_stores", `{}`, nil, 405, "-"},
+		{"a method vector store files lack", "PUT", "/v1/vector_stores/vs_1/files/file-1", `{}`, nil, 405, "-"},
+		{"a path with a trailing slash", "GET", "/v1/assistants/", nil, nil, 404, "-"},
 		{"unknown route", "GET", "/v1/nope", nil, nil, 404, "-"},
 	}
 	for _, c := range cases {

@@ -67,42 +67,47 @@ func (f *Face) Routes(r chi.Router) {
 		f.writeError(w, req, http.StatusMethodNotAllowed, errorObject{
 			Message: "Invalid method for URL (" + req.Method + " " + req.URL.Path + ").", Type: "invalid_request_error"})
 	})
-	r.Route("/assistants", func(r chi.Router) {
-		r.Get("/", f.listAssistants)
-		r.Post("/", f.createAssistant)
-		r.Get("/{assistant_id}", f.getAssistant)
-		r.Post("/{assistant_id}", f.modifyAssistant)
-		r.Delete("/{assistant_id}", f.deleteAssistant)
-	})
-	r.Route("/threads", func(r chi.Router) {
-		r.Post("/", f.createThread)
-		r.Post("/runs", f.createThreadAndRun)
-		r.Get("/{thread_id}", f.getThread)
-		r.Post("/{thread_id}", f.modifyThread)
-		r.Delete("/{thread_id}", f.deleteThread)
-		r.Get("/{thread_id}/messages", f.listMessages)
-		r.Post("/{thread_id}/messages", f.createMessage)
-		r.Get("/{thread_id}/messages/{message_id}", f.getMessage)
-		r.Post("/{thread_id}/messages/{message_id}", f.modifyMessage)
-		r.Delete("/{thread_id}/messages/{message_id}", f.deleteMessage)
-		r.Get("/{thread_id}/runs", f.listRuns)
-		r.Post("/{thread_id}/runs", f.createRun)
-		r.Get("/{thread_id}/runs/{run_id}", f.getRun)
-		r.Post("/{thread_id}/runs/{run_id}", f.modifyRun)
-		r.Post("/{thread_id}/runs/{run_id}/cancel", f.cancelRun)
-		r.Post("/{thread_id}/runs/{run_id}/submit_tool_outputs", f.submitToolOutputs)
-		r.Get("/{thread_id}/runs/{run_id}/steps", f.listSteps)
-		r.Get("/{thread_id}/runs/{run_id}/steps/{step_id}", f.getStep)
-	})
-	r.Route("/files", func(r chi.Router) {
-		r.Get("/", f.listFiles)
-		r.Post("/", f.createFile)
-		r.Get("/{file_id}", f.getFile)
-		r.Delete("/{file_id}", f.deleteFile)
-		r.Get("/{file_id}/content", f.fileContent)
-	})
-	r.HandleFunc("/vector_stores", f.unsupported("Vector stores"))
-	r.HandleFunc("/vector_stores/*", f.unsupported("Vector stores"))
+	// Routes are registered flat, each with the methods the API defines for it: a sub-router's "/" would also
+	// answer "/v1/assistants/", and the router's listing (chi.Walk, which the route checks read) would name a
+	// path the API does not have.
+	r.Get("/assistants", f.listAssistants)
+	r.Post("/assistants", f.createAssistant)
+	r.Get("/assistants/{assistant_id}", f.getAssistant)
+	r.Post("/assistants/{assistant_id}", f.modifyAssistant)
+	r.Delete("/assistants/{assistant_id}", f.deleteAssistant)
+
+	r.Post("/threads", f.createThread)
+	r.Post("/threads/runs", f.createThreadAndRun)
+	r.Get("/threads/{thread_id}", f.getThread)
+	r.Post("/threads/{thread_id}", f.modifyThread)
+	r.Delete("/threads/{thread_id}", f.deleteThread)
+	r.Get("/threads/{thread_id}/messages", f.listMessages)
+	r.Post("/threads/{thread_id}/messages", f.createMessage)
+	r.Get("/threads/{thread_id}/messages/{message_id}", f.getMessage)
+	r.Post("/threads/{thread_id}/messages/{message_id}", f.modifyMessage)
+	r.Delete("/threads/{thread_id}/messages/{message_id}", f.deleteMessage)
+	r.Get("/threads/{thread_id}/runs", f.listRuns)
+	r.Post("/threads/{thread_id}/runs", f.createRun)
+	r.Get("/threads/{thread_id}/runs/{run_id}", f.getRun)
+	r.Post("/threads/{thread_id}/runs/{run_id}", f.modifyRun)
+	r.Post("/threads/{thread_id}/runs/{run_id}/cancel", f.cancelRun)
+	r.Post("/threads/{thread_id}/runs/{run_id}/submit_tool_outputs", f.submitToolOutputs)
+	r.Get("/threads/{thread_id}/runs/{run_id}/steps", f.listSteps)
+	r.Get("/threads/{thread_id}/runs/{run_id}/steps/{step_id}", f.getStep)
+
+	r.Get("/files", f.listFiles)
+	r.Post("/files", f.createFile)
+	r.Get("/files/{file_id}", f.getFile)
+	r.Delete("/files/{file_id}", f.deleteFile)
+	r.Get("/files/{file_id}/content", f.fileContent)
+
+	// Vector stores, their files and file batches use GET, POST and DELETE; until they are built every such
+	// request gets a sentence saying so, and any other method the 405 above, as for every /v1 path.
+	for _, pattern := range []string{"/vector_stores", "/vector_stores/*"} {
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+			r.Method(method, pattern, f.unsupported("Vector stores"))
+		}
+	}
 }
 
 // unsupported answers the routes of the API this server does not implement yet in OpenAI's error shape.

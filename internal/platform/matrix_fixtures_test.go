@@ -48,7 +48,7 @@ func agentTokenPrefixes() []string {
 
 // errorShapes maps a face's prefix to the shape of its errors; faces not listed answer in Contrail's own shape.
 func errorShapes() map[string]errorShape {
-	return map[string]errorShape{"/graphql": graphqlErrorShape}
+	return map[string]errorShape{"/graphql": graphqlErrorShape, "/v1": openAIErrorShape}
 }
 
 // graphqlErrorShape is GraphQL's: {"errors":[{"message":...,"extensions":{"code":"UNAUTHENTICATED"}}]}.
@@ -75,6 +75,10 @@ func matrixFixtures() []fixture {
 		adminOnlyParams(),
 		userStorageFixture(),
 		fixieFixture(),
+		// The /v1 face's, in matrix_openai_test.go.
+		v1Assistant(),
+		v1Thread(),
+		v1File(),
 	}
 }
 

@@ -29,7 +29,8 @@ import (
 //   - A's objects are unchanged after everything B tried.
 //
 // A's objects come from fixtures that each face registers in matrix_fixtures_test.go. A route whose URL names
-// an object (a parameter) that no fixture makes fails the test, telling its author to add one.
+// an object (a parameter) that no fixture makes fails the test, telling its author to add one. A catch-all route
+// ("/*") is requested with a path under it that names nothing.
 
 // owner is an account the matrix acts as.
 type owner struct {
@@ -62,9 +63,16 @@ type fixture struct {
 	// must still hold.
 	OwnScope []string
 	// Bodies are request bodies for routes that need one to get past validation ("METHOD pattern" → body).
+	// "{param}" in a string body takes the owner's value, "{caller.param}" the other account's (see Caller).
 	Bodies map[string]any
+	// Caller, when set, makes objects of the other account that its requests name ("{caller.param}" in Bodies
+	// and Probes), so that a request gets past the checks on the caller's own objects to the check on the
+	// owner's: account B running account A's thread must name an assistant, and with one of A's the request
+	// would stop at the assistant and never test the thread.
+	Caller func(t *testing.T, n *platformtest.Node, o owner) map[string]string
 	// Probes are more requests the other account makes against the owner's objects, for what URL parameters
-	// cannot say (query strings, GraphQL queries). "{param}" in Path, and in a string Body, takes the value.
+	// cannot say (query strings, GraphQL queries). "{param}" in Path, and in a string Body, takes the value
+	// ("{caller.param}" the other account's, see Caller).
 	Probes []probe
 }
 
@@ -92,15 +100,19 @@ func (r route) params() []string {
 	return out
 }
 
-// path fills the route's parameters.
+// path fills the route's parameters, and a catch-all's "*" with a segment that names nothing.
 func (r route) path(values map[string]string) string {
-	return paramRE.ReplaceAllStringFunc(r.Pattern, func(m string) string {
+	p := paramRE.ReplaceAllStringFunc(r.Pattern, func(m string) string {
 		name := paramRE.FindStringSubmatch(m)[1]
 		if v, ok := values[name]; ok {
 			return url.PathEscape(v)
 		}
 		return "x"
 	})
+	if strings.HasSuffix(p, "/*") {
+		p = strings.TrimSuffix(p, "*") + "x"
+	}
+	return p
 }
 
 // routes lists the router's routes.
@@ -108,7 +120,9 @@ func routes(t *testing.T, n *platformtest.Node) []route {
 	t.Helper()
 	var out []route
 	err := chi.Walk(n.Router, func(method, pattern string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
-		out = append(out, route{method, strings.TrimSuffix(pattern, "/*")})
+		// chi.Walk lists a mounted router's routes under the mount's prefix, so a "/*" left at the end is a
+		// catch-all route of a face (see route.path).
+		out = append(out, route{method, pattern})
 		return nil
 	})
 	if err != nil {
@@ -187,12 +201,24 @@ func TestRouteMatrix(t *testing.T) {
 		}
 		secrets = append(secrets, objs.Secrets...)
 	}
+	// B's own objects, for requests that must name one to reach the check on A's.
+	for _, f := range fixtures {
+		if f.Caller == nil {
+			continue
+		}
+		for k, v := range f.Caller(t, n, b) {
+			values["caller."+k] = v
+		}
+	}
 	ownScope, bodies := map[string]bool{}, map[string]any{}
 	for _, f := range fixtures {
 		for _, r := range f.OwnScope {
 			ownScope[r] = true
 		}
 		for r, body := range f.Bodies {
+			if s, ok := body.(string); ok {
+				body = fill(s, values)
+			}
 			bodies[r] = body
 		}
 	}
