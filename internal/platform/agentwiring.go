@@ -38,7 +38,7 @@ func (p *Platform) assembleAgents(ctx context.Context) error {
 	}
 	p.Dispatch = agentrun.New(agentrun.Config{
 		Store:        p.Store,
-		Models:       p.Models,
+		Models:       p.agentModels,
 		DefaultModel: model,
 		Offline:      provider.Name() == llm.ProviderOffline,
 		Client: agentproto.NewClient(agentproto.WithTokenSource(p.AgentTokens()), agentproto.WithAudience(p.Config.Public()),

@@ -82,6 +82,8 @@ type Platform struct {
 	// Now is the platform's clock (tests inject one).
 	Now      func() time.Time
 	stopFeed context.CancelFunc
+	// agentModels is the model the agents' dispatch uses: the router, wrapped when Options.WrapModels says so.
+	agentModels llm.Provider
 
 	handlersReady atomic.Bool
 	handlersDone  chan error
@@ -99,6 +101,8 @@ type Options struct {
 	RetryInterval time.Duration
 	// ExtraHandlers run beside the platform's own (tests of the handler runtime through a whole node).
 	ExtraHandlers []runtime.Handler
+	// WrapModels wraps the model router (benchmarks time the model calls).
+	WrapModels func(llm.Provider) llm.Provider
 }
 
 // Start brings a node up: it returns once the node can serve requests.
@@ -152,6 +156,10 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	}
 	if p.Models, err = newModels(cfg, p.Embedder, logger); err != nil {
 		return nil, err
+	}
+	p.agentModels = p.Models
+	if opts.WrapModels != nil {
+		p.agentModels = opts.WrapModels(p.Models)
 	}
 	if p.Blobs, err = blobs.Open(ctx, p.JS, names); err != nil {
 		return nil, err
