@@ -27,6 +27,7 @@ type Store struct {
 	now     func() time.Time
 	metrics *metrics.Metrics
 	logger  *slog.Logger
+	cache   *historyCache // nil: every load reads the whole history
 }
 
 // Option configures a Store.
@@ -188,10 +189,15 @@ func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, 
 // Load replays one aggregate's history, in order, with each event decoded.
 func (s *Store) Load(ctx context.Context, ref Ref) ([]Envelope, Version, error) {
 	var out []Envelope
-	_, err := s.Read(ctx, 0, func(e Envelope) error {
-		out = append(out, e)
-		return nil
-	}, s.names.AggregateFilter(ref.Type, ref.ID))
+	var err error
+	if s.cache != nil {
+		out, err = s.loadCached(ctx, ref)
+	} else {
+		_, err = s.Read(ctx, 0, func(e Envelope) error {
+			out = append(out, e)
+			return nil
+		}, s.names.AggregateFilter(ref.Type, ref.ID))
+	}
 	if err != nil {
 		return nil, Version{}, fmt.Errorf("load %s: %w", ref, err)
 	}

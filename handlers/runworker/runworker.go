@@ -196,20 +196,29 @@ func needsWork(t *commands.Thread, runID string) bool {
 }
 
 // work moves the run on, step by step, until it needs nothing more or ctx ends (the lock lost, the node stopping).
-// It reads the thread once and then moves on the state its own appends return. It listens to the thread's events
-// from before that read, so that a cancel or an expiry that comes while it works stops the model call at once.
+// It reads the thread once and then moves on the state its own appends return. It follows the thread's log from
+// that read on, so that a cancel or an expiry that comes while it works stops the model call at once; it follows the
+// stored log rather than the subjects as they are published, so that when it reads the thread again after the
+// signal, the event that raised it is there to read.
 func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
-	stop := newSignal()
-	sub, err := w.cfg.NC.Subscribe(w.cfg.Names.AggregateFilter("thread", ref.ThreadID), func(m *nats.Msg) {
-		if _, _, name, ok := w.cfg.Names.SplitEventSubject(m.Subject); ok && stopsTurn(name) {
-			stop.fire()
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("watch thread %s: %w", ref.ThreadID, err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
 	t, err := w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+	if err != nil {
+		return err
+	}
+	stop := newSignal()
+	fctx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	store := w.cfg.Commands.Store()
+	go func() {
+		for e, err := range store.Follow(fctx, t.Seq+1, w.cfg.Names.AggregateFilter("thread", ref.ThreadID)) {
+			if err != nil {
+				return
+			}
+			if _, name := events.SplitType(e.Type); stopsTurn(name) {
+				stop.fire()
+			}
+		}
+	}()
 	for err == nil && ctx.Err() == nil && needsWork(t, ref.RunID) {
 		r := t.Runs[ref.RunID]
 		switch r.Status {

@@ -113,7 +113,7 @@ func CodeShot(ctx context.Context, o CodeShotOptions, progress func(string)) (Re
 			if err != nil {
 				return rep, err
 			}
-			if err := waitReply(ctx, p, s.ID, posted.Message.ID); err != nil {
+			if err := waitReply(ctx, p, s.ID, posted.Message.ID, posted.Seq); err != nil {
 				return rep, err
 			}
 			d, m, f := time.Since(start), model.take(), fn.take()
@@ -137,11 +137,11 @@ func CodeShot(ctx context.Context, o CodeShotOptions, progress func(string)) (Re
 	return rep, nil
 }
 
-// waitReply waits until the session's log holds the answer to a message.
-func waitReply(ctx context.Context, p *platform.Platform, session, message string) error {
+// waitReply waits until the session's log holds the answer to a message (posted at sequence from).
+func waitReply(ctx context.Context, p *platform.Platform, session, message string, from uint64) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for e, err := range p.Store.Follow(ctx, 0, p.Store.Names().AggregateFilter("session", session)) {
+	for e, err := range p.Store.Follow(ctx, from, p.Store.Names().AggregateFilter("session", session)) {
 		if err != nil {
 			return err
 		}

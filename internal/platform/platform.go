@@ -142,7 +142,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := natsx.Provision(ctx, p.JS, p.Layout, logger); err != nil {
 		return nil, fmt.Errorf("provision streams and buckets: %w", err)
 	}
-	p.Store = events.NewStore(p.JS, names, events.NewRegistry(),
+	p.Store = events.NewStore(p.JS, names, events.NewRegistry(), events.WithHistoryCache(4096),
 		events.WithClock(opts.Now), events.WithMetrics(p.Metrics), events.WithLogger(logger))
 	p.Views = projections.NewRunner(projections.Config{
 		JS: p.JS, Store: p.Store, Layout: p.Layout, Holder: cfg.NodeName, LeaseTTL: cfg.LeaseTTL,

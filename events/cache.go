@@ -1,0 +1,102 @@
+package events
+
+import (
+	"context"
+	"sync"
+)
+
+// historyCache keeps the decoded histories of recently loaded aggregates, so that loading a long-lived aggregate
+// (a session with hundreds of messages, a thread) reads and decodes only what was appended since the last load
+// instead of its whole history every time. It is safe across nodes: a load always reads the log after the cached
+// sequence, so an event appended elsewhere is never missed.
+//
+// Cached envelopes are shared by every load that returns them: State.Apply must not change an event's maps or
+// slices in place (states copy what they change, as they always have, since a decide may run several times).
+type historyCache struct {
+	mu      sync.Mutex
+	max     int
+	tick    uint64
+	entries map[Ref]*cachedHistory
+}
+
+type cachedHistory struct {
+	events []Envelope
+	used   uint64
+}
+
+// WithHistoryCache keeps the histories of up to n aggregates in memory (see historyCache). Loads and updates of
+// those aggregates then cost one request for what is new.
+func WithHistoryCache(n int) Option {
+	return func(s *Store) { s.cache = &historyCache{max: n, entries: map[Ref]*cachedHistory{}} }
+}
+
+// get returns a copy of the cached history of ref (nil when not cached).
+func (c *historyCache) get(ref Ref) []Envelope {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[ref]
+	if !ok {
+		return nil
+	}
+	c.tick++
+	e.used = c.tick
+	return append([]Envelope(nil), e.events...)
+}
+
+// put stores a history, unless a longer one is already there (a concurrent load got further).
+func (c *historyCache) put(ref Ref, history []Envelope) {
+	if len(history) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[ref]; ok && len(e.events) >= len(history) {
+		return
+	}
+	if len(c.entries) >= c.max {
+		c.evict()
+	}
+	c.tick++
+	c.entries[ref] = &cachedHistory{events: history, used: c.tick}
+}
+
+// evict drops the least recently used quarter of the entries: amortised, so a full cache does not scan on every put.
+func (c *historyCache) evict() {
+	var threshold uint64
+	if c.tick > uint64(c.max) {
+		threshold = c.tick - uint64(c.max)*3/4
+	}
+	for ref, e := range c.entries {
+		if e.used <= threshold {
+			delete(c.entries, ref)
+		}
+	}
+	if len(c.entries) >= c.max { // every entry recent: drop half at random (map order)
+		n := 0
+		for ref := range c.entries {
+			if n >= c.max/2 {
+				break
+			}
+			delete(c.entries, ref)
+			n++
+		}
+	}
+}
+
+// loadCached is Load through the cache: the cached history and what the log holds after it.
+func (s *Store) loadCached(ctx context.Context, ref Ref) ([]Envelope, error) {
+	history := s.cache.get(ref)
+	var from uint64
+	if n := len(history); n > 0 {
+		from = history[n-1].Sequence + 1
+	}
+	_, err := s.Read(ctx, from, func(e Envelope) error {
+		history = append(history, e)
+		return nil
+	}, s.names.AggregateFilter(ref.Type, ref.ID))
+	if err != nil {
+		return nil, err
+	}
+	s.cache.put(ref, history)
+	return history, nil
+}
