@@ -158,4 +158,3 @@ func waitReply(ctx context.Context, p *platform.Platform, session, message strin
 	}
 	return ctx.Err()
 }
-
