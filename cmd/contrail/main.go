@@ -48,6 +48,7 @@ func newRoot() *cobra.Command {
 		newBenchCmd(),
 		newHealthCmd(),
 		newReplayCmd(),
+		newAgentsCmd(),
 	)
 	return root
 }

@@ -452,3 +452,40 @@ func TestServeWithSampleAgentsAnswersAtOnce(t *testing.T) {
 		t.Fatalf("after a restart: %+v", sent.SendSessionMessage.Response)
 	}
 }
+
+func TestAgentsCLI(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, t.TempDir(), "--sample-agents")
+	waitReady(t, n)
+	key := n.adminKey(t)
+	list := n.cli(t, key, "agents", "list")
+	var calcURL string
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) == 6 && f[0] == "calc" {
+			calcURL = f[5]
+		}
+	}
+	if calcURL == "" || !strings.Contains(list, "router") || !strings.Contains(list, "genrand") {
+		t.Fatalf("agents list:\n%s", list)
+	}
+	route := n.cli(t, key, "agents", "route", "what is 3 plus 4?")
+	if lines := strings.Split(strings.TrimSpace(route), "\n"); len(lines) < 2 || !strings.HasPrefix(lines[1], "calc ") {
+		t.Fatalf("agents route:\n%s", route)
+	}
+	if out := n.cli(t, key, "agents", "refresh", "calc"); !strings.Contains(out, "refreshed calc (codeshot agent") {
+		t.Fatalf("agents refresh: %s", out)
+	}
+	if out := n.cli(t, key, "agents", "register", "calc2", calcURL); !strings.Contains(out, "registered calc2") || !strings.Contains(out, "codeshot agent") {
+		t.Fatalf("agents register: %s", out)
+	}
+	if out := n.cli(t, key, "agents", "delete", "calc2"); !strings.Contains(out, "deleted calc2") {
+		t.Fatalf("agents delete: %s", out)
+	}
+	// A refusal comes back as the server's words, with a failing exit.
+	cmd := exec.Command(binary, "agents", "refresh", "nope")
+	cmd.Env = append(os.Environ(), "CONTRAIL_URL="+n.url, "CONTRAIL_API_KEY="+key)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "you have no agent with handle 'nope'") {
+		t.Fatalf("refresh of an unknown agent: %v %s", err, out)
+	}
+}

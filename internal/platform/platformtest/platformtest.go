@@ -165,7 +165,9 @@ func (n *Node) Do(t testing.TB, key, method, path string, body any) Response {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// A deadline, so that a request the platform never answers (a stream a bug left open) fails the test instead
+	// of hanging it until go test's timeout.
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}

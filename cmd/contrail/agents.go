@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// agentFields are what the agents commands show of an agent.
+const agentFields = `agentId handle name kind published queryUrl funcUrl queries owner { username }`
+
+type cliAgent struct {
+	AgentID   string   `json:"agentId"`
+	Handle    string   `json:"handle"`
+	Name      *string  `json:"name"`
+	Kind      string   `json:"kind"`
+	Published bool     `json:"published"`
+	QueryURL  *string  `json:"queryUrl"`
+	FuncURL   *string  `json:"funcUrl"`
+	Queries   []string `json:"queries"`
+	Owner     *struct {
+		Username string `json:"username"`
+	} `json:"owner"`
+}
+
+// graphql sends an operation to the node's GraphQL face and decodes its data; GraphQL errors become an error that
+// carries their messages.
+func (c *client) graphql(ctx context.Context, query string, vars map[string]any, out any) error {
+	var resp struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := c.do(ctx, "POST", "/graphql", map[string]any{"query": query, "variables": vars}, &resp); err != nil {
+		return err
+	}
+	if len(resp.Errors) > 0 {
+		msgs := make([]string, len(resp.Errors))
+		for i, e := range resp.Errors {
+			msgs[i] = e.Message
+		}
+		return fmt.Errorf("%s", strings.Join(msgs, "; "))
+	}
+	return json.Unmarshal(resp.Data, out)
+}
+
+func newAgentsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "agents", Short: "The agent registry: list, register by URL, refresh, delete"}
+
+	list := &cobra.Command{Use: "list", Short: "Agents you may use: built-ins, yours, published ones", Args: cobra.NoArgs}
+	listClient := clientFlags(list)
+	list.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := listClient()
+		if err != nil {
+			return err
+		}
+		var out struct{ AllAgents []cliAgent }
+		if err := c.graphql(cmd.Context(), `{ allAgents(first: 500) { `+agentFields+` } }`, nil, &out); err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "HANDLE\tKIND\tPUBLISHED\tOWNER\tSAMPLE QUERIES\tURL")
+		for _, a := range out.AllAgents {
+			owner, url := "-", ""
+			if a.Owner != nil {
+				owner = a.Owner.Username
+			}
+			if a.FuncURL != nil {
+				url = *a.FuncURL
+			} else if a.QueryURL != nil {
+				url = *a.QueryURL
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\t%s\n", a.Handle, a.Kind, a.Published, owner, len(a.Queries), url)
+		}
+		return tw.Flush()
+	}
+
+	register := &cobra.Command{Use: "register HANDLE URL", Short: "Register an agent by its URL (its description is read from GET /)",
+		Args: cobra.ExactArgs(2)}
+	registerClient := clientFlags(register)
+	published := register.Flags().Bool("published", false, "let every account use it")
+	standalone := register.Flags().Bool("standalone", false, "an agent that answers queries itself at URL (default: a Code Shot agent whose funcs are at URL, or what GET / says)")
+	audience := register.Flags().String("audience", "", "audience of the tokens it gets (agents built with the Fixie SDK need https://app.fixie.ai/api)")
+	model := register.Flags().String("model", "", "model for its language processing (provider/name or a bare name)")
+	register.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := registerClient()
+		if err != nil {
+			return err
+		}
+		data := map[string]any{"handle": args[0], "published": *published}
+		if *standalone {
+			data["queryUrl"] = args[1]
+		} else {
+			data["funcUrl"] = args[1]
+		}
+		if *audience != "" {
+			data["audience"] = *audience
+		}
+		if *model != "" {
+			data["model"] = *model
+		}
+		var out struct{ CreateAgent struct{ Agent cliAgent } }
+		if err := c.graphql(cmd.Context(), `mutation($d: AgentInput!) { createAgent(agentData: $d) { agent { `+agentFields+` } } }`,
+			map[string]any{"d": data}, &out); err != nil {
+			return err
+		}
+		a := out.CreateAgent.Agent
+		fmt.Fprintf(cmd.OutOrStdout(), "registered %s (%s, %s agent, %d sample queries)\n", a.Handle, a.AgentID, a.Kind, len(a.Queries))
+		return nil
+	}
+
+	refresh := &cobra.Command{Use: "refresh HANDLE", Short: "Read an agent's description again from its URL", Args: cobra.ExactArgs(1)}
+	refreshClient := clientFlags(refresh)
+	refresh.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := refreshClient()
+		if err != nil {
+			return err
+		}
+		var out struct{ RefreshAgent struct{ Agent cliAgent } }
+		if err := c.graphql(cmd.Context(), `mutation($h: String!) { refreshAgent(handle: $h) { agent { `+agentFields+` } } }`,
+			map[string]any{"h": args[0]}, &out); err != nil {
+			return err
+		}
+		a := out.RefreshAgent.Agent
+		fmt.Fprintf(cmd.OutOrStdout(), "refreshed %s (%s agent, %d sample queries)\n", a.Handle, a.Kind, len(a.Queries))
+		return nil
+	}
+
+	del := &cobra.Command{Use: "delete HANDLE", Short: "Remove one of your agents", Args: cobra.ExactArgs(1)}
+	delClient := clientFlags(del)
+	del.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := delClient()
+		if err != nil {
+			return err
+		}
+		var out struct{ DeleteAgent struct{ Agent cliAgent } }
+		if err := c.graphql(cmd.Context(), `mutation($h: String!) { deleteAgent(handle: $h) { agent { handle } } }`,
+			map[string]any{"h": args[0]}, &out); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", args[0])
+		return nil
+	}
+
+	route := &cobra.Command{Use: "route QUERY", Short: "Show which agents the router picks for a query, with their scores", Args: cobra.ExactArgs(1)}
+	routeClient := clientFlags(route)
+	route.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := routeClient()
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Route []struct {
+				Agent struct{ Handle string }
+				Score float64
+				Fits  bool
+			}
+		}
+		if err := c.graphql(cmd.Context(), `query($q: String!) { route(query: $q, first: 5) { agent { handle } score fits } }`,
+			map[string]any{"q": args[0]}, &out); err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "AGENT\tSCORE\tFITS")
+		for _, m := range out.Route {
+			fmt.Fprintf(tw, "%s\t%.3f\t%v\n", m.Agent.Handle, m.Score, m.Fits)
+		}
+		return tw.Flush()
+	}
+	cmd.AddCommand(list, register, refresh, del, route)
+	return cmd
+}
