@@ -27,7 +27,7 @@ run: build models
 test: deps models vet test-go
 
 test-go:
-	$(GO) test -count=1 -timeout 20m $(GOTESTFLAGS) ./...
+	$(GO) test -race -count=1 -timeout 20m $(GOTESTFLAGS) ./...
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^graph/generated')); \

@@ -209,8 +209,9 @@ func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
 	fctx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
 	store := w.cfg.Commands.Store()
+	from := t.Seq + 1
 	go func() {
-		for e, err := range store.Follow(fctx, t.Seq+1, w.cfg.Names.AggregateFilter("thread", ref.ThreadID)) {
+		for e, err := range store.Follow(fctx, from, w.cfg.Names.AggregateFilter("thread", ref.ThreadID)) {
 			if err != nil {
 				return
 			}
