@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"testing"
 	"time"
@@ -35,4 +36,56 @@ func BenchmarkEncodeEnvelope(b *testing.B) {
 	for b.Loop() {
 		_, _ = encodeEnvelope(&env)
 	}
+}
+
+func TestFastDecodeReadsWhatEncodeWrites(t *testing.T) {
+	t.Parallel()
+	strs := []string{"", "plain", `quote " and \ backslash`, "new\nline\ttab", "<tag>&amp;", "ünïcødé ✓ 🚀", "\u2028"}
+	for _, s := range strs {
+		env := Envelope{ID: "01J" + s, Type: "x.y", Aggregate: s, AggregateID: "id", Version: 42,
+			Time: time.Date(2026, 11, 21, 10, 4, 5, 120000000, time.UTC), Account: s, Actor: s, CorrelationID: s,
+			CausationID: s, Data: json.RawMessage(`{"text":"hi \"there\"","n":[1,2]}`)}
+		if s == "" {
+			env.Account, env.Actor, env.CorrelationID, env.CausationID = "", "", "", ""
+		}
+		b, _ := encodeEnvelope(&env)
+		fast, ok := decodeEnvelopeFast(b)
+		if !ok {
+			t.Fatalf("fast decode refused %s", b)
+		}
+		var slow Envelope
+		if err := json.Unmarshal(b, &slow); err != nil {
+			t.Fatal(err)
+		}
+		if !fast.Time.Equal(slow.Time) {
+			t.Fatalf("time %v vs %v", fast.Time, slow.Time)
+		}
+		fast.Time, slow.Time = time.Time{}, time.Time{}
+		if fmt.Sprintf("%+v", fast) != fmt.Sprintf("%+v", slow) {
+			t.Fatalf("fast %+v\nslow %+v", fast, slow)
+		}
+	}
+	// Not our form: the fast path declines, encoding/json reads it.
+	for _, b := range []string{`{"type":"x.y","id":"a","data":{}}`, `{"id":"a"`, `{"id":"a","type":"x.y","aggregate":"x","aggregate_id":"i","version":1,"time":"2026-11-21T10:04:05Z","data":{"broken":}`} {
+		if _, ok := decodeEnvelopeFast([]byte(b)); ok {
+			t.Fatalf("fast decode accepted %s", b)
+		}
+	}
+}
+
+func BenchmarkDecodeEnvelope(b *testing.B) {
+	env := Envelope{ID: NewID(), Type: "session.message_posted", Aggregate: "session", AggregateID: NewID(), Version: 3,
+		Time: time.Now().UTC(), Account: "acct_1", Actor: "key_1", Data: json.RawMessage(`{"text":"hello there, how are you?","n":3}`)}
+	raw, _ := encodeEnvelope(&env)
+	b.Run("fast", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = decodeEnvelopeFast(raw)
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		for b.Loop() {
+			var e Envelope
+			_ = json.Unmarshal(raw, &e)
+		}
+	})
 }

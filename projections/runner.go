@@ -354,7 +354,9 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 		return fmt.Errorf("read log for %s: %w", st.p.Name(), err)
 	}
 	defer it.Stop()
-	msgs := make(chan jetstream.Msg, r.cfg.BatchSize)
+	// The reader decodes as it reads, so that decoding the next events overlaps with folding and writing the
+	// batch before them.
+	msgs := make(chan decoded, r.cfg.BatchSize)
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(msgs)
@@ -364,8 +366,20 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 				readErr <- err
 				return
 			}
+			md, err := m.Metadata()
+			if err != nil {
+				readErr <- fmt.Errorf("message metadata: %w", err)
+				return
+			}
+			env, err := r.cfg.Store.DecodeEnvelope(m.Data())
+			if err != nil {
+				// A stored event that does not decode is kept in the log; the projection passes over it.
+				r.cfg.Logger.Error("projection cannot decode an event", "projection", st.p.Name(), "seq", md.Sequence.Stream, "err", err)
+				env = events.Envelope{}
+			}
+			env.Sequence = md.Sequence.Stream
 			select {
-			case msgs <- m:
+			case msgs <- decoded{env: env, pending: md.NumPending}:
 			case <-ctx.Done():
 				return
 			}
@@ -377,24 +391,8 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 	for {
 		batch = batch[:0]
 		var pending uint64
-		add := func(m jetstream.Msg) error {
-			md, err := m.Metadata()
-			if err != nil {
-				return fmt.Errorf("message metadata: %w", err)
-			}
-			env, err := r.cfg.Store.DecodeEnvelope(m.Data())
-			if err != nil {
-				// A stored event that does not decode is kept in the log; the projection passes over it.
-				r.cfg.Logger.Error("projection cannot decode an event", "projection", st.p.Name(), "seq", md.Sequence.Stream, "err", err)
-				env = events.Envelope{}
-			}
-			env.Sequence = md.Sequence.Stream
-			pending = md.NumPending
-			batch = append(batch, env)
-			return nil
-		}
 		select {
-		case m, ok := <-msgs:
+		case d, ok := <-msgs:
 			if !ok {
 				select {
 				case err := <-readErr:
@@ -403,24 +401,37 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 					return ctx.Err()
 				}
 			}
-			if err := add(m); err != nil {
-				return err
-			}
+			batch, pending = append(batch, d.env), d.pending
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		// While the log holds more events than the batch, wait a moment for them: a batch is one round of writes
+		// whatever its size, and reading is slower than folding, so without the wait batches stay tiny. A live
+		// event (nothing pending behind it) is written at once.
+		var linger <-chan time.Time
 	drain:
 		for len(batch) < r.cfg.BatchSize && pending > 0 {
 			select {
-			case m, ok := <-msgs:
+			case d, ok := <-msgs:
 				if !ok {
 					break drain
 				}
-				if err := add(m); err != nil {
-					return err
-				}
+				batch, pending = append(batch, d.env), d.pending
 			default:
-				break drain
+				if linger == nil {
+					linger = time.After(batchLinger)
+				}
+				select {
+				case d, ok := <-msgs:
+					if !ok {
+						break drain
+					}
+					batch, pending = append(batch, d.env), d.pending
+				case <-linger:
+					break drain
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 			}
 		}
 		for attempt := 1; ; attempt++ {
@@ -457,6 +468,15 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// batchLinger is how long a batch waits for events the log is known to hold before it is written.
+const batchLinger = 2 * time.Millisecond
+
+// decoded is an event as the reader hands it over, with the number of matching events after it.
+type decoded struct {
+	env     events.Envelope
+	pending uint64
 }
 
 // state is what a node knows of one projection.
