@@ -2,8 +2,8 @@ package events
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 )
