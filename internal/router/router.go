@@ -67,9 +67,13 @@ type Index struct {
 	vectors   jetstream.KeyValue // may be nil: vectors are then recomputed on every start
 	threshold float64
 
-	mu     sync.RWMutex
-	coll   *chromem.Collection
-	agents map[string]Agent
+	mu sync.RWMutex
+	db *chromem.DB
+	// public holds what every account may use (published agents, built-ins); private holds each account's
+	// unpublished agents. Searching the two a caller may see costs one scan of each, with no filtering.
+	public  *chromem.Collection
+	private map[string]*chromem.Collection
+	agents  map[string]Agent
 }
 
 // New returns an empty index. vectors is the KV bucket that keeps computed vectors (nil = keep none).
@@ -77,15 +81,41 @@ func New(emb embedding.Embedder, vectors jetstream.KeyValue, threshold float64) 
 	if threshold == 0 {
 		threshold = Threshold(emb.Name())
 	}
-	// Vectors are always given: the collection never calls an embedding function (chromem's default would call
-	// OpenAI), so it gets one that refuses.
-	coll, err := chromem.NewDB().CreateCollection("agents", nil, func(context.Context, string) ([]float32, error) {
+	ix := &Index{emb: emb, vectors: vectors, threshold: threshold, db: chromem.NewDB(), private: map[string]*chromem.Collection{},
+		agents: map[string]Agent{}}
+	var err error
+	if ix.public, err = ix.collection("public"); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// collection creates a collection of the index. Vectors are always given: a collection never calls an embedding
+// function (chromem's default would call OpenAI), so it gets one that refuses.
+func (ix *Index) collection(name string) (*chromem.Collection, error) {
+	c, err := ix.db.CreateCollection(name, nil, func(context.Context, string) ([]float32, error) {
 		return nil, errors.New("router: every document comes with its vector")
 	})
 	if err != nil {
-		return nil, fmt.Errorf("router: create collection: %w", err)
+		return nil, fmt.Errorf("router: create collection %s: %w", name, err)
 	}
-	return &Index{emb: emb, vectors: vectors, threshold: threshold, coll: coll, agents: map[string]Agent{}}, nil
+	return c, nil
+}
+
+// home is the collection an agent belongs in (creating an account's on its first agent). Call with mu held.
+func (ix *Index) home(a Agent) (*chromem.Collection, error) {
+	if a.Published || a.Account == "" {
+		return ix.public, nil
+	}
+	if c, ok := ix.private[a.Account]; ok {
+		return c, nil
+	}
+	c, err := ix.collection("account." + a.Account)
+	if err != nil {
+		return nil, err
+	}
+	ix.private[a.Account] = c
+	return c, nil
 }
 
 // Fits reports whether a score passes the index's threshold.
@@ -144,31 +174,36 @@ func (ix *Index) Upsert(ctx context.Context, a Agent) error {
 
 // UpsertVector adds or updates an agent with a vector already computed (benchmarks, imports).
 func (ix *Index) UpsertVector(ctx context.Context, a Agent, vec []float32) error {
-	meta := map[string]string{"handle": a.Handle, "owner": a.Account, "published": boolString(a.Published || a.Account == "")}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if err := ix.coll.AddDocument(ctx, chromem.Document{ID: a.ID, Metadata: meta, Embedding: vec, Content: a.Handle}); err != nil {
+	ix.removeLocked(a.ID) // it may move between collections (published, unpublished)
+	c, err := ix.home(a)
+	if err != nil {
+		return err
+	}
+	if err := c.AddDocument(ctx, chromem.Document{ID: a.ID, Metadata: map[string]string{"handle": a.Handle}, Embedding: vec,
+		Content: a.Handle}); err != nil {
 		return fmt.Errorf("router: index agent %s: %w", a.Handle, err)
 	}
 	ix.agents[a.ID] = a
 	return nil
 }
 
-func boolString(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
-}
-
 // Remove takes an agent out of the index.
 func (ix *Index) Remove(id string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if _, ok := ix.agents[id]; !ok {
+	ix.removeLocked(id)
+}
+
+func (ix *Index) removeLocked(id string) {
+	a, ok := ix.agents[id]
+	if !ok {
 		return
 	}
-	_ = ix.coll.Delete(context.Background(), nil, nil, id)
+	if c, err := ix.home(a); err == nil {
+		_ = c.Delete(context.Background(), nil, nil, id)
+	}
 	delete(ix.agents, id)
 }
 
@@ -272,26 +307,16 @@ func (ix *Index) Rank(ctx context.Context, account, query string, k int) ([]Matc
 func (ix *Index) RankVector(ctx context.Context, account string, vec []float32, k int) ([]Match, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	n := ix.coll.Count()
-	if n == 0 {
-		return nil, nil
-	}
-	seen := map[string]bool{}
 	var out []Match
-	// Two filtered searches: what everyone may use, and the account's own unpublished agents.
-	for _, where := range []map[string]string{{"published": "true"}, {"owner": account, "published": "false"}} {
-		if where["owner"] == "" && where["published"] == "false" {
+	for _, c := range []*chromem.Collection{ix.public, ix.private[account]} {
+		if c == nil || c.Count() == 0 {
 			continue
 		}
-		res, err := ix.coll.QueryEmbedding(ctx, vec, min(k, n), where, nil)
+		res, err := c.QueryEmbedding(ctx, vec, min(k, c.Count()), nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("router: search: %w", err)
 		}
 		for _, r := range res {
-			if seen[r.ID] {
-				continue
-			}
-			seen[r.ID] = true
 			out = append(out, Match{AgentID: r.ID, Handle: r.Metadata["handle"], Score: float64(r.Similarity)})
 		}
 	}
