@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,67 +13,90 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the platform against raw JetStream in the same run"}
-	cmd.AddCommand(newBenchEventsCmd(), newBenchStartupCmd(), newBenchRunsCmd(), newBenchSessionsCmd(), newBenchCodeShotCmd())
+	cmd.AddCommand(newBenchEventsCmd(), newBenchSessionsCmd(), newBenchRunsCmd(), newBenchCodeShotCmd(), newBenchStartupCmd())
+	return cmd
+}
+
+// benchCmd is a benchmark command: it runs measure in a fresh temporary data dir, telling its progress on stderr,
+// and prints the report as a table or JSON. flags adds the benchmark's own options.
+func benchCmd(use, short string, measure func(ctx context.Context, dir string, progress func(string)) (bench.Report, error),
+	flags func(*cobra.Command)) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := os.MkdirTemp("", "contrail-bench-"+use+"-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			rep, err := measure(cmd.Context(), dir, func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "measuring", s, "...") })
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), rep)
+			}
+			return rep.Print(cmd.OutOrStdout())
+		},
+	}
+	flags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
 
 func newBenchEventsCmd() *cobra.Command {
 	var o bench.EventsOptions
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "events",
-		Short: "The log: appends, batched appends, projection apply and loads, each beside raw JetStream",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := os.MkdirTemp("", "contrail-bench-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(dir)
+	return benchCmd("events", "The log: appends, batched appends, projection apply and loads, each beside raw JetStream",
+		func(ctx context.Context, dir string, progress func(string)) (bench.Report, error) {
 			o.Dir = dir
-			rep, err := bench.Events(cmd.Context(), o, func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "measuring", s, "...") })
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), rep)
-			}
-			return rep.Print(cmd.OutOrStdout())
+			return bench.Events(ctx, o, progress)
 		},
-	}
-	cmd.Flags().IntVar(&o.N, "n", 20000, "events per measurement")
-	cmd.Flags().IntVar(&o.Payload, "payload", 200, "bytes of text in each event")
-	cmd.Flags().IntVar(&o.Loads, "loads", 2000, "aggregates loaded for the latency figures")
-	cmd.Flags().BoolVar(&o.SyncAlways, "sync-always", false, "fsync every write, as --nats-sync-always does")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+		func(cmd *cobra.Command) {
+			cmd.Flags().IntVar(&o.N, "n", 20000, "events per measurement")
+			cmd.Flags().IntVar(&o.Payload, "payload", 200, "bytes of text in each event")
+			cmd.Flags().IntVar(&o.Loads, "loads", 2000, "aggregates loaded for the latency figures")
+			cmd.Flags().BoolVar(&o.SyncAlways, "sync-always", false, "fsync every write, as --nats-sync-always does")
+		})
+}
+
+func newBenchSessionsCmd() *cobra.Command {
+	var o bench.SessionsOptions
+	return benchCmd("sessions", "Sessions: post → reply visible on the subscription, p50/p99 at 1, 10 and 100 concurrent sessions, and events per query",
+		func(ctx context.Context, dir string, progress func(string)) (bench.Report, error) {
+			o.Dir = dir
+			return bench.Sessions(ctx, o, progress)
+		},
+		func(cmd *cobra.Command) {
+			cmd.Flags().IntSliceVar(&o.Concurrency, "sessions", []int{1, 10, 100}, "numbers of concurrent sessions to measure")
+			cmd.Flags().IntVar(&o.Messages, "messages", 20, "queries each session posts, one after the other's reply")
+		})
+}
+
+func newBenchRunsCmd() *cobra.Command {
+	var o bench.RunsOptions
+	return benchCmd("runs", "Assistants runs: create -> completed overhead, time to the first SSE byte, runs/s with many threads",
+		func(ctx context.Context, dir string, progress func(string)) (bench.Report, error) {
+			o.Dir = dir
+			return bench.Runs(ctx, o, progress)
+		},
+		func(cmd *cobra.Command) {
+			cmd.Flags().IntVar(&o.Runs, "runs", 200, "runs one after another for the latency figures")
+			cmd.Flags().IntVar(&o.Threads, "threads", 100, "threads running at once for the throughput figure")
+			cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Second, "how long the throughput figure is measured")
+		})
 }
 
 func newBenchCodeShotCmd() *cobra.Command {
 	var o bench.CodeShotOptions
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "codeshot",
-		Short: "What the platform adds to a Code Shot query beyond the model and the func",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := os.MkdirTemp("", "contrail-bench-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(dir)
+	return benchCmd("codeshot", "What the platform adds to a Code Shot query beyond the model and the func",
+		func(ctx context.Context, dir string, progress func(string)) (bench.Report, error) {
 			o.Dir = dir
-			rep, err := bench.CodeShot(cmd.Context(), o, func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "measuring", s, "...") })
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), rep)
-			}
-			return rep.Print(cmd.OutOrStdout())
+			return bench.CodeShot(ctx, o, progress)
 		},
-	}
-	cmd.Flags().IntVar(&o.Queries, "queries", 200, "queries each way")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+		func(cmd *cobra.Command) {
+			cmd.Flags().IntVar(&o.Queries, "queries", 200, "queries each way")
+		})
 }
