@@ -21,7 +21,7 @@ agents:
 
 ## run: the platform on 127.0.0.1:8080 with embedded NATS, the sample agents and the offline model (Ctrl-C stops it)
 run: build models
-	$(BIN)/contrail serve --data-dir $(DATA_DIR) --sample-agents
+	$(BIN)/contrail serve --data-dir $(DATA_DIR) --models-dir $(MODELS_DIR) --sample-agents
 
 ## test: vet and every test (installs what the tests need first: Debian packages, the use-lite weights)
 test: deps models vet test-go
