@@ -24,7 +24,7 @@ func agentModel(a agents.Info, ownerName string) model.Agent {
 }
 
 func viewModel(v projections.AgentView) model.Agent {
-	return agentModel(agents.Info(v.AgentFields), v.OwnerName)
+	return agentModel(v.Info, v.OwnerName)
 }
 
 // AllAgents lists built-ins, then the caller's own agents, then other accounts' published agents.

@@ -1,9 +1,8 @@
 package projections
 
 import (
-	"time"
-
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/agents/agentinfo"
 )
 
 // Agents is the read model of registered agents. Each agent is kept under several keys, one per way it is read:
@@ -17,69 +16,10 @@ import (
 // Built-in agents are not here: they exist for every account without an event (see agents.Registry).
 type Agents struct{}
 
-// AgentView is an agent as reads see it.
+// AgentView is an agent as reads see it: what the registry knows, and its owner's name.
 type AgentView struct {
-	AgentFields
+	agentinfo.Info
 	OwnerName string `json:"owner_name,omitempty"`
-}
-
-// AgentFields are an agent's fields. They are those of agents.Info, field for field, so that one converts to the
-// other (the compiler checks it where the conversion is written); this package cannot import the registry's.
-type AgentFields struct {
-	ID             string    `json:"id"`
-	Account        string    `json:"account,omitempty"`
-	Handle         string    `json:"handle"`
-	Name           string    `json:"name,omitempty"`
-	Description    string    `json:"description,omitempty"`
-	Kind           string    `json:"kind"`
-	QueryURL       string    `json:"query_url,omitempty"`
-	FuncURL        string    `json:"func_url,omitempty"`
-	MoreInfoURL    string    `json:"more_info_url,omitempty"`
-	Published      bool      `json:"published"`
-	Queries        []string  `json:"queries"`
-	BasePrompt     string    `json:"base_prompt,omitempty"`
-	FewShots       []string  `json:"few_shots,omitempty"`
-	Conversational bool      `json:"conversational,omitempty"`
-	Model          string    `json:"model,omitempty"`
-	Audience       string    `json:"audience,omitempty"`
-	Created        time.Time `json:"created"`
-	Modified       time.Time `json:"modified"`
-}
-
-func registeredFields(e events.Envelope, d events.AgentRegistered) AgentFields {
-	return AgentFields{
-		ID: e.AggregateID, Account: e.Account, Handle: d.Handle, Name: d.Name, Description: d.Description,
-		Kind: d.Kind, QueryURL: d.QueryURL, FuncURL: d.FuncURL, MoreInfoURL: d.MoreInfoURL, Published: d.Published,
-		Queries: d.Queries, BasePrompt: d.BasePrompt, FewShots: d.FewShots, Conversational: d.Conversational,
-		Model: d.Model, Audience: d.Audience, Created: e.Time, Modified: e.Time,
-	}
-}
-
-// updated returns the fields with an update applied: a nil field keeps its value.
-func (f AgentFields) updated(d events.AgentUpdated) AgentFields {
-	for _, s := range []struct {
-		dst *string
-		v   *string
-	}{{&f.Handle, d.Handle}, {&f.Name, d.Name}, {&f.Description, d.Description}, {&f.Kind, d.Kind},
-		{&f.QueryURL, d.QueryURL}, {&f.FuncURL, d.FuncURL}, {&f.MoreInfoURL, d.MoreInfoURL},
-		{&f.BasePrompt, d.BasePrompt}, {&f.Model, d.Model}, {&f.Audience, d.Audience}} {
-		if s.v != nil {
-			*s.dst = *s.v
-		}
-	}
-	if d.Published != nil {
-		f.Published = *d.Published
-	}
-	if d.Conversational != nil {
-		f.Conversational = *d.Conversational
-	}
-	if d.Queries != nil {
-		f.Queries = *d.Queries
-	}
-	if d.FewShots != nil {
-		f.FewShots = *d.FewShots
-	}
-	return f
 }
 
 // OwnerView is an account's name, kept so that agents can show their owner.
@@ -132,7 +72,7 @@ func (Agents) Apply(tx *Tx, e events.Envelope) error {
 	case events.AccountCreated:
 		return tx.Put(ownerKey(e.AggregateID), OwnerView{Name: d.Name})
 	case events.AgentRegistered:
-		v := AgentView{AgentFields: registeredFields(e, d)}
+		v := AgentView{Info: agentinfo.Registered(e, d)}
 		var owner OwnerView
 		if _, err := tx.Get(ownerKey(e.Account), &owner); err != nil {
 			return err
@@ -145,8 +85,7 @@ func (Agents) Apply(tx *Tx, e events.Envelope) error {
 			return err
 		}
 		v := old
-		v.AgentFields = old.updated(d)
-		v.Modified = e.Time
+		v.Info = agentinfo.Updated(old.Info, e, d)
 		return putAgent(tx, &old, v)
 	case events.AgentDeleted:
 		old, ok, err := getAgent(tx, e)

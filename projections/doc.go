@@ -9,5 +9,6 @@
 //
 // Faces read documents through Get and List, and wait for their own writes with WaitFor. Folds make no calls out.
 //
-// This package imports events and natsx; it must not import handlers or faces.
+// This package imports events, natsx and the leaf packages whose folds it shares (agents/agentinfo); it must not
+// import handlers or faces.
 package projections

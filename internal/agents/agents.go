@@ -4,14 +4,15 @@ import (
 	"context"
 	"time"
 
+	"github.com/contrailhq/contrail/internal/agents/agentinfo"
 	"github.com/contrailhq/contrail/internal/auth"
 )
 
 // Agent kinds: how a query reaches the agent.
 const (
-	KindBuiltin    = "builtin"    // answered inside the platform
-	KindCodeShot   = "codeshot"   // few-shots run by the platform, funcs called over HTTP
-	KindStandalone = "standalone" // an HTTP agent that answers queries itself
+	KindBuiltin    = agentinfo.KindBuiltin
+	KindCodeShot   = agentinfo.KindCodeShot
+	KindStandalone = agentinfo.KindStandalone
 )
 
 // Agent answers queries. Reply may take long (it is bounded by ctx) and must be safe for concurrent use: one Agent

@@ -1,41 +1,12 @@
 package agents
 
 import (
-	"time"
-
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/agents/agentinfo"
 )
 
 // Info is what the registry knows of an agent.
-type Info struct {
-	ID string `json:"id"`
-	// Account owns the agent; "" for a built-in agent, which every account has.
-	Account        string    `json:"account,omitempty"`
-	Handle         string    `json:"handle"`
-	Name           string    `json:"name,omitempty"`
-	Description    string    `json:"description,omitempty"`
-	Kind           string    `json:"kind"`
-	QueryURL       string    `json:"query_url,omitempty"`
-	FuncURL        string    `json:"func_url,omitempty"`
-	MoreInfoURL    string    `json:"more_info_url,omitempty"`
-	Published      bool      `json:"published"`
-	Queries        []string  `json:"queries"`
-	BasePrompt     string    `json:"base_prompt,omitempty"`
-	FewShots       []string  `json:"few_shots,omitempty"`
-	Conversational bool      `json:"conversational,omitempty"`
-	Model          string    `json:"model,omitempty"`
-	Audience       string    `json:"audience,omitempty"`
-	Created        time.Time `json:"created"`
-	Modified       time.Time `json:"modified"`
-}
-
-// Builtin reports whether the agent is built into the platform.
-func (i Info) Builtin() bool { return i.Kind == KindBuiltin }
-
-// VisibleTo reports whether an account may read and use the agent: its own, a published one, or a built-in.
-func (i Info) VisibleTo(account string) bool {
-	return i.Builtin() || i.Published || i.Account == account
-}
+type Info = agentinfo.Info
 
 // Record is the agent aggregate rebuilt from its events (the state the commands decide on, and what dispatch
 // loads).
@@ -50,49 +21,11 @@ func (r *Record) Apply(e events.Envelope) {
 	switch d := e.Event.(type) {
 	case events.AgentRegistered:
 		r.Exists = true
-		r.Info = Info{
-			ID: e.AggregateID, Account: e.Account, Handle: d.Handle, Name: d.Name, Description: d.Description,
-			Kind: d.Kind, QueryURL: d.QueryURL, FuncURL: d.FuncURL, MoreInfoURL: d.MoreInfoURL, Published: d.Published,
-			Queries: d.Queries, BasePrompt: d.BasePrompt, FewShots: d.FewShots, Conversational: d.Conversational,
-			Model: d.Model, Audience: d.Audience, Created: e.Time, Modified: e.Time,
-		}
+		r.Info = agentinfo.Registered(e, d)
 	case events.AgentUpdated:
-		r.Info = ApplyUpdate(r.Info, d)
-		r.Modified = e.Time
+		r.Info = agentinfo.Updated(r.Info, e, d)
 	case events.AgentDeleted:
 		r.Deleted = true
 		r.Modified = e.Time
 	}
-}
-
-// ApplyUpdate returns info with the update's fields set; the read model uses it too, so both fold alike.
-func ApplyUpdate(info Info, d events.AgentUpdated) Info {
-	set := func(dst *string, v *string) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&info.Handle, d.Handle)
-	set(&info.Name, d.Name)
-	set(&info.Description, d.Description)
-	set(&info.Kind, d.Kind)
-	set(&info.QueryURL, d.QueryURL)
-	set(&info.FuncURL, d.FuncURL)
-	set(&info.MoreInfoURL, d.MoreInfoURL)
-	set(&info.BasePrompt, d.BasePrompt)
-	set(&info.Model, d.Model)
-	set(&info.Audience, d.Audience)
-	if d.Published != nil {
-		info.Published = *d.Published
-	}
-	if d.Conversational != nil {
-		info.Conversational = *d.Conversational
-	}
-	if d.Queries != nil {
-		info.Queries = *d.Queries
-	}
-	if d.FewShots != nil {
-		info.FewShots = *d.FewShots
-	}
-	return info
 }

@@ -240,7 +240,7 @@ func (c *Commands) findPublished(ctx context.Context, actor auth.Principal, hand
 	case 0:
 		return agents.Info{}, errs.NotFoundf("agent", ref)
 	case 1:
-		return agents.Info(match[0].AgentFields), nil
+		return match[0].Info, nil
 	}
 	names := make([]string, 0, len(match))
 	for _, a := range match {
