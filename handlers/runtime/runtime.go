@@ -80,7 +80,9 @@ type Runtime struct {
 	router   *message.Router
 	sub      *wmjs.Subscriber
 	conn     *nats.Conn
-	inflight sync.Map // delivery reply subjects taken and not yet answered, to hand back on stop
+	// inflight holds the deliveries taken and not yet answered (to hand back on stop), with their envelope decoded
+	// once for every attempt.
+	inflight sync.Map // delivery reply subject -> delivered
 	wmLog    watermill.LoggerAdapter
 	stopping chan struct{}
 	// graceCtx ends a while after a stop begins: handlers in flight get that long to finish.
@@ -200,7 +202,7 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	if err != nil {
 		return err
 	}
-	router.AddMiddleware(rt.forget, correlation, middleware.CorrelationID, poison)
+	router.AddMiddleware(rt.forget, middleware.CorrelationID, poison)
 	for _, name := range rt.order {
 		h := rt.handlers[name]
 		fn := rt.wrap(h)
@@ -296,9 +298,16 @@ func (rt *Runtime) consumerFor(ctx context.Context, js jetstream.JetStream, topi
 	return cons, nil, nil
 }
 
-// unmarshaler turns a delivery into a watermill message carrying the envelope JSON, and remembers the delivery so
-// the handler's wrapper can send heartbeats (or a nak on stop) for it.
+// unmarshaler turns a delivery into a watermill message carrying the envelope JSON and its correlation ID, and
+// remembers the delivery, decoded, so that the handler's wrapper decodes nothing and can send heartbeats (or a nak on
+// stop) for it.
 type unmarshaler struct{ rt *Runtime }
+
+// delivered is a delivery taken: its envelope, or why it does not decode.
+type delivered struct {
+	env events.Envelope
+	err error
+}
 
 func (u unmarshaler) Unmarshal(m jetstream.Msg) (*message.Message, error) {
 	md, err := m.Metadata()
@@ -316,6 +325,11 @@ func (u unmarshaler) Unmarshal(m jetstream.Msg) (*message.Message, error) {
 	}
 	wm.Metadata.Set(mdSeq, strconv.FormatUint(seq, 10))
 	wm.Metadata.Set("deliveries", strconv.FormatUint(md.NumDelivered, 10))
-	u.rt.inflight.Store(delivery, struct{}{})
+	env, err := u.rt.cfg.Store.DecodeEnvelope(m.Data())
+	env.Sequence = seq
+	if err == nil && env.CorrelationID != "" {
+		middleware.SetCorrelationID(env.CorrelationID, wm)
+	}
+	u.rt.inflight.Store(delivery, delivered{env: env, err: err})
 	return wm, nil
 }

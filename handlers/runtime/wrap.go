@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -18,11 +17,15 @@ func (rt *Runtime) wrap(h Handler) message.NoPublishHandlerFunc {
 		if n, _ := strconv.Atoi(wm.Metadata.Get("deliveries")); n > rt.cfg.MaxDeliveries {
 			return Permanent(fmt.Errorf("delivered %d times without an answer (does handling it crash the node?)", n))
 		}
-		env, err := rt.cfg.Store.DecodeEnvelope(wm.Payload)
+		d, _ := rt.inflight.Load(delivery)
+		taken, ok := d.(delivered)
+		if !ok {
+			return fmt.Errorf("delivery %s was not taken by this runtime", delivery) // cannot happen: Unmarshal stores it
+		}
+		env, err := taken.env, taken.err
 		if err != nil {
 			return Permanent(fmt.Errorf("decode event: %w", err))
 		}
-		env.Sequence, _ = strconv.ParseUint(wm.Metadata.Get(mdSeq), 10, 64)
 		if env.Event == nil {
 			return nil // a type this build does not know: nothing to react to
 		}
@@ -108,18 +111,4 @@ func (rt *Runtime) nakInflight() {
 		rt.inflight.Delete(k)
 		return true
 	})
-}
-
-// correlation copies the envelope's correlation ID into the message metadata, where watermill's CorrelationID
-// middleware and logs look for it.
-func correlation(h message.HandlerFunc) message.HandlerFunc {
-	return func(wm *message.Message) ([]*message.Message, error) {
-		var env struct {
-			CorrelationID string `json:"correlation_id"`
-		}
-		if json.Unmarshal(wm.Payload, &env) == nil && env.CorrelationID != "" {
-			wm.Metadata.Set("correlation_id", env.CorrelationID)
-		}
-		return h(wm)
-	}
 }
