@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,31 +13,6 @@ import (
 
 	"github.com/contrailhq/contrail/internal/codeshot"
 )
-
-// sdkYAML is what the Fixie Python SDK answers at GET / for the randint example: PyYAML's dump of its metadata
-// dataclass (produced with PyYAML 6.0.3), served as application/yaml.
-const sdkYAML = `base_prompt: I am a simple agent that generates a random number between two given
-  values.
-conversational: false
-corpora: null
-few_shots:
-- 'Q: Generate a random number between 0 and 19.
-
-  Ask Func[genrand]: 0, 19
-
-  Func[genrand] says: 17
-
-  A: The random number is 17.'
-- 'Q: Generate a random value from 5 to 10, inclusive.
-
-  Ask Func[genrand]: 5, 10
-
-  Func[genrand] says: 8
-
-  A: The random number is 8.'
-response_model: null
-type: code_shot
-`
 
 // protocolJSON is the protocol page's JSON: no type, few_shots as a list.
 const protocolJSON = `{
@@ -88,11 +65,11 @@ func TestMetadata(t *testing.T) {
 		body        string
 		want        Metadata
 	}{
-		{"Fixie SDK YAML", "application/yaml", sdkYAML, genrandMetadata},
+		{"Fixie SDK YAML", "application/yaml", sdkYAML(t), genrandMetadata},
 		{"protocol page JSON", "application/json", protocolJSON, genrandMetadata},
-		{"YAML labelled JSON", "application/json", sdkYAML, genrandMetadata},
+		{"YAML labelled JSON", "application/json", sdkYAML(t), genrandMetadata},
 		{"JSON labelled text", "text/plain; charset=utf-8", protocolJSON, genrandMetadata},
-		{"no content type", "", sdkYAML, genrandMetadata},
+		{"no content type", "", sdkYAML(t), genrandMetadata},
 		{"few_shots as one string", "application/json",
 			`{"type":"code_shot","base_prompt":"I am a simple agent that generates a random number between two given values.",` +
 				`"few_shots":"\nQ: Generate a random number between 0 and 19.\nAsk Func[genrand]: 0, 19\nFunc[genrand] says: 17\nA: The random number is 17.\n\n` +
@@ -122,7 +99,7 @@ func TestMetadata(t *testing.T) {
 
 func TestMetadataOfTheSDKValidates(t *testing.T) {
 	t.Parallel()
-	md, err := ParseMetadata([]byte(sdkYAML))
+	md, err := ParseMetadata([]byte(sdkYAML(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +153,7 @@ func TestMetadataHTTPErrors(t *testing.T) {
 	t.Parallel()
 	t.Run("refused token", func(t *testing.T) {
 		t.Parallel()
-		u := serveMetadata(t, "application/yaml", sdkYAML)
+		u := serveMetadata(t, "application/yaml", sdkYAML(t))
 		_, err := newClient().Metadata(context.Background(), u, Claims{AgentID: "someone_else"})
 		wantError(t, err, ErrUnauthorized, u, "HTTP 403", "Invalid token")
 	})
@@ -193,7 +170,7 @@ func TestMetadataHTTPErrors(t *testing.T) {
 	})
 	t.Run("too large", func(t *testing.T) {
 		t.Parallel()
-		u := serveMetadata(t, "application/yaml", sdkYAML+strings.Repeat("# padding\n", 200))
+		u := serveMetadata(t, "application/yaml", sdkYAML(t)+strings.Repeat("# padding\n", 200))
 		_, err := newClient(WithMaxBodyBytes(1024)).Metadata(context.Background(), u, alice)
 		wantError(t, err, ErrBadResponse, u, "larger than 1024 bytes")
 	})
@@ -203,4 +180,15 @@ func TestMetadataHTTPErrors(t *testing.T) {
 		_, err := newClient(WithTimeout(50*time.Millisecond)).Metadata(context.Background(), srv.URL, alice)
 		wantError(t, err, ErrTimeout, srv.URL, "fetch metadata", "no answer within 50ms")
 	})
+}
+
+// sdkYAML is what the Fixie Python SDK (fixieai 1.0.4) answers at GET / for its randint example: PyYAML's dump
+// of its metadata, served as application/yaml.
+func sdkYAML(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "fixie-sdk-randint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -2,6 +2,8 @@ package agentrun_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -104,22 +106,6 @@ func waitRoutable(t *testing.T, n *platformtest.Node, key, query, handle string)
 	t.Fatalf("%q never routed to %s", query, handle)
 }
 
-// stockFewShots are seed 000's stock-quote agent's.
-const stockFewShots = `Q: What is the current price for SYMBOL?
-Ask Func[quote]: SYMBOL
-Func[quote] says: $123.45
-A: The current price for SYMBOL is $123.45.
-
-Q: SYMBOL share price
-Ask Func[quote]: SYMBOL
-Func[quote] says: $34.52
-A: The share price for SYMBOL is $34.52.
-
-Q: Price for SYMBOL
-Ask Func[quote]: SYMBOL
-Func[quote] says: $99.11
-A: The share price for SYMBOL is $99.11`
-
 func TestStockQuoteAgentAsksItsQuoteFunc(t *testing.T) {
 	t.Parallel()
 	n := platformtest.Start(t)
@@ -127,7 +113,7 @@ func TestStockQuoteAgentAsksItsQuoteFunc(t *testing.T) {
 	var log funcLog
 	url := serveAgent(t, agentkit.Agent{
 		BasePrompt: "I am an agent that answers questions about stock prices.",
-		FewShots:   codeshot.Split(stockFewShots),
+		FewShots:   codeshot.Split(stockFewShots(t)),
 		Funcs: map[string]agentkit.Func{"quote": func(_ context.Context, c agentkit.Call) (agentproto.Message, error) {
 			log.add(c.Message.Text)
 			return text("$105.22"), nil
@@ -167,4 +153,15 @@ func TestInvalidFewShotsAreRefusedNamingExampleLineAndRule(t *testing.T) {
 			t.Fatal("the refused agent was registered anyway")
 		}
 	}
+}
+
+// stockFewShots are the few-shots of seed 000's stock quote agent, as its authors wrote them (a Python
+// triple-quoted string: it starts and ends with a newline).
+func stockFewShots(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "codeshot", "testdata", "stockquote.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

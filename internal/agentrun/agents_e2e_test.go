@@ -20,31 +20,6 @@ import (
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
-// sdkYAML is what the Fixie Python SDK (fixieai 1.0.4) answers at GET / for its randint example: PyYAML's dump of
-// the agent's metadata, served as application/yaml.
-const sdkYAML = `base_prompt: I am a simple agent that generates a random number between two given
-  values.
-conversational: false
-corpora: null
-few_shots:
-- 'Q: Generate a random number between 0 and 19.
-
-  Ask Func[genrand]: 0, 19
-
-  Func[genrand] says: 17
-
-  A: The random number is 17.'
-- 'Q: Generate a random value from 5 to 10, inclusive.
-
-  Ask Func[genrand]: 5, 10
-
-  Func[genrand] says: 8
-
-  A: The random number is 8.'
-response_model: null
-type: code_shot
-`
-
 // TestFixieSDKShapedAgent registers an agent that behaves as one built with the Fixie Python SDK: it answers GET /
 // in YAML, and it verifies every request's token against the platform's JWKS, with the only audience the SDK
 // accepts and the agent-id claim checked against its own id.
@@ -71,7 +46,7 @@ func TestFixieSDKShapedAgent(t *testing.T) {
 		switch {
 		case r.Method == "GET" && r.URL.Path == "/":
 			w.Header().Set("Content-Type", "application/yaml")
-			_, _ = w.Write([]byte(sdkYAML))
+			_, _ = w.Write([]byte(sdkYAML(t)))
 		case r.Method == "POST" && r.URL.Path == "/genrand":
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"message":{"text":"23"}}`))
@@ -165,4 +140,15 @@ func TestRoutingAmongManyAgents(t *testing.T) {
 	if len(set.Agents) < 20 || len(set.Queries) < 100 || acc < 0.6 {
 		t.Fatalf("top-1 %.1f%% over %d agents and %d queries: below the 60%% floor", 100*acc, len(set.Agents), len(set.Queries))
 	}
+}
+
+// sdkYAML is what the Fixie Python SDK (fixieai 1.0.4) answers at GET / for its randint example: PyYAML's dump
+// of its metadata, served as application/yaml.
+func sdkYAML(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "agentproto", "testdata", "fixie-sdk-randint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

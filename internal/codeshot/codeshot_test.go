@@ -3,29 +3,11 @@ package codeshot
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 )
-
-// The stock quote agent of the Fixie architecture overview, written as its authors wrote it: a Python triple-quoted
-// string that starts and ends with a newline.
-const stockFewShots = `
-Q: What is the current price for SYMBOL?
-Ask Func[quote]: SYMBOL
-Func[quote] says: $123.45
-A: The current price for SYMBOL is $123.45.
-
-Q: SYMBOL share price
-Ask Func[quote]: SYMBOL
-Func[quote] says: $34.52
-A: The share price for SYMBOL is $34.52.
-
-Q: Price for SYMBOL
-Ask Func[quote]: SYMBOL
-Func[quote] says: $99.11
-A: The share price for SYMBOL is $99.11
-`
 
 const genrandFewShots = `Q: Generate a random number between 0 and 19.
 Ask Func[genrand]: 0, 19
@@ -44,7 +26,7 @@ func TestSplit(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"stock quote agent", stockFewShots, []string{
+		{"stock quote agent", stockFewShots(t), []string{
 			"Q: What is the current price for SYMBOL?\nAsk Func[quote]: SYMBOL\nFunc[quote] says: $123.45\nA: The current price for SYMBOL is $123.45.",
 			"Q: SYMBOL share price\nAsk Func[quote]: SYMBOL\nFunc[quote] says: $34.52\nA: The share price for SYMBOL is $34.52.",
 			"Q: Price for SYMBOL\nAsk Func[quote]: SYMBOL\nFunc[quote] says: $99.11\nA: The share price for SYMBOL is $99.11",
@@ -200,8 +182,8 @@ func TestValidateAcceptsGoodFewShots(t *testing.T) {
 		{"genrand", "I am a simple agent that generates a random number between two given values.",
 			Split(genrandFewShots), Options{Funcs: []string{"genrand"}}},
 		{"stock quote", "I am an agent that answers questions about stock prices.",
-			Split(stockFewShots), Options{Funcs: []string{"quote"}}},
-		{"unknown func list accepts any func", "", Split(stockFewShots), Options{}},
+			Split(stockFewShots(t)), Options{Funcs: []string{"quote"}}},
+		{"unknown func list accepts any func", "", Split(stockFewShots(t)), Options{}},
 		{"built-in funcs need no registration", "I answer from an uploaded file.",
 			[]string{"Q: When did the thing happen? #text1\nAsk Func[fixie_query_embed]: When did the thing happen? #text1\n" +
 				"Func[fixie_query_embed] says: It happened on March 1, 2023\nA: The thing happened on March 1, 2023."},
@@ -395,4 +377,15 @@ func TestValidationErrorListsAFewProblems(t *testing.T) {
 	if !strings.HasSuffix(err.Error(), "; and 3 more problems") {
 		t.Errorf("error = %q, want it to end with a count of the problems not listed", err)
 	}
+}
+
+// stockFewShots are the few-shots of seed 000's stock quote agent, as its authors wrote them (a Python
+// triple-quoted string: it starts and ends with a newline).
+func stockFewShots(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/stockquote.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

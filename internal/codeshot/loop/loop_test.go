@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -114,24 +116,14 @@ func TestOfflineGenrandCallsTheFuncWithTheQuerysBoundsAndAnswersWithItsResult(t 
 
 func TestOfflineStockQuoteAsksTheQuoteFunc(t *testing.T) {
 	t.Parallel()
-	fewShots := `Q: What is the current price for SYMBOL?
-Ask Func[quote]: SYMBOL
-Func[quote] says: $123.45
-A: The current price for SYMBOL is $123.45.
-
-Q: SYMBOL share price
-Ask Func[quote]: SYMBOL
-Func[quote] says: $34.52
-A: The share price for SYMBOL is $34.52.
-
-Q: Price for SYMBOL
-Ask Func[quote]: SYMBOL
-Func[quote] says: $99.11
-A: The share price for SYMBOL is $99.11`
+	fewShots, err := os.ReadFile(filepath.Join("..", "testdata", "stockquote.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	quotes := &recordingFuncs{answer: "$105.22"}
 	r := &loop.Runner{Model: offlineModel(), Funcs: quotes}
 	answer, steps, err := r.Run(context.Background(), loop.Spec{Handle: "stockquote",
-		BasePrompt: "I am an agent that answers questions about stock prices.", Examples: codeshot.Split(fewShots)},
+		BasePrompt: "I am an agent that answers questions about stock prices.", Examples: codeshot.Split(string(fewShots))},
 		loop.Query{Text: "What is the stock price for GOOG?", Key: "q"}, &journal{})
 	if err != nil {
 		t.Fatal(err)

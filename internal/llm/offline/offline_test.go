@@ -6,6 +6,8 @@ import (
 	"errors"
 	"hash/fnv"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -55,23 +57,6 @@ func (e *bagEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 
 // Seed 001: the genrand agent of Fixie's agent protocol.
 const genrandExample = "Q: Generate a random number between 0 and 19.\nAsk Func[genrand]: 0, 19\nFunc[genrand] says: 17\nA: The random number is 17."
-
-// Seed 000: the stock quote agent's three few-shots.
-var stockExamples = llm.SplitFewShots(`Q: What is the current price for SYMBOL?
-Ask Func[quote]: SYMBOL
-Func[quote] says: $123.45
-A: The current price for SYMBOL is $123.45.
-
-Q: SYMBOL share price
-Ask Func[quote]: SYMBOL
-Func[quote] says: $34.52
-A: The share price for SYMBOL is $34.52.
-
-Q: Price for SYMBOL
-Ask Func[quote]: SYMBOL
-Func[quote] says: $99.11
-A: The share price for SYMBOL is $99.11
-`)
 
 // step asks the offline model for the next line the way the Code Shot executor does: the prompt's messages, its
 // stop sequences, streaming.
@@ -132,7 +117,7 @@ func TestStockQuoteFewShots(t *testing.T) {
 	p := offline.New(&bagEmbedder{})
 	cs := llm.CodeShotPrompt{
 		BasePrompt: "I am an agent that answers questions about stock prices.",
-		Examples:   stockExamples,
+		Examples:   stockExamples(t),
 		Transcript: []string{"Q: What is the stock price for GOOG?"},
 	}
 	if got, want := step(t, p, cs), "Ask Func[quote]: GOOG"; got != want {
@@ -212,7 +197,7 @@ func TestPlainChatGetsTheNotice(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	t.Parallel()
-	cs := llm.CodeShotPrompt{Examples: stockExamples, Transcript: []string{"Q: Price for AAPL"}}
+	cs := llm.CodeShotPrompt{Examples: stockExamples(t), Transcript: []string{"Q: Price for AAPL"}}
 	first := step(t, offline.New(&bagEmbedder{}), cs)
 	for range 5 {
 		if got := step(t, offline.New(&bagEmbedder{}), cs); got != first {
@@ -225,7 +210,7 @@ func TestExampleVectorsAreReused(t *testing.T) {
 	t.Parallel()
 	emb := &bagEmbedder{}
 	p := offline.New(emb)
-	cs := llm.CodeShotPrompt{Examples: stockExamples, Transcript: []string{"Q: Price for AAPL"}}
+	cs := llm.CodeShotPrompt{Examples: stockExamples(t), Transcript: []string{"Q: Price for AAPL"}}
 	step(t, p, cs)
 	cs.Transcript = append(cs.Transcript, "Ask Func[quote]: AAPL", "Func[quote] says: $1.00")
 	step(t, p, cs)
@@ -238,7 +223,7 @@ func TestExampleVectorsAreReused(t *testing.T) {
 func TestWithoutEmbedderComparesWords(t *testing.T) {
 	t.Parallel()
 	p := offline.New(nil)
-	cs := llm.CodeShotPrompt{Examples: stockExamples, Transcript: []string{"Q: What is the current price for TSLA?"}}
+	cs := llm.CodeShotPrompt{Examples: stockExamples(t), Transcript: []string{"Q: What is the current price for TSLA?"}}
 	if got, want := step(t, p, cs), "Ask Func[quote]: TSLA"; got != want {
 		t.Errorf("next line = %q, want %q", got, want)
 	}
@@ -320,9 +305,19 @@ func (failingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
 func TestEmbedderFailureIsReported(t *testing.T) {
 	t.Parallel()
 	p := offline.New(failingEmbedder{})
-	cs := llm.CodeShotPrompt{Examples: stockExamples, Transcript: []string{"Q: Price for AAPL"}}
+	cs := llm.CodeShotPrompt{Examples: stockExamples(t), Transcript: []string{"Q: Price for AAPL"}}
 	_, err := p.Complete(t.Context(), llm.Request{Messages: cs.Messages()}, nil)
 	if err == nil || !strings.Contains(err.Error(), "broken") || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("error = %v, want one naming the embedder and its failure", err)
 	}
+}
+
+// stockExamples are seed 000's stock quote agent's three few-shots.
+func stockExamples(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "codeshot", "testdata", "stockquote.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return llm.SplitFewShots(string(b))
 }
