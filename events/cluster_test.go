@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,4 +108,194 @@ func streamLeader(t *testing.T, ctx context.Context, js jetstream.JetStream, str
 		t.Fatalf("stream is not R3 with a leader: %+v", info.Cluster)
 	}
 	return info.Cluster.Leader
+}
+
+// TestClusterLoadAtSeesTheEventItWasGiven appends on one server and loads on the others right away, where a
+// follower replica may not yet have applied the append: LoadAt must return a history holding the event (from the
+// leader if the replica is behind), and a retried append after a conflict must see what the other writer stored.
+func TestClusterLoadAtSeesTheEventItWasGiven(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test skipped in -short mode")
+	}
+	c := natstest.StartCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	names, _ := natsx.NewNames("")
+	stores := make([]*events.Store, len(c.Servers))
+	for i, ns := range c.Servers {
+		nc, err := nats.Connect(ns.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			layout := natsx.Layout{Names: names, Replicas: 3, DuplicateWindow: time.Minute}
+			if err := natsx.Provision(ctx, js, layout, discard()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reg := events.NewRegistry()
+		reg.Register(incremented{})
+		stores[i] = events.NewStore(js, names, reg)
+	}
+	stale := 0
+	const rounds = 300
+	for i := 0; i < rounds; i++ {
+		ref := events.Ref{Type: "counter", ID: fmt.Sprintf("c%d", i)}
+		w := stores[i%3]
+		res, err := w.Append(ctx, ref, events.Version{}, events.Meta{}, incremented{By: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq := res.LastSeq()
+		for j := 1; j <= 2; j++ {
+			r := stores[(i+j)%3]
+			if _, v, err := r.Load(ctx, ref); err != nil {
+				t.Fatal(err)
+			} else if v.Seq < seq {
+				stale++
+			}
+			history, v, err := r.LoadAt(ctx, ref, seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Seq < seq || len(history) != 1 || history[0].Sequence != seq {
+				t.Fatalf("round %d: LoadAt(%d) on another server returned version %+v, %d events", i, seq, v, len(history))
+			}
+		}
+	}
+	// Two writers on different servers race on one aggregate: every Update lands once, whatever replica answers.
+	ref := events.Ref{Type: "counter", ID: "contended"}
+	var wg sync.WaitGroup
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < 30; k++ {
+				if _, err := events.Update(ctx, stores[w], ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
+					return []events.Event{incremented{By: 1}}, nil
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	history, _, err := stores[0].LoadLatest(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(history) != 90 {
+		t.Fatalf("contended aggregate holds %d events, want 90", len(history))
+	}
+	t.Logf("plain direct loads on another server were behind the append %d times in %d", stale, 2*rounds)
+}
+
+// TestClusterFollowGoesOnWhenTheStreamLeaderDies follows the log through a server that stays up while the stream's
+// leader (which holds the follower's consumer) is killed: the follower must receive every event appended after the
+// election, by replacing its consumer, rather than stay parked on the dead one.
+func TestClusterFollowGoesOnWhenTheStreamLeaderDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test skipped in -short mode")
+	}
+	c := natstest.StartCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	names, _ := natsx.NewNames("")
+	connect := func(url string) (*events.Store, jetstream.JetStream) {
+		nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := events.NewRegistry()
+		reg.Register(incremented{})
+		return events.NewStore(js, names, reg), js
+	}
+	writer, js := connect(c.URLs())
+	if err := natsx.Provision(ctx, js, natsx.Layout{Names: names, Replicas: 3, DuplicateWindow: time.Minute}, discard()); err != nil {
+		t.Fatal(err)
+	}
+	leader := streamLeader(t, ctx, js, names.EventsStream())
+	var survivor string
+	for _, ns := range c.Servers {
+		if ns.Name() != leader {
+			survivor = ns.ClientURL()
+			break
+		}
+	}
+	reader, _ := connect(survivor)
+
+	const before, after = 20, 20
+	got := make(chan string, before+after)
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for e, err := range reader.Follow(fctx, 0, names.TypeFilter("counter.incremented")) {
+			if err != nil {
+				return
+			}
+			got <- e.ID
+		}
+	}()
+	appendOne := func(i int) string {
+		ref := events.Ref{Type: "counter", ID: fmt.Sprintf("f%d", i)}
+		res, err := writer.Append(ctx, ref, events.Version{}, events.Meta{}, incremented{By: 1})
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		return res.Events[0].ID
+	}
+	want := map[string]bool{}
+	for i := 0; i < before; i++ {
+		want[appendOne(i)] = true
+	}
+	for i := 0; i < before; i++ {
+		<-got
+	}
+	// Kill the server that holds the follower's consumer if it is not the one the follower is connected to, else
+	// the stream's leader.
+	victim := leader
+	stream, err := js.Stream(ctx, names.EventsStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for info := range stream.ListConsumers(ctx).Info() {
+		if info.Cluster != nil && info.Cluster.Leader != "" {
+			for _, ns := range c.Servers {
+				if ns.Name() == info.Cluster.Leader && ns.ClientURL() != survivor {
+					victim = ns.Name()
+				}
+			}
+		}
+	}
+	t.Logf("stream leader %s; killing %s", leader, victim)
+	for _, ns := range c.Servers {
+		if ns.Name() == victim {
+			ns.Shutdown()
+		}
+	}
+	for i := before; i < before+after; i++ {
+		want[appendOne(i)] = true // Append retries through the election
+	}
+	seen := 0
+	for seen < after {
+		select {
+		case id := <-got:
+			if want[id] {
+				seen++
+			}
+		case <-ctx.Done():
+			t.Fatalf("the follower received %d of the %d events appended after the leader died", seen, after)
+		}
+	}
 }

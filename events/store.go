@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -143,17 +144,34 @@ func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filt
 		Data:    body,
 		Header:  nats.Header{},
 	}
-	ack, err := s.js.PublishMsg(ctx, msg,
-		jetstream.WithMsgID(env.ID),
-		jetstream.WithExpectLastSequenceForSubject(lastSeq, filter),
-	)
-	if isWrongLastSequence(err) {
-		return 0, ErrConflict
+	// While the stream elects a leader (a server died) a publish gets no answer. Sending it again is safe: the
+	// same Nats-Msg-Id and expected sequence mean that, if the first one did go in, the retry meets a conflict and
+	// reconcile finds the event already in the history.
+	deadline := time.Now().Add(failoverWait)
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		ack, err := s.js.PublishMsg(actx, msg,
+			jetstream.WithMsgID(env.ID),
+			jetstream.WithExpectLastSequenceForSubject(lastSeq, filter),
+		)
+		cancel()
+		if isWrongLastSequence(err) {
+			return 0, ErrConflict
+		}
+		if err == nil {
+			return ack.Sequence, nil
+		}
+		if !transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return 0, err
+		}
+		if s.metrics != nil {
+			s.metrics.AppendRetries.WithLabelValues(env.Aggregate).Inc()
+		}
+		s.logger.Debug("append retried through a leader change", "subject", msg.Subject, "attempt", attempt+1, "err", err)
+		if err := pause(ctx, attempt); err != nil {
+			return 0, err
+		}
 	}
-	if err != nil {
-		return 0, err
-	}
-	return ack.Sequence, nil
 }
 
 func eventName(eventType string) string {
@@ -164,7 +182,8 @@ func eventName(eventType string) string {
 // reconcile runs after a conflict: if every event not yet confirmed is already in the history (a retry of an append
 // that had succeeded), the append succeeded; otherwise it is a real conflict.
 func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, pending []Envelope) (Appended, error) {
-	history, head, err := s.Load(ctx, ref)
+	// From the leader: a lagging replica may not hold the events a retried publish did store.
+	history, head, err := s.LoadLatest(ctx, ref)
 	if err != nil {
 		return Appended{}, fmt.Errorf("append to %s: check for a repeated append after a conflict: %w", ref, err)
 	}
@@ -259,36 +278,75 @@ func (s *Store) readMerged(ctx context.Context, from uint64, fn func(Envelope) e
 // Follow yields every event matching the filters from stream sequence `from`, history first and then live, with
 // no gap and no duplicate at the switch (one ordered consumer serves both). It ends when ctx ends or on an error,
 // which it yields. Its consumer is deleted when it ends (and would expire soon after a crash), so subscriptions that
-// come and go do not pile consumers up on the server.
+// come and go do not pile consumers up on the server. A consumer that stops delivering while events wait for it (its
+// server died) is replaced by a new one from the next sequence, so a follower never stands still for long.
 func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter.Seq2[Envelope, error] {
 	return func(yield func(Envelope, error) bool) {
-		cons, err := s.orderedConsumer(ctx, from, filters)
-		if err != nil {
-			yield(Envelope{}, err)
-			return
-		}
-		defer s.dropConsumer(cons)
-		it, err := cons.Messages()
-		if err != nil {
-			yield(Envelope{}, fmt.Errorf("follow log: %w", err))
-			return
-		}
-		defer it.Stop()
-		stop := context.AfterFunc(ctx, it.Stop)
-		defer stop()
 		for {
-			msg, err := it.Next()
-			if err != nil {
-				if ctx.Err() == nil {
-					yield(Envelope{}, fmt.Errorf("follow log: %w", err))
-				}
+			next, err := s.followOnce(ctx, from, filters, yield)
+			if err == nil || ctx.Err() != nil {
 				return
 			}
-			env, _, err := s.decode(msg)
-			if !yield(env, err) || err != nil {
+			if !errors.Is(err, errStalled) {
+				yield(Envelope{}, err)
 				return
 			}
+			s.logger.Warn("log reader stopped while events waited; reading again from where it was", "filters", filters, "from", next)
+			if s.metrics != nil {
+				s.metrics.ProjectionStall.WithLabelValues("follow").Inc()
+			}
+			from = next
 		}
+	}
+}
+
+// errStalled says a reader's consumer stopped delivering while events waited for it.
+var errStalled = errors.New("log reader stalled")
+
+// stallAfter is how long a reader may receive nothing while its consumer reports pending events before it is
+// replaced.
+const stallAfter = 2 * time.Second
+
+// followOnce serves Follow with one consumer. It returns nil when the caller stopped (yield returned false) and
+// errStalled, with the sequence to go on from, when the consumer stalled.
+func (s *Store) followOnce(ctx context.Context, from uint64, filters []string, yield func(Envelope, error) bool) (uint64, error) {
+	cons, err := s.orderedConsumer(ctx, from, filters)
+	if err != nil {
+		return from, err
+	}
+	defer s.dropConsumer(cons)
+	it, err := cons.Messages()
+	if err != nil {
+		return from, fmt.Errorf("follow log: %w", err)
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	var progress natsx.Progress
+	var stalled atomic.Bool
+	wctx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	go natsx.Watchdog(wctx, cons, &progress, stallAfter, func() {
+		stalled.Store(true)
+		it.Stop()
+	})
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if stalled.Load() {
+				return from, errStalled
+			}
+			if ctx.Err() != nil {
+				return from, nil
+			}
+			return from, fmt.Errorf("follow log: %w", err)
+		}
+		progress.Mark()
+		env, _, err := s.decode(msg)
+		if !yield(env, err) || err != nil {
+			return from, nil
+		}
+		from = env.Sequence + 1
 	}
 }
 
@@ -371,8 +429,9 @@ func Update[S any, P interface {
 	*S
 	State
 }](ctx context.Context, st *Store, ref Ref, meta Meta, decide func(*S) ([]Event, error)) (Appended, error) {
+	load := st.Load
 	for attempt := 1; ; attempt++ {
-		history, v, err := st.Load(ctx, ref)
+		history, v, err := load(ctx, ref)
 		if err != nil {
 			return Appended{}, err
 		}
@@ -393,6 +452,8 @@ func Update[S any, P interface {
 		if !errors.Is(err, ErrConflict) || attempt == maxUpdateAttempts {
 			return res, err
 		}
+		// Somebody appended first: what they appended may not have reached the replica that answered this load.
+		load = st.LoadLatest
 		// Jittered backoff so that writers contending on one aggregate spread out.
 		delay := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 5)))
 		select {

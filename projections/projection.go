@@ -98,7 +98,14 @@ func Modify[T any](tx *Tx, key string, fn func(v *T, exists bool) error) error {
 // ErrSkip tells Modify to leave the document as it is.
 var ErrSkip = errors.New("skip")
 
+// maxKeyLen bounds a read model key. A key is part of a NATS subject, and a subject past the server's control-line
+// limit (4 KiB with the rest of the line) closes the connection it is sent on.
+const maxKeyLen = 1024
+
 func validKey(key string) error {
+	if len(key) > maxKeyLen {
+		return fmt.Errorf("read model key of %d bytes: at most %d", len(key), maxKeyLen)
+	}
 	if key == "" || strings.HasPrefix(key, "_") || strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") {
 		return fmt.Errorf("read model key %q: not empty, no leading '_' or '.', no trailing '.'", key)
 	}

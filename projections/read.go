@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/internal/lease"
+	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // ErrUnknownProjection is returned for a name no projection has.
@@ -23,20 +24,68 @@ func (r *Runner) state(name string) (*state, error) {
 	return st, nil
 }
 
-// Get reads one document of a read model into v and reports whether it exists.
+// Get reads one document of a read model into v and reports whether it exists. On a cluster any replica of the
+// bucket may answer; a document one does not have yet is asked of the bucket's leader before it is called missing,
+// so that an object made on one node is found on another as soon as its projection has written it.
 func (r *Runner) Get(ctx context.Context, name, key string, v any) (bool, error) {
 	st, err := r.state(name)
 	if err != nil {
 		return false, err
 	}
+	if validKey(key) != nil {
+		return false, nil // no document can have such a key
+	}
 	e, err := st.bucket().Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		if r.clustered() {
+			return r.getFromLeader(ctx, st, name, key, v)
+		}
+		return false, nil
+	}
+	if errors.Is(err, jetstream.ErrInvalidKey) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("read %s/%s: %w", name, key, err)
 	}
 	return decodeDoc(name, key, e.Value(), v)
+}
+
+// GetAfter reads one document once the read model has applied the event at stream sequence seq: a client reading
+// what it just wrote. On a cluster it reads from the bucket's leader, since a follower replica may not yet hold what
+// the projection wrote. It waits as long as ctx allows.
+func (r *Runner) GetAfter(ctx context.Context, name string, seq uint64, key string, v any) (bool, error) {
+	if err := r.WaitFor(ctx, name, seq); err != nil {
+		return false, err
+	}
+	if !r.clustered() {
+		return r.Get(ctx, name, key, v)
+	}
+	st, err := r.state(name)
+	if err != nil {
+		return false, err
+	}
+	return r.getFromLeader(ctx, st, name, key, v)
+}
+
+// GetAfterAs is GetAfter decoding into a T.
+func GetAfterAs[T any](ctx context.Context, r *Runner, name string, seq uint64, key string) (T, bool, error) {
+	var v T
+	ok, err := r.GetAfter(ctx, name, seq, key, &v)
+	return v, ok, err
+}
+
+func (r *Runner) clustered() bool { return r.cfg.Layout.Replicas > 1 }
+
+func (r *Runner) getFromLeader(ctx context.Context, st *state, name, key string, v any) (bool, error) {
+	if err := validKey(key); err != nil {
+		return false, nil
+	}
+	raw, ok, err := natsx.LeaderKVGet(ctx, r.cfg.JS.Conn(), st.bucket().Bucket(), key)
+	if err != nil || !ok {
+		return false, err
+	}
+	return decodeDoc(name, key, raw, v)
 }
 
 func decodeDoc(name, key string, raw []byte, v any) (bool, error) {

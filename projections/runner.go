@@ -93,36 +93,51 @@ func (r *Runner) Buckets() []natsx.BucketSpec {
 
 // Start opens every projection's current bucket and starts keeping them current. It returns once reads can be
 // served; catching up continues in the background (Ready says when it is done).
+//
+// On a fresh cluster, nodes start together while streams elect their leaders: each step is retried until it
+// succeeds or a deadline passes (natsx.Retry).
 func (r *Runner) Start(ctx context.Context) error {
-	for _, b := range r.Buckets() {
-		if err := natsx.EnsureBucket(ctx, r.cfg.JS, r.cfg.Layout, b); err != nil {
-			return err
+	err := natsx.Retry(ctx, r.cfg.Logger, "open the projections' buckets", func(ctx context.Context) error {
+		for _, b := range r.Buckets() {
+			if err := natsx.EnsureBucket(ctx, r.cfg.JS, r.cfg.Layout, b); err != nil {
+				return err
+			}
 		}
-	}
-	var err error
-	if r.meta, err = r.cfg.JS.KeyValue(ctx, r.names.Bucket(metaBucket)); err != nil {
-		return fmt.Errorf("open projections meta bucket: %w", err)
-	}
-	if r.leases, err = r.cfg.JS.KeyValue(ctx, r.names.Bucket(leasesBucket)); err != nil {
-		return fmt.Errorf("open projection leases: %w", err)
+		var err error
+		if r.meta, err = r.cfg.JS.KeyValue(ctx, r.names.Bucket(metaBucket)); err != nil {
+			return fmt.Errorf("open projections meta bucket: %w", err)
+		}
+		if r.leases, err = r.cfg.JS.KeyValue(ctx, r.names.Bucket(leasesBucket)); err != nil {
+			return fmt.Errorf("open projection leases: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, name := range r.order {
 		st := r.projs[name]
-		gen, err := r.currentGeneration(ctx, name)
+		err := natsx.Retry(ctx, r.cfg.Logger, "open read model "+name, func(ctx context.Context) error {
+			gen, err := r.currentGeneration(ctx, name)
+			if err != nil {
+				return err
+			}
+			kv, err := r.ensureGenerationBucket(ctx, name, gen)
+			if err != nil {
+				return err
+			}
+			cp, err := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger).checkpoint(ctx)
+			if err != nil {
+				return err
+			}
+			st.setGeneration(gen, kv)
+			st.setApplied(cp)
+			r.dropOldGenerations(ctx, name, gen)
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		kv, err := r.ensureGenerationBucket(ctx, name, gen)
-		if err != nil {
-			return err
-		}
-		st.setGeneration(gen, kv)
-		cp, err := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger).checkpoint(ctx)
-		if err != nil {
-			return err
-		}
-		st.setApplied(cp)
-		r.dropOldGenerations(ctx, name, gen)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -296,7 +311,9 @@ func (r *Runner) watchCheckpoint(ctx context.Context, st *state) {
 func (r *Runner) lead(ctx context.Context, st *state) {
 	name := st.p.Name()
 	r.cfg.Logger.Debug("projection leader", "projection", name, "node", r.cfg.Holder)
+	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		started := time.Now()
 		gen, kv, genChanged := st.current()
 		gctx, cancel := context.WithCancel(ctx)
 		go func() {
@@ -316,8 +333,13 @@ func (r *Runner) lead(ctx context.Context, st *state) {
 		}, false)
 		cancel()
 		if err != nil && ctx.Err() == nil && st.generation() == gen {
-			r.cfg.Logger.Warn("projection stopped; resuming", "projection", name, "err", err)
-			sleep(ctx, time.Second)
+			// At once after a reader that ran a while (a stall, a leader change); slower while NATS keeps failing.
+			if time.Since(started) > 5*time.Second {
+				backoff = 100 * time.Millisecond
+			}
+			r.cfg.Logger.Warn("projection stopped; resuming", "projection", name, "in", backoff, "err", err)
+			sleep(ctx, backoff)
+			backoff = min(2*backoff, 2*time.Second)
 		}
 	}
 }
@@ -354,6 +376,16 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 		return fmt.Errorf("read log for %s: %w", st.p.Name(), err)
 	}
 	defer it.Stop()
+	// A reader parked in Next after a server of the cluster died can wait for minutes while the log moves on; the
+	// watchdog notices and stops it, and the leader loop opens a new reader from the checkpoint.
+	var progress natsx.Progress
+	wctx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	go natsx.Watchdog(wctx, cons, &progress, stallAfter, func() {
+		r.cfg.Logger.Warn("projection reader stopped while events waited; opening a new one", "projection", st.p.Name())
+		r.cfg.Metrics.ProjectionStall.WithLabelValues(st.p.Name()).Inc()
+		it.Stop()
+	})
 	// The reader decodes as it reads, so that decoding the next events overlaps with folding and writing the
 	// batch before them.
 	msgs := make(chan decoded, r.cfg.BatchSize)
@@ -366,6 +398,7 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 				readErr <- err
 				return
 			}
+			progress.Mark()
 			md, err := m.Metadata()
 			if err != nil {
 				readErr <- fmt.Errorf("message metadata: %w", err)
@@ -445,6 +478,7 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 			r.cfg.Logger.Warn("projection batch failed; retrying", "projection", st.p.Name(), "attempt", attempt, "err", err)
 			sleep(ctx, time.Duration(min(attempt, 10))*200*time.Millisecond)
 		}
+		progress.Mark() // a slow batch is not a stalled reader
 		onBatch(batch[len(batch)-1].Sequence, pending, len(batch))
 		if untilCaughtUp && pending == 0 {
 			return nil
@@ -469,6 +503,10 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-time.After(d):
 	}
 }
+
+// stallAfter is how long a reader may receive nothing while its consumer reports pending events before it is
+// replaced (a second or two: a leader election in a cluster takes about that long).
+const stallAfter = 2 * time.Second
 
 // batchLinger is how long a batch waits for events the log is known to hold before it is written.
 const batchLinger = 2 * time.Millisecond

@@ -12,6 +12,9 @@ type Metrics struct {
 	Appends         *prometheus.CounterVec   // by aggregate
 	AppendConflicts *prometheus.CounterVec   // by aggregate
 	AppendSeconds   prometheus.Histogram     // one Append call
+	AppendRetries   *prometheus.CounterVec   // publishes sent again through a leader change, by aggregate
+	StaleReads      *prometheus.CounterVec   // loads a lagging replica answered, settled by the leader, by aggregate
+	ProjectionStall *prometheus.CounterVec   // readers recreated because they stopped while the log moved, by projection
 	HandlerAttempts *prometheus.CounterVec   // by handler
 	HandlerFailures *prometheus.CounterVec   // by handler
 	HandlerPoisoned *prometheus.CounterVec   // by handler
@@ -38,6 +41,15 @@ func New() *Metrics {
 			Name: "contrail_append_seconds", Help: "Time of one Append call.",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 16),
 		}),
+		AppendRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contrail_append_retries_total", Help: "Publishes sent again while the stream had no leader to answer them.",
+		}, []string{"aggregate"}),
+		StaleReads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contrail_stale_reads_total", Help: "Aggregate loads a lagging replica answered, completed from the stream leader.",
+		}, []string{"aggregate"}),
+		ProjectionStall: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contrail_projection_stalls_total", Help: "Projection readers recreated because they stopped while the log moved on.",
+		}, []string{"projection"}),
 		HandlerAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contrail_handler_attempts_total", Help: "Events handed to a handler, retries included.",
 		}, []string{"handler"}),
@@ -67,7 +79,7 @@ func New() *Metrics {
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.Appends, m.AppendConflicts, m.AppendSeconds,
+		m.Appends, m.AppendConflicts, m.AppendSeconds, m.AppendRetries, m.StaleReads, m.ProjectionStall,
 		m.HandlerAttempts, m.HandlerFailures, m.HandlerPoisoned, m.HandlerSeconds,
 		m.ProjectionLag, m.ProjectionSeq, m.ProjectionApply, m.HTTPRequests,
 	)

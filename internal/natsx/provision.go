@@ -96,7 +96,34 @@ func AutoReplicas(nc *nats.Conn) int {
 // Provision makes sure every stream, bucket and the object store exist with the layout's settings. It is safe to
 // run on every start of every node: what already exists as configured is left untouched; what differs in a setting
 // Contrail owns is updated (and logged).
+//
+// Nodes may provision at the same moment, while a fresh cluster is still electing its leaders: a step that meets
+// "no responders", a timeout or a 503 is tried again with backoff until provisionWait has passed, and only then
+// reported (with the last error).
 func Provision(ctx context.Context, js jetstream.JetStream, l Layout, logger *slog.Logger) error {
+	return Retry(ctx, logger, "provision streams and buckets", func(ctx context.Context) error {
+		return provisionOnce(ctx, js, l, logger)
+	})
+}
+
+// provisionWait bounds how long a starting node waits for the cluster to accept its streams and buckets: a fresh
+// three-node cluster elects its meta leader and then one leader per stream, a few seconds in all.
+const provisionWait = 90 * time.Second
+
+// provisionAttempt bounds one pass over every stream and bucket.
+const provisionAttempt = 20 * time.Second
+
+// retryable reports whether a provisioning error may pass once the cluster settles: anything but the server
+// refusing the configuration itself.
+func retryable(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code != 400
+	}
+	return true
+}
+
+func provisionOnce(ctx context.Context, js jetstream.JetStream, l Layout, logger *slog.Logger) error {
 	for _, cfg := range []jetstream.StreamConfig{l.EventsConfig(), l.DLQConfig(), l.RedriveConfig()} {
 		if err := ensureStream(ctx, js, cfg, logger); err != nil {
 			return err
@@ -155,16 +182,28 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 	return nil
 }
 
+// streamMatches compares the settings Contrail owns, as the server normalises them: it stores "no limit" as -1
+// whether it was asked for 0 or -1, so asking for 0 again is no change.
 func streamMatches(have, want jetstream.StreamConfig) bool {
 	return slices.Equal(have.Subjects, want.Subjects) &&
 		have.Replicas == want.Replicas &&
 		have.Retention == want.Retention &&
-		have.MaxMsgsPerSubject == want.MaxMsgsPerSubject &&
+		unlimited(have.MaxMsgsPerSubject) == unlimited(want.MaxMsgsPerSubject) &&
+		unlimited(have.MaxMsgs) == unlimited(want.MaxMsgs) &&
+		unlimited(have.MaxBytes) == unlimited(want.MaxBytes) &&
 		(want.Duplicates == 0 || have.Duplicates == want.Duplicates) &&
 		have.DenyDelete == want.DenyDelete &&
 		have.DenyPurge == want.DenyPurge &&
 		have.MaxAge == want.MaxAge &&
 		have.AllowDirect == want.AllowDirect
+}
+
+// unlimited maps the two spellings of "no limit" (0 and -1) to one.
+func unlimited(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // EnsureBucket creates a KV bucket unless it exists. Existing buckets are left as they are: their settings are
@@ -239,4 +278,27 @@ func limitMarker(b BucketSpec) time.Duration {
 		return time.Second
 	}
 	return 0
+}
+
+// Retry runs fn until it succeeds, ctx ends, or provisionWait passes, backing off between attempts: for the steps of
+// a node's start that read or create JetStream resources while a fresh cluster may still be electing leaders.
+func Retry(ctx context.Context, logger *slog.Logger, what string, fn func(context.Context) error) error {
+	deadline := time.Now().Add(provisionWait)
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
+		err := fn(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || !retryable(err) || time.Now().After(deadline) {
+			return fmt.Errorf("%s (still failing after %d attempts): %w", what, attempt+1, err)
+		}
+		logger.Info("the cluster is not ready yet; trying again", "step", what, "attempt", attempt+1, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(100*time.Millisecond<<min(attempt, 4), 2*time.Second)):
+		}
+	}
 }

@@ -131,6 +131,10 @@ func ConnectURL(ctx context.Context, url, name string, logger *slog.Logger) (*na
 	for attempt := 0; attempt < 20; attempt++ {
 		nc, err := nats.Connect(url, opts...)
 		if err == nil {
+			if err := CheckServerVersion(nc.ConnectedServerVersion()); err != nil {
+				nc.Close()
+				return nil, err
+			}
 			return nc, nil
 		}
 		lastErr = err
