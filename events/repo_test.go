@@ -1,0 +1,129 @@
+package events_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/contrailhq/contrail/events"
+)
+
+// Two repositories over one log stand for two nodes: each decides on the state it holds, and what the other
+// appended in between surfaces as a conflict that is settled by reloading, never by overwriting.
+func TestRepoTwoNodesNeverOverwriteEachOther(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	a := events.NewRepo[counter](st, "counter", 0)
+	b := events.NewRepo[counter](st, "counter", 0)
+	inc := func(c *counter) ([]events.Event, error) { return []events.Event{incremented{By: 1}}, nil }
+
+	if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		t.Fatal(err)
+	}
+	// b holds c1 at version 1; a moves it to 3.
+	if _, _, err := b.Get(ctx, "c1", events.Fresh); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// b decides on its stale state: the append expects version 1, conflicts, and b decides again on version 3.
+	var sawTotals []int
+	res, err := b.Update(ctx, "c1", 1, events.Meta{}, func(c *counter) ([]events.Event, error) {
+		sawTotals = append(sawTotals, c.Total)
+		return []events.Event{incremented{By: 10}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version.Count != 4 {
+		t.Fatalf("b appended at version %d, want 4", res.Version.Count)
+	}
+	if len(sawTotals) != 2 || sawTotals[0] != 1 || sawTotals[1] != 3 {
+		t.Fatalf("b's decide saw totals %v, want [1 3] (stale, then reloaded)", sawTotals)
+	}
+	c, v, err := a.Get(ctx, "c1", events.Fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Total != 13 || v.Count != 4 {
+		t.Fatalf("a reads total %d at version %d, want 13 at 4", c.Total, v.Count)
+	}
+}
+
+// Reading as of an event the caller holds returns a state that contains it, even when the event was appended by
+// another writer the repository never saw; and a state is never advanced over a gap.
+func TestRepoReadAtLeastAndGaps(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	r := events.NewRepo[counter](st, "counter", 0)
+	if _, _, err := r.Get(ctx, "c2", events.Fresh); err != nil {
+		t.Fatal(err)
+	}
+	// Written behind the repository's back.
+	res, err := st.Append(ctx, events.Ref{Type: "counter", ID: "c2"}, events.Version{}, events.Meta{}, incremented{By: 2}, incremented{By: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, v, err := r.Get(ctx, "c2", res.LastSeq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Total != 5 || v != res.Version || len(c.Versions) != 2 || c.Versions[0] != 1 || c.Versions[1] != 2 {
+		t.Fatalf("state %+v at %+v, want total 5 at %+v with versions [1 2]", c, v, res.Version)
+	}
+	// An invalid ID names no aggregate: an empty state, never a wildcard read.
+	c, v, err = r.Get(ctx, "*", events.Fresh)
+	if err != nil || c.Total != 0 || v.Count != 0 {
+		t.Fatalf("Get(*) = %+v, %+v, %v", c, v, err)
+	}
+	if _, err := r.Update(ctx, "a.b", events.Fresh, events.Meta{}, func(*counter) ([]events.Event, error) {
+		return []events.Event{incremented{By: 1}}, nil
+	}); err == nil {
+		t.Fatal("Update of an invalid id succeeded")
+	}
+}
+
+// Concurrent updates of one aggregate through one repository are serialised on the node: none conflicts with
+// another, and every one lands once.
+func TestRepoSerialisesWritersOnANode(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	r := events.NewRepo[counter](st, "counter", 0)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				if _, err := r.Update(ctx, "c3", events.Fresh, events.Meta{}, func(*counter) ([]events.Event, error) {
+					return []events.Event{incremented{By: 1}}, nil
+				}); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	r.Forget("c3")
+	c, v, err := r.Get(ctx, "c3", events.Fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Total != 200 || v.Count != 200 {
+		t.Fatalf("total %d at version %d, want 200", c.Total, v.Count)
+	}
+}
