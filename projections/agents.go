@@ -2,7 +2,7 @@ package projections
 
 import (
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/internal/agents/agentinfo"
+	"github.com/contrailhq/contrail/domain/agent"
 )
 
 // Agents is the read model of registered agents. Each agent is kept under several keys, one per way it is read:
@@ -18,7 +18,7 @@ type Agents struct{}
 
 // AgentView is an agent as reads see it: what the registry knows, and its owner's name.
 type AgentView struct {
-	agentinfo.Info
+	agent.Info
 	OwnerName string `json:"owner_name,omitempty"`
 }
 
@@ -72,7 +72,9 @@ func (Agents) Apply(tx *Tx, e events.Envelope) error {
 	case events.AccountCreated:
 		return tx.Put(ownerKey(e.AggregateID), OwnerView{Name: d.Name})
 	case events.AgentRegistered:
-		v := AgentView{Info: agentinfo.Registered(e, d)}
+		var st agent.State
+		st.Apply(e)
+		v := AgentView{Info: st.Info}
 		var owner OwnerView
 		if _, err := tx.Get(ownerKey(e.Account), &owner); err != nil {
 			return err
@@ -85,7 +87,9 @@ func (Agents) Apply(tx *Tx, e events.Envelope) error {
 			return err
 		}
 		v := old
-		v.Info = agentinfo.Updated(old.Info, e, d)
+		st := agent.State{Info: old.Info, Exists: true}
+		st.Apply(e)
+		v.Info = st.Info
 		return putAgent(tx, &old, v)
 	case events.AgentDeleted:
 		old, ok, err := getAgent(tx, e)

@@ -9,6 +9,6 @@
 //
 // Faces read documents through Get and List, and wait for their own writes with WaitFor. Folds make no calls out.
 //
-// This package imports events, natsx and the leaf packages whose folds it shares (agents/agentinfo); it must not
+// This package imports events, natsx and the domain packages whose folds it shares (domain/...); it must not
 // import handlers or faces.
 package projections

@@ -4,15 +4,15 @@ import (
 	"context"
 	"time"
 
-	"github.com/contrailhq/contrail/internal/agents/agentinfo"
+	"github.com/contrailhq/contrail/domain/agent"
 	"github.com/contrailhq/contrail/internal/auth"
 )
 
 // Agent kinds: how a query reaches the agent.
 const (
-	KindBuiltin    = agentinfo.KindBuiltin
-	KindCodeShot   = agentinfo.KindCodeShot
-	KindStandalone = agentinfo.KindStandalone
+	KindBuiltin    = agent.KindBuiltin
+	KindCodeShot   = agent.KindCodeShot
+	KindStandalone = agent.KindStandalone
 )
 
 // Agent answers queries. Reply may take long (it is bounded by ctx) and must be safe for concurrent use: one Agent

@@ -1,8 +1,9 @@
-// Package agentinfo is what is known of an agent and how its events fold into it. The registry (internal/agents)
-// and the agents read model (projections) fold the same events, so they share this fold rather than keep two that
-// could drift apart. It imports only events: the read models cannot import the registry (it depends on auth, which
-// reads the read models).
-package agentinfo
+// Package agent is the agent aggregate: what is known of an agent (registered by an account, or built into the
+// platform), how its events fold into that, and which accounts may use it. The registry, the agents read model and
+// the router all fold agent events through State.Apply.
+//
+// It imports events only.
+package agent
 
 import (
 	"time"
@@ -48,8 +49,31 @@ func (i Info) VisibleTo(account string) bool {
 	return i.Builtin() || i.Published || i.Account == account
 }
 
-// Registered is an agent as its registration made it.
-func Registered(e events.Envelope, d events.AgentRegistered) Info {
+// State is the agent aggregate rebuilt from its events.
+type State struct {
+	Info
+	Exists  bool
+	Deleted bool
+}
+
+// Live reports whether the agent exists and is not deleted.
+func (s *State) Live() bool { return s.Exists && !s.Deleted }
+
+// Apply folds one event: the only fold of agent events.
+func (s *State) Apply(e events.Envelope) {
+	switch d := e.Event.(type) {
+	case events.AgentRegistered:
+		s.Exists = true
+		s.Info = registered(e, d)
+	case events.AgentUpdated:
+		s.Info = updated(s.Info, e, d)
+	case events.AgentDeleted:
+		s.Deleted = true
+		s.Modified = e.Time
+	}
+}
+
+func registered(e events.Envelope, d events.AgentRegistered) Info {
 	return Info{
 		ID: e.AggregateID, Account: e.Account, Handle: d.Handle, Name: d.Name, Description: d.Description,
 		Kind: d.Kind, QueryURL: d.QueryURL, FuncURL: d.FuncURL, MoreInfoURL: d.MoreInfoURL, Published: d.Published,
@@ -58,8 +82,8 @@ func Registered(e events.Envelope, d events.AgentRegistered) Info {
 	}
 }
 
-// Updated returns info with an update applied: a nil field keeps its value.
-func Updated(info Info, e events.Envelope, d events.AgentUpdated) Info {
+// updated returns info with an update applied: a nil field keeps its value.
+func updated(info Info, e events.Envelope, d events.AgentUpdated) Info {
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = *v
