@@ -1,8 +1,8 @@
 package projections
 
 import (
-	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/domain/agent"
+	"github.com/contrailhq/contrail/events"
 )
 
 // Agents is the read model of registered agents. Each agent is kept under several keys, one per way it is read:
