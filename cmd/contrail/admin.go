@@ -147,7 +147,7 @@ func newAccountsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "accounts", Short: "Accounts (admin)"}
 	create := &cobra.Command{Use: "create NAME", Short: "Create an account; prints its API key as the last line", Args: cobra.ExactArgs(1)}
 	createClient := clientFlags(create)
-	daily := create.Flags().Int("daily-queries", 0, "daily query limit (default 1000)")
+	daily := create.Flags().Int("daily-queries", 0, "`N` queries a day (default: the node's, serve --daily-queries)")
 	admin := create.Flags().Bool("admin", false, "make it an admin account")
 	create.RunE = func(cmd *cobra.Command, args []string) error {
 		c, err := createClient()
