@@ -1,19 +1,34 @@
-# Contrail: `make run` starts the platform, `make test` runs every test. Both work on a fresh machine: what the
-# tests need is installed here, not by hand.
+# Contrail: `make` builds bin/contrail, `make run` starts the platform, `make test` runs every test. They work on a
+# fresh machine: what the tests need is installed here, not by hand. Only `make run` and `make test` fetch model
+# weights (`make models`); a plain `make` downloads nothing.
 
 GO        ?= go
 DATA_DIR  ?= ./contrail-data
 BIN       ?= ./bin
 GOTESTFLAGS ?=
+# The version `contrail --version` prints.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS   := -X main.version=$(VERSION)
 
-.PHONY: all build run test test-go vet lint bench deps clean agents generate
+.PHONY: all build install run test test-go vet lint bench deps clean agents generate
+
+# The included file defines targets too: without this, the first of them would be what a plain `make` runs.
+.DEFAULT_GOAL := all
 
 include mk/models.mk
 
 all: build
 
+## build: bin/contrail
 build:
-	$(GO) build -o $(BIN)/contrail ./cmd/contrail
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/contrail ./cmd/contrail
+
+## install: contrail into Go's bin directory (GOBIN, else $GOPATH/bin), for a `contrail` on the PATH
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/contrail
+	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH)/bin; \
+		echo "installed $$dir/contrail"; \
+		case ":$$PATH:" in *":$$dir:"*) ;; *) echo "add $$dir to your PATH to run it as contrail";; esac
 
 ## agents: the sample agents (genrand, calc, chart)
 agents:
@@ -49,14 +64,18 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./internal/bench/
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./internal/limits/ ./internal/platform/
 
-## deps: what the tests need from the system (Debian packages), installed only when missing. The Flask agent test
-## runs seed 000's simplest agent on Debian's python3 with python3-flask.
+## deps: what the tests need from the system (Debian packages), installed only when missing: python3-flask for the
+## Python agent test (seed 000's simplest agent), jq and curl for the test that runs the README's commands.
 deps:
-	@if ! /usr/bin/python3 -c 'import flask' >/dev/null 2>&1; then \
-		echo "installing python3-flask (Debian) for the Python agent test"; \
+	@missing=; \
+	/usr/bin/python3 -c 'import flask' >/dev/null 2>&1 || missing="$$missing python3-flask"; \
+	command -v jq >/dev/null 2>&1 || missing="$$missing jq"; \
+	command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (Debian) for the tests"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq python3-flask >/dev/null || \
-			echo "python3-flask could not be installed: the Python agent test will skip and say so"; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing >/dev/null || \
+			echo "$$missing could not be installed: the tests that need them will skip and say so"; \
 	fi
 
 clean:

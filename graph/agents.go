@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/graph/model"
 	"github.com/contrailhq/contrail/internal/agents"
@@ -142,11 +144,16 @@ func (r mutationResolver) CreateAgent(ctx context.Context, in generated.AgentInp
 	if err != nil {
 		return nil, err
 	}
-	a, err := r.d.Commands.CreateAgent(ctx, p, agentInput(in))
+	reg, err := r.d.Commands.RegisterAgent(ctx, p, agentInput(in))
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.agentWithOwner(ctx, a)
+	if len(reg.Warnings) > 0 {
+		// The registration stands; what its author should know (the agent's URL did not answer) goes with the
+		// answer, in the response's extensions, so that the schema stays Fixie's.
+		graphql.RegisterExtension(ctx, "warnings", reg.Warnings)
+	}
+	m, err := r.agentWithOwner(ctx, reg.Agent)
 	if err != nil {
 		return nil, err
 	}

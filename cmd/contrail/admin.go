@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -145,7 +147,7 @@ func newAccountsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "accounts", Short: "Accounts (admin)"}
 	create := &cobra.Command{Use: "create NAME", Short: "Create an account; prints its API key as the last line", Args: cobra.ExactArgs(1)}
 	createClient := clientFlags(create)
-	daily := create.Flags().Int("daily-queries", 0, "daily query limit (default 1000)")
+	daily := create.Flags().Int("daily-queries", 0, "`N` queries a day (default: the node's, serve --daily-queries)")
 	admin := create.Flags().Bool("admin", false, "make it an admin account")
 	create.RunE = func(cmd *cobra.Command, args []string) error {
 		c, err := createClient()
@@ -159,7 +161,7 @@ func newAccountsCmd() *cobra.Command {
 		fmt.Fprintf(cmd.OutOrStdout(), "account %s created with key %s (shown once, stored only as a hash)\n%s\n", k.AccountID, k.KeyID, k.Key)
 		return nil
 	}
-	list := &cobra.Command{Use: "list", Short: "List accounts", Args: cobra.NoArgs}
+	list := &cobra.Command{Use: "list", Short: "List accounts with the limits that apply to them", Args: cobra.NoArgs}
 	listClient := clientFlags(list)
 	list.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := listClient()
@@ -167,32 +169,65 @@ func newAccountsCmd() *cobra.Command {
 			return err
 		}
 		var out struct {
-			Accounts []projections.AccountView `json:"accounts"`
+			Accounts []struct {
+				projections.AccountView
+				EffectiveDailyQueryLimit   int `json:"effective_daily_query_limit"`
+				EffectiveRequestsPerMinute int `json:"effective_requests_per_minute"`
+			} `json:"accounts"`
 		}
 		if err := c.do(cmd.Context(), "GET", "/admin/accounts", nil, &out); err != nil {
 			return err
 		}
 		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tADMIN\tDAILY LIMIT\tKEYS\tCREATED")
+		fmt.Fprintln(tw, "ID\tNAME\tADMIN\tDAILY LIMIT\tREQUESTS/MIN\tKEYS\tCREATED")
 		for _, a := range out.Accounts {
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%d\t%s\n", a.ID, a.Name, a.Admin, a.DailyQueryLimit, len(a.Keys), a.CreatedAt.Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%d\t%s\n", a.ID, a.Name, a.Admin,
+				limitText(a.EffectiveDailyQueryLimit, a.DailyQueryLimit > 0), limitText(a.EffectiveRequestsPerMinute, a.RequestsPerMinute > 0),
+				len(a.Keys), a.CreatedAt.Format(time.RFC3339))
 		}
 		return tw.Flush()
 	}
-	limits := &cobra.Command{Use: "limits ACCOUNT_ID", Short: "Change an account's usage limits", Args: cobra.ExactArgs(1)}
-	limitsClient := clientFlags(limits)
-	limDaily := limits.Flags().Int("daily-queries", 0, "daily query limit")
-	limRPM := limits.Flags().Int("requests-per-minute", 0, "requests per minute per key")
-	limits.RunE = func(cmd *cobra.Command, args []string) error {
+	limitsCmd := &cobra.Command{Use: "limits ACCOUNT_ID", Short: "Show an account's usage limits, or change them with --daily-queries and --rate",
+		Args: cobra.ExactArgs(1)}
+	limitsClient := clientFlags(limitsCmd)
+	limDaily := limitsCmd.Flags().Int("daily-queries", 0, "`N` queries a day for the account")
+	limRate := limitsCmd.Flags().Int("rate", 0, "`N` requests a minute for each of the account's keys")
+	limRPM := limitsCmd.Flags().Int("requests-per-minute", 0, "the same as --rate")
+	_ = limitsCmd.Flags().MarkHidden("requests-per-minute")
+	limitsCmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c, err := limitsClient()
 		if err != nil {
 			return err
 		}
-		return c.do(cmd.Context(), "POST", "/admin/accounts/"+url.PathEscape(args[0])+"/limits",
-			map[string]int{"daily_query_limit": *limDaily, "requests_per_minute": *limRPM}, nil)
+		rate := *limRate
+		if rate == 0 {
+			rate = *limRPM
+		}
+		path := "/admin/accounts/" + url.PathEscape(args[0]) + "/limits"
+		var u limits.Usage
+		if *limDaily == 0 && rate == 0 {
+			// No change asked for: show what applies, rather than send a request that changes nothing.
+			err = c.do(cmd.Context(), "GET", path, nil, &u)
+		} else {
+			err = c.do(cmd.Context(), "POST", path, map[string]int{"daily_query_limit": *limDaily, "requests_per_minute": rate}, &u)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "account %s\n  daily queries:    %s, %d used today (UTC)\n  requests/minute:  %s, per key\n",
+			u.AccountID, limitText(u.DailyQueryLimit, u.OwnDailyQueryLimit), u.DailyQueriesUsed, limitText(u.RequestsPerMinute, u.OwnRequestsPerMinute))
+		return nil
 	}
-	cmd.AddCommand(create, list, limits)
+	cmd.AddCommand(create, list, limitsCmd)
 	return cmd
+}
+
+// limitText shows a limit, saying when it is the platform's default rather than the account's own.
+func limitText(n int, own bool) string {
+	if own {
+		return strconv.Itoa(n)
+	}
+	return strconv.Itoa(n) + " (default)"
 }
 
 func newKeysCmd() *cobra.Command {

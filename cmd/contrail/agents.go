@@ -11,7 +11,7 @@ import (
 )
 
 // agentFields are what the agents commands show of an agent.
-const agentFields = `agentId handle name kind published queryUrl funcUrl queries owner { username }`
+const agentFields = `agentId handle name kind published queryUrl funcUrl queries fewShots owner { username }`
 
 type cliAgent struct {
 	AgentID   string   `json:"agentId"`
@@ -22,6 +22,7 @@ type cliAgent struct {
 	QueryURL  *string  `json:"queryUrl"`
 	FuncURL   *string  `json:"funcUrl"`
 	Queries   []string `json:"queries"`
+	FewShots  []string `json:"fewShots"`
 	Owner     *struct {
 		Username string `json:"username"`
 	} `json:"owner"`
@@ -30,23 +31,42 @@ type cliAgent struct {
 // graphql sends an operation to the node's GraphQL face and decodes its data; GraphQL errors become an error that
 // carries their messages.
 func (c *client) graphql(ctx context.Context, query string, vars map[string]any, out any) error {
+	_, err := c.graphqlWarnings(ctx, query, vars, out)
+	return err
+}
+
+// graphqlWarnings is graphql, returning also the warnings the node put in the response's extensions (an agent
+// registered while its URL did not answer, say).
+func (c *client) graphqlWarnings(ctx context.Context, query string, vars map[string]any, out any) ([]string, error) {
 	var resp struct {
 		Data   json.RawMessage `json:"data"`
 		Errors []struct {
 			Message string `json:"message"`
 		} `json:"errors"`
+		Extensions struct {
+			Warnings []string `json:"warnings"`
+		} `json:"extensions"`
 	}
 	if err := c.do(ctx, "POST", "/graphql", map[string]any{"query": query, "variables": vars}, &resp); err != nil {
-		return err
+		return nil, err
 	}
 	if len(resp.Errors) > 0 {
 		msgs := make([]string, len(resp.Errors))
 		for i, e := range resp.Errors {
 			msgs[i] = e.Message
 		}
-		return fmt.Errorf("%s", strings.Join(msgs, "; "))
+		return resp.Extensions.Warnings, fmt.Errorf("%s", strings.Join(msgs, "; "))
 	}
-	return json.Unmarshal(resp.Data, out)
+	return resp.Extensions.Warnings, json.Unmarshal(resp.Data, out)
+}
+
+// agentStatus says what a listed agent can do. A Code Shot agent without few-shots has not had its description
+// read (its URL did not answer when it was registered): it cannot answer until a refresh reads it.
+func agentStatus(a cliAgent) string {
+	if a.Kind == "codeshot" && len(a.FewShots) == 0 {
+		return "not yet reachable: refresh it"
+	}
+	return "-"
 }
 
 func newAgentsCmd() *cobra.Command {
@@ -64,7 +84,7 @@ func newAgentsCmd() *cobra.Command {
 			return err
 		}
 		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "HANDLE\tKIND\tPUBLISHED\tOWNER\tSAMPLE QUERIES\tURL")
+		fmt.Fprintln(tw, "HANDLE\tKIND\tPUBLISHED\tOWNER\tSAMPLE QUERIES\tURL\tSTATUS")
 		for _, a := range out.AllAgents {
 			owner, url := "-", ""
 			if a.Owner != nil {
@@ -75,7 +95,10 @@ func newAgentsCmd() *cobra.Command {
 			} else if a.QueryURL != nil {
 				url = *a.QueryURL
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\t%s\n", a.Handle, a.Kind, a.Published, owner, len(a.Queries), url)
+			if url == "" {
+				url = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\t%s\t%s\n", a.Handle, a.Kind, a.Published, owner, len(a.Queries), url, agentStatus(a))
 		}
 		return tw.Flush()
 	}
@@ -105,12 +128,20 @@ func newAgentsCmd() *cobra.Command {
 			data["model"] = *model
 		}
 		var out struct{ CreateAgent struct{ Agent cliAgent } }
-		if err := c.graphql(cmd.Context(), `mutation($d: AgentInput!) { createAgent(agentData: $d) { agent { `+agentFields+` } } }`,
-			map[string]any{"d": data}, &out); err != nil {
+		warnings, err := c.graphqlWarnings(cmd.Context(), `mutation($d: AgentInput!) { createAgent(agentData: $d) { agent { `+agentFields+` } } }`,
+			map[string]any{"d": data}, &out)
+		if err != nil {
 			return err
 		}
 		a := out.CreateAgent.Agent
-		fmt.Fprintf(cmd.OutOrStdout(), "registered %s (%s, %s agent, %d sample queries)\n", a.Handle, a.AgentID, a.Kind, len(a.Queries))
+		state := ""
+		if len(warnings) > 0 {
+			state = ", not yet reachable"
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "registered %s (%s, %s agent, %d sample queries%s)\n", a.Handle, a.AgentID, a.Kind, len(a.Queries), state)
+		for _, w := range warnings {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		}
 		return nil
 	}
 
@@ -165,12 +196,27 @@ func newAgentsCmd() *cobra.Command {
 			map[string]any{"q": args[0]}, &out); err != nil {
 			return err
 		}
+		// The router sends a query to the best agent above its threshold; the others above it are only candidates.
 		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "AGENT\tSCORE\tFITS")
+		fmt.Fprintln(tw, "AGENT\tSCORE\tROUTER")
+		picked := ""
 		for _, m := range out.Route {
-			fmt.Fprintf(tw, "%s\t%.3f\t%v\n", m.Agent.Handle, m.Score, m.Fits)
+			verdict := "below the threshold"
+			switch {
+			case m.Fits && picked == "":
+				picked, verdict = m.Agent.Handle, "picks this one"
+			case m.Fits:
+				verdict = "above the threshold, not the best"
+			}
+			fmt.Fprintf(tw, "%s\t%.3f\t%s\n", m.Agent.Handle, m.Score, verdict)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if picked == "" {
+			fmt.Fprintln(cmd.OutOrStdout(), "no agent is above the router's threshold: the front agent answers this query itself")
+		}
+		return nil
 	}
 	cmd.AddCommand(list, register, refresh, del, route)
 	return cmd

@@ -15,6 +15,9 @@ import (
 	"time"
 )
 
+// testVersion is the version the test binary is stamped with, as the Makefile stamps a release.
+const testVersion = "v0.0.0-test"
+
 // binary is the contrail binary built once for the tests that run it as a process (crash and signal tests need a
 // real process to kill).
 var binary string
@@ -26,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "contrail")
-	build := exec.Command("go", "build", "-o", binary, ".")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version="+testVersion, "-o", binary, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build contrail:", err)
@@ -461,16 +464,22 @@ func TestAgentsCLI(t *testing.T) {
 	list := n.cli(t, key, "agents", "list")
 	var calcURL string
 	for _, line := range strings.Split(list, "\n") {
-		if f := strings.Fields(line); len(f) == 6 && f[0] == "calc" {
+		if f := strings.Fields(line); len(f) == 7 && f[0] == "calc" && f[6] == "-" {
 			calcURL = f[5]
 		}
 	}
 	if calcURL == "" || !strings.Contains(list, "router") || !strings.Contains(list, "genrand") {
 		t.Fatalf("agents list:\n%s", list)
 	}
+	// The router picks one agent: the best above its threshold. The others are candidates, not picks.
 	route := n.cli(t, key, "agents", "route", "what is 3 plus 4?")
-	if lines := strings.Split(strings.TrimSpace(route), "\n"); len(lines) < 2 || !strings.HasPrefix(lines[1], "calc ") {
+	if lines := strings.Split(strings.TrimSpace(route), "\n"); len(lines) < 2 || !strings.HasPrefix(lines[1], "calc ") ||
+		!strings.HasSuffix(lines[1], "picks this one") || strings.Count(route, "picks this one") != 1 {
 		t.Fatalf("agents route:\n%s", route)
+	}
+	if route := n.cli(t, key, "agents", "route", "zzqx vvkp"); strings.Contains(route, "picks this one") ||
+		!strings.Contains(route, "no agent is above the router's threshold") {
+		t.Fatalf("agents route of a query no agent is about:\n%s", route)
 	}
 	if out := n.cli(t, key, "agents", "refresh", "calc"); !strings.Contains(out, "refreshed calc (codeshot agent") {
 		t.Fatalf("agents refresh: %s", out)

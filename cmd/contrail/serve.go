@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/platform"
@@ -20,42 +21,101 @@ import (
 
 func newServeCmd() *cobra.Command {
 	cfg := config.Defaults()
-	var logLevel string
+	logLevel := "info"
 	var samples bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Contrail node (embedded NATS unless --nats-url is given)",
+		Long: "Run a Contrail node: the HTTP faces on --addr, NATS embedded (files in --data-dir) unless --nats-url is given.\n" +
+			"Every flag has an environment twin, named beside it; a flag given on the command line wins over it.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.NATSListenSet = cmd.Flags().Changed("nats-listen") || os.Getenv("CONTRAIL_NATS_LISTEN") != ""
+			if err := applyEnvTwins(cmd.Flags()); err != nil {
+				return err
+			}
+			cfg.NATSListenSet = cmd.Flags().Changed("nats-listen")
 			cfg.LogLevel = logLevel
 			return serve(cmd.Context(), cfg, samples, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Addr, "addr", env("CONTRAIL_ADDR", cfg.Addr), "HTTP listen address (CONTRAIL_ADDR)")
-	f.StringVar(&cfg.PublicURL, "public-url", env("CONTRAIL_PUBLIC_URL", ""), "URL clients and agents reach this platform at (CONTRAIL_PUBLIC_URL; default http://<addr>)")
-	f.StringVar(&cfg.DataDir, "data-dir", env("CONTRAIL_DATA_DIR", cfg.DataDir), "data directory (CONTRAIL_DATA_DIR)")
-	f.StringVar(&cfg.NATSURL, "nats-url", env("CONTRAIL_NATS_URL", ""), "external NATS server or cluster instead of the embedded one (CONTRAIL_NATS_URL)")
-	f.StringVar(&cfg.NATSConfig, "nats-config", env("CONTRAIL_NATS_CONFIG", ""), "nats.conf for the embedded server (CONTRAIL_NATS_CONFIG)")
-	f.StringVar(&cfg.NATSListen, "nats-listen", env("CONTRAIL_NATS_LISTEN", cfg.NATSListen), "where the embedded server accepts other clients; 'off' to disable (CONTRAIL_NATS_LISTEN)")
-	f.BoolVar(&cfg.SyncAlways, "nats-sync-always", env("CONTRAIL_NATS_SYNC_ALWAYS", "") == "true", "fsync every write of the embedded server (slower; survives power loss)")
-	f.StringVar(&cfg.Prefix, "prefix", env("CONTRAIL_PREFIX", cfg.Prefix), "prefix of every subject, stream and bucket (CONTRAIL_PREFIX)")
-	f.IntVar(&cfg.Replicas, "replicas", 0, "replicas of streams and buckets (default: from the cluster size, at most 3)")
-	f.StringVar(&cfg.NodeName, "node-name", env("CONTRAIL_NODE_NAME", ""), "this node's name in leases and logs (CONTRAIL_NODE_NAME)")
-	f.StringVar(&cfg.LogFormat, "log-format", env("CONTRAIL_LOG_FORMAT", ""), "text or json (default: text on a terminal, json otherwise)")
-	f.StringVar(&logLevel, "log-level", env("CONTRAIL_LOG_LEVEL", "info"), "debug, info, warn or error")
-	f.StringVar(&cfg.Embeddings, "embeddings", env("CONTRAIL_EMBEDDINGS", ""), "embedding provider: local, use-lite, openai/<model>, ollama/<model> (CONTRAIL_EMBEDDINGS)")
-	f.StringVar(&cfg.Model, "model", env("CONTRAIL_MODEL", ""), "model of agents that name none: provider/name or a bare name (CONTRAIL_MODEL; default offline, or gpt-4o-mini with OPENAI_BASE_URL)")
-	f.StringVar(&cfg.ModelsPath, "models-dir", env("CONTRAIL_MODELS_DIR", ""), "where `make models` put model weights (CONTRAIL_MODELS_DIR; default <data-dir>/models)")
-	f.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "how long an Assistants run may take before it expires")
+	// A word in backquotes is the placeholder pflag shows after the flag's name.
+	f.StringVar(&cfg.Addr, "addr", cfg.Addr, "`HOST:PORT` the HTTP faces listen on (port 0: any free port)")
+	f.StringVar(&cfg.PublicURL, "public-url", "", "`URL` clients and agents reach this platform at: the agent tokens' default audience (default http://<addr>)")
+	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "`DIR` of the embedded NATS files, the admin key and the model cache; one node at a time")
+	f.StringVar(&cfg.NATSURL, "nats-url", "", "`URL` of an external NATS server or cluster, instead of the embedded one")
+	f.StringVar(&cfg.NATSConfig, "nats-config", "", "`FILE`: a nats.conf for the embedded server (see nats.conf)")
+	f.StringVar(&cfg.NATSListen, "nats-listen", cfg.NATSListen, "`HOST:PORT` where the embedded server also accepts other nodes and tools; off to keep it in-process")
+	f.BoolVar(&cfg.SyncAlways, "nats-sync-always", false, "fsync every write of the embedded server (slower; survives a power cut)")
+	f.StringVar(&cfg.Prefix, "prefix", cfg.Prefix, "`PREFIX` of every subject, stream and bucket (deployments sharing one NATS)")
+	f.IntVar(&cfg.Replicas, "replicas", 0, "`N` replicas of streams and buckets (default: from the cluster size, at most 3)")
+	f.StringVar(&cfg.NodeName, "node-name", "", "`NAME` of this node in leases and logs (default: host name and a random suffix)")
+	f.StringVar(&cfg.LogFormat, "log-format", "", "`FORMAT`: text or json (default: text on a terminal, json otherwise)")
+	f.StringVar(&logLevel, "log-level", logLevel, "`LEVEL`: debug, info, warn or error")
+	f.StringVar(&cfg.Embeddings, "embeddings", "", "`PROVIDER` of embeddings: local, use-lite, openai/<model>, ollama/<model> (default: use-lite when its weights are in --models-dir, else local)")
+	f.StringVar(&cfg.Model, "model", "", "`MODEL` of agents that name none: provider/name or a bare name (default offline, or gpt-4o-mini with OPENAI_BASE_URL)")
+	f.StringVar(&cfg.ModelsPath, "models-dir", "", "`DIR` holding model weights, where make models puts them (default <data-dir>/models)")
+	f.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "`DURATION` an Assistants run may take before it expires")
 	f.BoolVar(&samples, "sample-agents", false, "also run the sample agents (genrand, calc, chart) and register them as published agents")
-	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long a clean stop may take")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "`DURATION` a clean stop may take")
+	f.IntVar(&cfg.DailyQueries, "daily-queries", cfg.DailyQueries, "`N` queries a day for each account that sets no limit of its own")
+	f.IntVar(&cfg.RequestsPerMinute, "requests-per-minute", cfg.RequestsPerMinute, "`N` requests a minute for each key of an account that sets no limit of its own")
+	for _, name := range serveFlags(cmd) {
+		bindEnvTwin(f, name)
+	}
 	cfg.AdminKey = os.Getenv("CONTRAIL_ADMIN_KEY")
 	cfg.SigningSecret = os.Getenv("CONTRAIL_SIGNING_SECRET") // no flag: a secret does not belong in `ps`
 	cfg.OpenAIBaseURL = os.Getenv("OPENAI_BASE_URL")
 	cfg.OpenAIAPIKey = os.Getenv("OPENAI_API_KEY")
 	cfg.OllamaBaseURL = env("OLLAMA_HOST", "")
 	return cmd
+}
+
+// serveFlags are the names of serve's flags: every one has an environment twin.
+func serveFlags(cmd *cobra.Command) []string {
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "help" {
+			names = append(names, f.Name)
+		}
+	})
+	return names
+}
+
+// envTwinKey is the annotation that names a flag's environment twin.
+const envTwinKey = "env"
+
+// envTwin is the environment variable of a flag: CONTRAIL_ and its name in capitals, '-' as '_'.
+func envTwin(flag string) string {
+	return "CONTRAIL_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// bindEnvTwin gives a flag its environment twin and names the twin in the flag's help.
+func bindEnvTwin(fs *pflag.FlagSet, name string) {
+	f := fs.Lookup(name)
+	twin := envTwin(name)
+	_ = fs.SetAnnotation(name, envTwinKey, []string{twin})
+	f.Usage += " [" + twin + "]"
+}
+
+// applyEnvTwins sets each flag not given on the command line from its environment twin, when that is set and not
+// empty. A value the flag cannot take is an error naming the variable.
+func applyEnvTwins(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		twin := f.Annotations[envTwinKey]
+		if err != nil || f.Changed || len(twin) == 0 {
+			return
+		}
+		v := os.Getenv(twin[0])
+		if v == "" {
+			return
+		}
+		if serr := fs.Set(f.Name, v); serr != nil {
+			err = fmt.Errorf("%s=%q (the twin of --%s): %w", twin[0], v, f.Name, serr)
+		}
+	})
+	return err
 }
 
 func newLogger(format, level string, out io.Writer) (*slog.Logger, error) {

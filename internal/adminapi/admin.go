@@ -20,6 +20,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -34,6 +35,8 @@ type Deps struct {
 	Logger   *slog.Logger
 	// Signer signs agent tokens; an admin rotates its key.
 	Signer *auth.Signer
+	// Limits says which limits apply to an account (its own, or the platform's defaults).
+	Limits *limits.Limits
 }
 
 // Face is the /admin face.
@@ -60,6 +63,7 @@ func (f *Face) Routes(r chi.Router) {
 		r.Use(f.adminOnly)
 		r.Get("/accounts", f.listAccounts)
 		r.Post("/accounts", f.createAccount)
+		r.Get("/accounts/{accountID}/limits", f.getLimits)
 		r.Post("/accounts/{accountID}/limits", f.setLimits)
 		r.Get("/projections", f.projectionStatus)
 		r.Post("/projections/{name}/rebuild", f.rebuild)
@@ -146,13 +150,49 @@ func (f *Face) revokeKey(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"key_id": id, "revoked": true})
 }
 
+// listedAccount is an account as the list shows it: with the limits that apply to it, the platform's defaults where
+// it sets none (the read model's 0 means "the default").
+type listedAccount struct {
+	projections.AccountView
+	EffectiveDailyQueryLimit   int `json:"effective_daily_query_limit"`
+	EffectiveRequestsPerMinute int `json:"effective_requests_per_minute"`
+}
+
 func (f *Face) listAccounts(w http.ResponseWriter, r *http.Request) {
 	accts, err := projections.ListAll[projections.AccountView](r.Context(), f.d.Views, "accounts", "acct.>")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"accounts": accts})
+	out := make([]listedAccount, len(accts))
+	for i, a := range accts {
+		out[i].AccountView = a
+		out[i].EffectiveDailyQueryLimit, out[i].EffectiveRequestsPerMinute = f.d.Limits.Effective(a)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"accounts": out})
+}
+
+// accountID is the account of a limits route, checked before it becomes part of a KV key.
+func accountID(r *http.Request) (string, error) {
+	id := chi.URLParam(r, "accountID")
+	if !natsx.ValidToken(id) {
+		return "", errs.InvalidField("account_id", "account_id must be an account ID (letters, digits, '_' and '-', at most 128)")
+	}
+	return id, nil
+}
+
+func (f *Face) getLimits(w http.ResponseWriter, r *http.Request) {
+	id, err := accountID(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	u, err := f.d.Limits.Of(r.Context(), id)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, u)
 }
 
 func (f *Face) createAccount(w http.ResponseWriter, r *http.Request) {
@@ -182,12 +222,28 @@ func (f *Face) setLimits(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	id := chi.URLParam(r, "accountID")
+	id, err := accountID(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if in.DailyQueryLimit == 0 && in.RequestsPerMinute == 0 {
+		// 0 keeps a limit as it is: a body that changes nothing is a mistake, not a success.
+		f.WriteError(w, r, errs.E(errs.Invalid, "give daily_query_limit or requests_per_minute (or both) above 0; "+
+			"GET this URL to read the current limits"))
+		return
+	}
 	if err := f.d.Commands.SetLimits(r.Context(), principal(r), id, in.DailyQueryLimit, in.RequestsPerMinute); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"account_id": id, "daily_query_limit": in.DailyQueryLimit, "requests_per_minute": in.RequestsPerMinute})
+	// The answer is the limits as they now apply, not an echo of the request (where 0 meant "unchanged").
+	u, err := f.d.Limits.Of(r.Context(), id)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, u)
 }
 
 func (f *Face) projectionStatus(w http.ResponseWriter, r *http.Request) {

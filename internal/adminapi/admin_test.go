@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -69,5 +72,66 @@ func TestDeadLettersAreListedAndRedrivenThroughTheAdminFace(t *testing.T) {
 	n.Do(t, n.AdminKey, "GET", "/admin/dlq", nil).JSON(t, &list)
 	if len(list.DeadLetters) != 0 {
 		t.Fatalf("dead letters after re-drive: %+v", list.DeadLetters)
+	}
+}
+
+// An admin reads and changes an account's limits over HTTP; what comes back is what applies (the defaults where
+// the account sets none), and a request that would change nothing is refused rather than answered 200.
+func TestAccountLimitsAreReadAndChangedThroughTheAdminFace(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	p, key := n.NewAccount(t, "script")
+	var u limits.Usage
+	r := n.Do(t, n.AdminKey, "GET", "/admin/accounts/"+p.AccountID+"/limits", nil)
+	r.JSON(t, &u)
+	if r.Status != 200 || u != (limits.Usage{AccountID: p.AccountID, DailyQueryLimit: commands.DefaultDailyQueryLimit, RequestsPerMinute: commands.DefaultRequestsPerMinute}) {
+		t.Fatalf("a new account's limits: %d %s", r.Status, r.Body)
+	}
+	var list struct {
+		Accounts []struct {
+			ID                         string `json:"id"`
+			DailyQueryLimit            int    `json:"daily_query_limit"`
+			EffectiveDailyQueryLimit   int    `json:"effective_daily_query_limit"`
+			EffectiveRequestsPerMinute int    `json:"effective_requests_per_minute"`
+		} `json:"accounts"`
+	}
+	n.Do(t, n.AdminKey, "GET", "/admin/accounts", nil).JSON(t, &list)
+	found := false
+	for _, a := range list.Accounts {
+		if a.ID == p.AccountID {
+			found = true
+			if a.EffectiveDailyQueryLimit != commands.DefaultDailyQueryLimit || a.EffectiveRequestsPerMinute != commands.DefaultRequestsPerMinute {
+				t.Fatalf("the account list shows %+v, want the defaults as its effective limits", a)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("the account is not listed: %+v", list)
+	}
+
+	r = n.Do(t, n.AdminKey, "POST", "/admin/accounts/"+p.AccountID+"/limits", map[string]int{"requests_per_minute": 5000})
+	r.JSON(t, &u)
+	if r.Status != 200 || u.RequestsPerMinute != 5000 || !u.OwnRequestsPerMinute || u.DailyQueryLimit != commands.DefaultDailyQueryLimit || u.OwnDailyQueryLimit {
+		t.Fatalf("after raising the rate: %d %s", r.Status, r.Body)
+	}
+	for _, c := range []struct {
+		path  string
+		body  any
+		field string
+	}{
+		{"/admin/accounts/" + p.AccountID + "/limits", map[string]int{}, ""},
+		{"/admin/accounts/" + p.AccountID + "/limits", map[string]int{"requests_per_minute": -1}, "requests_per_minute"},
+		{"/admin/accounts/acct*/limits", map[string]int{"requests_per_minute": 1}, "account_id"},
+	} {
+		r := n.Do(t, n.AdminKey, "POST", c.path, c.body)
+		if r.Status != 400 || !strings.Contains(string(r.Body), c.field) {
+			t.Errorf("POST %s %v: %d %s, want 400 naming %q", c.path, c.body, r.Status, r.Body, c.field)
+		}
+	}
+	if r := n.Do(t, n.AdminKey, "GET", "/admin/accounts/acct_nobody/limits", nil); r.Status != 404 {
+		t.Fatalf("limits of an unknown account: %d %s", r.Status, r.Body)
+	}
+	if r := n.Do(t, key, "GET", "/admin/accounts/"+p.AccountID+"/limits", nil); r.Status != 403 {
+		t.Fatalf("a non-admin reading limits: %d %s", r.Status, r.Body)
 	}
 }

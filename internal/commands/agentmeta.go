@@ -18,6 +18,17 @@ type AgentMetadata interface {
 	Metadata(ctx context.Context, agentURL string, claims agentproto.Claims) (agentproto.Metadata, error)
 }
 
+// unreachedError is an agent whose URL did not answer when its description was read.
+type unreachedError struct {
+	url string
+	err error
+}
+
+func (e *unreachedError) Error() string {
+	return "agent at " + e.url + " not reachable: " + e.err.Error()
+}
+func (e *unreachedError) Unwrap() error { return e.err }
+
 // fetchMetadata completes an agent's registration from its URL: the agent's kind, base prompt, few-shots and
 // sample queries, the few-shots validated with every rule of the Fixie SDK. It fills in only what the caller did not
 // give. An agent that has no GET / (seed 000's simplest agent only answers POST /) is a standalone agent without
@@ -41,9 +52,9 @@ func (c *Commands) fetchMetadata(ctx context.Context, actor auth.Principal, id s
 		return nil
 	}
 	if errors.Is(err, agentproto.ErrUnreachable) || errors.Is(err, agentproto.ErrTimeout) {
-		// An agent not up yet (a tunnel being recycled, a dev server starting) is registered with what was given;
-		// refreshAgent reads its description once it answers. A query before then fails with a message saying so.
-		return nil
+		// An agent not up yet (a tunnel being recycled, a dev server starting): the caller decides. Registration
+		// goes on with what was given and says so; a refresh fails.
+		return &unreachedError{url: u, err: err}
 	}
 	if err != nil {
 		return errs.InvalidField(urlField(in), "could not read the agent's description at %s: %v", u, err)
@@ -125,7 +136,10 @@ func (c *Commands) RefreshAgent(ctx context.Context, actor auth.Principal, handl
 	if in.FuncURL == nil && in.QueryURL == nil {
 		return agents.Info{}, errs.InvalidField("handle", "agent %s has no URL to refresh from", handle)
 	}
-	if err := c.fetchMetadata(ctx, actor, id, &in); err != nil {
+	var unreached *unreachedError
+	if err := c.fetchMetadata(ctx, actor, id, &in); errors.As(err, &unreached) {
+		return agents.Info{}, errs.E(errs.Unavailable, "agent %s is not reachable at %s: %v; nothing was changed", handle, unreached.url, unreached.err)
+	} else if err != nil {
 		return agents.Info{}, err
 	}
 	in.Audience = nil // unchanged

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -72,18 +73,37 @@ func handleRef(account, handle string) events.Ref {
 
 // CreateAgent registers an agent of the caller's account.
 func (c *Commands) CreateAgent(ctx context.Context, actor auth.Principal, in AgentInput) (agents.Info, error) {
+	reg, err := c.RegisterAgent(ctx, actor, in)
+	return reg.Agent, err
+}
+
+// Registration is a registered agent and what its registrant should know: its URL did not answer, say.
+type Registration struct {
+	Agent    agents.Info
+	Warnings []string
+}
+
+// RegisterAgent is CreateAgent with its warnings. An agent whose URL does not answer yet is registered with what
+// was given (it may be starting); the warning says so and how to read its description later.
+func (c *Commands) RegisterAgent(ctx context.Context, actor auth.Principal, in AgentInput) (Registration, error) {
+	var reg Registration
 	handle := strings.TrimSpace(in.Handle)
 	if err := c.validHandle("handle", handle); err != nil {
-		return agents.Info{}, err
+		return reg, err
 	}
 	if err := validAgentFields(in); err != nil {
-		return agents.Info{}, err
+		return reg, err
 	}
 	id := events.NewPrefixedID("agt_")
 	// Registering by URL: what the agent says of itself (few-shots, sample queries) completes what was given.
 	if in.FewShots == nil && in.Queries == nil {
-		if err := c.fetchMetadata(ctx, actor, id, &in); err != nil {
-			return agents.Info{}, err
+		var unreached *unreachedError
+		if err := c.fetchMetadata(ctx, actor, id, &in); errors.As(err, &unreached) {
+			reg.Warnings = append(reg.Warnings, fmt.Sprintf("agent %s is not yet reachable at %s (%v): it is registered "+
+				"without its description (few-shots, sample queries) and cannot answer until refreshAgent (contrail agents "+
+				"refresh %s) reads it", handle, unreached.url, unreached.err, handle))
+		} else if err != nil {
+			return reg, err
 		}
 	}
 	ev := events.AgentRegistered{
@@ -94,7 +114,7 @@ func (c *Commands) CreateAgent(ctx context.Context, actor auth.Principal, in Age
 		Conversational: value(in.Conversational, false), Model: value(in.Model, ""), Audience: value(in.Audience, ""),
 	}
 	if err := c.claimHandle(ctx, actor, handle, id); err != nil {
-		return agents.Info{}, err
+		return reg, err
 	}
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
 		if r.Exists {
@@ -103,12 +123,13 @@ func (c *Commands) CreateAgent(ctx context.Context, actor auth.Principal, in Age
 		return []events.Event{ev}, nil
 	})
 	if err != nil {
-		return agents.Info{}, fmt.Errorf("register agent %q: %w", handle, err)
+		return reg, fmt.Errorf("register agent %q: %w", handle, err)
 	}
 	if err := c.waitViews(ctx, res.LastSeq(), "agents"); err != nil {
-		return agents.Info{}, err
+		return reg, err
 	}
-	return c.agentInfo(ctx, res)
+	reg.Agent, err = c.agentInfo(ctx, res)
+	return reg, err
 }
 
 // UpdateAgent changes an agent of the caller's account, named by its handle.

@@ -60,6 +60,12 @@ type Config struct {
 	LeaseTTL time.Duration
 	// ShutdownTimeout bounds a clean stop.
 	ShutdownTimeout time.Duration
+	// DailyQueries is the daily query quota of an account that sets none (CONTRAIL_DAILY_QUERIES; default 1000,
+	// seed 000's).
+	DailyQueries int
+	// RequestsPerMinute is the request rate of each key of an account that sets none (CONTRAIL_REQUESTS_PER_MINUTE;
+	// default 600).
+	RequestsPerMinute int
 	// HandlerAckWait, when set, is how long a dead node's deliveries wait before another node gets them (every
 	// handler's ack wait; default: each handler's own, a minute or less).
 	HandlerAckWait time.Duration
@@ -75,6 +81,9 @@ func Defaults() Config {
 		RunTimeout:      10 * time.Minute,
 		LeaseTTL:        3 * time.Second,
 		ShutdownTimeout: 20 * time.Second,
+		// The numbers of commands.DefaultDailyQueryLimit and DefaultRequestsPerMinute (config does not import commands).
+		DailyQueries:      1000,
+		RequestsPerMinute: 600,
 	}
 }
 
@@ -121,6 +130,12 @@ func (c Config) Validate() error {
 		if u, err := url.Parse(c.PublicURL); err != nil || u.Scheme == "" || u.Host == "" {
 			return fmt.Errorf("--public-url %q is not an absolute URL", c.PublicURL)
 		}
+	}
+	if c.DailyQueries < 0 {
+		return fmt.Errorf("--daily-queries %d must not be negative", c.DailyQueries)
+	}
+	if c.RequestsPerMinute < 0 {
+		return fmt.Errorf("--requests-per-minute %d must not be negative", c.RequestsPerMinute)
 	}
 	switch c.LogFormat {
 	case "", "text", "json":

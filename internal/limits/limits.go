@@ -104,8 +104,11 @@ func (l *Limits) AllowRequest(ctx context.Context, p auth.Principal) error {
 		return fmt.Errorf("rate limit: %w", err)
 	}
 	if !ok {
+		// A script that meets the limit learns what it is and how it is raised, not only that it was hit.
 		return errs.Limit(minute.Add(time.Minute).Sub(now),
-			"rate limit of %d requests per minute per key reached; retry after the minute ends", limit)
+			"rate limit of %d requests per minute per key reached; retry after the minute ends. An admin can raise "+
+				"the account's limit: contrail accounts limits %s --rate N (POST /admin/accounts/%s/limits "+
+				`{"requests_per_minute": N})`, limit, p.AccountID, p.AccountID)
 	}
 	return nil
 }
@@ -175,12 +178,57 @@ func (l *Limits) dailyLimit(ctx context.Context, accountID string) (int, error) 
 	if l.cfg.Views == nil {
 		return l.cfg.DailyQueries, nil
 	}
-	acct, ok, err := projections.Get[projections.AccountView](ctx, l.cfg.Views, "accounts", projections.AccountKey(accountID))
+	acct, _, err := projections.Get[projections.AccountView](ctx, l.cfg.Views, "accounts", projections.AccountKey(accountID))
 	if err != nil {
 		return 0, fmt.Errorf("daily quota of %s: %w", accountID, err)
 	}
-	if ok && acct.DailyQueryLimit > 0 {
-		return acct.DailyQueryLimit, nil
+	daily, _ := l.Effective(acct)
+	return daily, nil
+}
+
+// Effective returns the limits that apply to an account: its own, or the platform's defaults where it sets none
+// (the read model keeps 0 for "the default", which is not what a person reading a list of accounts should see).
+func (l *Limits) Effective(acct projections.AccountView) (dailyQueries, requestsPerMinute int) {
+	dailyQueries, requestsPerMinute = l.cfg.DailyQueries, l.cfg.RequestsPerMinute
+	if acct.DailyQueryLimit > 0 {
+		dailyQueries = acct.DailyQueryLimit
 	}
-	return l.cfg.DailyQueries, nil
+	if acct.RequestsPerMinute > 0 {
+		requestsPerMinute = acct.RequestsPerMinute
+	}
+	return dailyQueries, requestsPerMinute
+}
+
+// Usage is an account's limits as they apply, and today's use of its quota.
+type Usage struct {
+	AccountID         string `json:"account_id"`
+	DailyQueryLimit   int    `json:"daily_query_limit"`
+	DailyQueriesUsed  int    `json:"daily_queries_used"`
+	RequestsPerMinute int    `json:"requests_per_minute"`
+	// OwnDailyQueryLimit and OwnRequestsPerMinute say whether the account sets the limit itself (false: the
+	// platform's default applies).
+	OwnDailyQueryLimit   bool `json:"own_daily_query_limit"`
+	OwnRequestsPerMinute bool `json:"own_requests_per_minute"`
+}
+
+// Of returns an account's limits and today's use of its quota, or errs.NotFound when there is no such account.
+func (l *Limits) Of(ctx context.Context, accountID string) (Usage, error) {
+	if l.cfg.Views == nil {
+		return Usage{}, errors.New("limits: no accounts read model")
+	}
+	acct, ok, err := projections.Get[projections.AccountView](ctx, l.cfg.Views, "accounts", projections.AccountKey(accountID))
+	if err != nil {
+		return Usage{}, fmt.Errorf("limits of %s: %w", accountID, err)
+	}
+	if !ok {
+		return Usage{}, errs.NotFoundf("account", accountID)
+	}
+	_, used, err := l.DailyUsage(ctx, accountID)
+	if err != nil {
+		return Usage{}, err
+	}
+	u := Usage{AccountID: accountID, DailyQueriesUsed: used,
+		OwnDailyQueryLimit: acct.DailyQueryLimit > 0, OwnRequestsPerMinute: acct.RequestsPerMinute > 0}
+	u.DailyQueryLimit, u.RequestsPerMinute = l.Effective(acct)
+	return u, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/limits"
@@ -193,8 +195,11 @@ func TestRequestRateIsLimitedPerKeyAndPerMinute(t *testing.T) {
 	r := n.Do(t, k.Key, "GET", "/admin/whoami", nil)
 	var body httpapi.ErrorBody
 	r.JSON(t, &body)
+	// The refusal says what the limit is and how an admin raises it for this account.
 	if r.Status != 429 || r.Header.Get("Retry-After") != "45" ||
-		body.Error.Message != "rate limit of 5 requests per minute per key reached; retry after the minute ends" {
+		!strings.HasPrefix(body.Error.Message, "rate limit of 5 requests per minute per key reached; retry after the minute ends") ||
+		!strings.Contains(body.Error.Message, "contrail accounts limits "+k.AccountID+" --rate N") ||
+		!strings.Contains(body.Error.Message, "POST /admin/accounts/"+k.AccountID+"/limits") {
 		t.Fatalf("the 6th request in a minute: %d Retry-After %q %s", r.Status, r.Header.Get("Retry-After"), r.Body)
 	}
 	// Another key of the same account has its own count.
@@ -216,6 +221,42 @@ func TestRequestRateIsLimitedPerKeyAndPerMinute(t *testing.T) {
 		if r := n.Do(t, key, "GET", "/admin/whoami", nil); r.Status != 200 {
 			t.Fatalf("request %d under the default rate (%d a minute): %d", i+1, commands.DefaultRequestsPerMinute, r.Status)
 		}
+	}
+}
+
+// The limits that apply to an account are its own where it sets them and the node's configured defaults elsewhere;
+// the read model's 0 ("the default") never shows as a limit of 0.
+func TestAnAccountsLimitsAreItsOwnOrTheConfiguredDefaults(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.DailyQueries, c.RequestsPerMinute = 70, 3 }))
+	ctx := context.Background()
+	p, key := n.NewAccount(t, "script")
+	u, err := n.Limits.Of(ctx, p.AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := limits.Usage{AccountID: p.AccountID, DailyQueryLimit: 70, RequestsPerMinute: 3}
+	if u != want {
+		t.Fatalf("a new account's limits: %+v, want %+v", u, want)
+	}
+	for i := range 3 {
+		if r := n.Do(t, key, "GET", "/admin/whoami", nil); r.Status != 200 {
+			t.Fatalf("request %d of the configured 3: %d", i+1, r.Status)
+		}
+	}
+	if r := n.Do(t, key, "GET", "/admin/whoami", nil); r.Status != 429 || !strings.Contains(string(r.Body), "rate limit of 3 ") {
+		t.Fatalf("the 4th request with a default rate of 3: %d %s", r.Status, r.Body)
+	}
+	if err := n.Commands.SetLimits(ctx, system, p.AccountID, 0, 1000); err != nil {
+		t.Fatal(err)
+	}
+	u, _ = n.Limits.Of(ctx, p.AccountID)
+	want = limits.Usage{AccountID: p.AccountID, DailyQueryLimit: 70, RequestsPerMinute: 1000, OwnRequestsPerMinute: true}
+	if u != want {
+		t.Fatalf("after raising the rate: %+v, want %+v", u, want)
+	}
+	if _, err := n.Limits.Of(ctx, "acct_nobody"); errs.CodeOf(err) != errs.NotFound {
+		t.Fatalf("limits of an unknown account: %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -56,8 +57,20 @@ func StartEmbedded(cfg EmbeddedConfig) (*server.Server, error) {
 	if err := os.MkdirAll(opts.StoreDir, 0o750); err != nil {
 		return nil, fmt.Errorf("create nats store dir: %w", err)
 	}
+	listenFrom := "--nats-listen"
 	if cfg.ConfigFile == "" || cfg.ListenSet {
 		if err := applyListen(opts, cfg.Listen); err != nil {
+			return nil, err
+		}
+	} else {
+		listenFrom = cfg.ConfigFile
+	}
+	if !opts.DontListen {
+		port := opts.Port
+		if port == 0 {
+			port = server.DEFAULT_PORT // a config file that names no port
+		}
+		if err := checkPort(opts.Host, port, listenFrom); err != nil {
 			return nil, err
 		}
 	}
@@ -74,15 +87,52 @@ func StartEmbedded(cfg EmbeddedConfig) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create embedded nats: %w", err)
 	}
-	if cfg.Logger != nil {
-		ns.SetLoggerV2(&serverLog{l: cfg.Logger.With("component", "nats-server")}, false, false, false)
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
+	// A fatal error at start (a port taken after the check above, a monitoring port in use, JetStream refusing its
+	// store) leaves the server never ready; the logger hands it over, so that the start fails at once with it.
+	sl := &serverLog{l: logger.With("component", "nats-server"), fatal: make(chan string, 1)}
+	ns.SetLoggerV2(sl, false, false, false)
 	go ns.Start()
-	if !ns.ReadyForConnections(30 * time.Second) {
-		ns.Shutdown()
-		return nil, errors.New("embedded nats did not become ready in 30s")
+	deadline := time.Now().Add(30 * time.Second)
+	for !ns.ReadyForConnections(100 * time.Millisecond) {
+		select {
+		case msg := <-sl.fatal:
+			ns.Shutdown()
+			return nil, fmt.Errorf("embedded nats: %s", msg)
+		default:
+		}
+		if time.Now().After(deadline) {
+			ns.Shutdown()
+			return nil, errors.New("embedded nats did not become ready in 30s")
+		}
 	}
 	return ns, nil
+}
+
+// checkPort fails when the embedded server could not listen on host:port, saying what to do instead: the server
+// itself would only log the failure and never become ready.
+func checkPort(host string, port int, from string) error {
+	if port <= 0 {
+		return nil // a random port
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln.Close()
+	}
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("embedded nats cannot listen on %s (from %s): %w", addr, from, err)
+	}
+	if from == "--nats-listen" {
+		return fmt.Errorf("embedded nats cannot listen on %s: port %d is in use (another contrail serve or nats-server?); "+
+			"use --nats-listen off to keep NATS inside this process, or --nats-listen %s for another port "+
+			"(CONTRAIL_NATS_LISTEN)", addr, port, net.JoinHostPort(host, "PORT"))
+	}
+	return fmt.Errorf("embedded nats cannot listen on %s: port %d (set in %s) is in use (another contrail serve or "+
+		"nats-server?); change the port there, or use --nats-listen off to keep NATS inside this process", addr, port, from)
 }
 
 func applyListen(opts *server.Options, listen string) error {
@@ -97,6 +147,9 @@ func applyListen(opts *server.Options, listen string) error {
 	p, err := strconv.Atoi(port)
 	if err != nil {
 		return fmt.Errorf("nats listen port %q: %w", port, err)
+	}
+	if p == 0 {
+		p = server.RANDOM_PORT // nats-server reads 0 as its default port, 4222; everywhere else 0 means any port
 	}
 	opts.Host, opts.Port = host, p
 	opts.DontListen = false
@@ -160,12 +213,23 @@ func redact(url string) string {
 // DefaultStoreDir is where the embedded server keeps JetStream data inside a data dir.
 func DefaultStoreDir(dataDir string) string { return filepath.Join(dataDir, "nats") }
 
-// serverLog routes nats-server's logger into slog. Its chatty start-up notices go to Debug.
-type serverLog struct{ l *slog.Logger }
+// serverLog routes nats-server's logger into slog. Its chatty start-up notices go to Debug; the first fatal error
+// is also handed to StartEmbedded.
+type serverLog struct {
+	l     *slog.Logger
+	fatal chan string
+}
 
 func (s *serverLog) Noticef(format string, v ...any) { s.l.Debug(fmt.Sprintf(format, v...)) }
 func (s *serverLog) Warnf(format string, v ...any)   { s.l.Warn(fmt.Sprintf(format, v...)) }
-func (s *serverLog) Fatalf(format string, v ...any)  { s.l.Error(fmt.Sprintf(format, v...)) }
-func (s *serverLog) Errorf(format string, v ...any)  { s.l.Error(fmt.Sprintf(format, v...)) }
-func (s *serverLog) Debugf(format string, v ...any)  { s.l.Debug(fmt.Sprintf(format, v...)) }
-func (s *serverLog) Tracef(format string, v ...any)  {}
+func (s *serverLog) Fatalf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	s.l.Error(msg)
+	select {
+	case s.fatal <- msg:
+	default:
+	}
+}
+func (s *serverLog) Errorf(format string, v ...any) { s.l.Error(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Debugf(format string, v ...any) { s.l.Debug(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Tracef(format string, v ...any) {}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -39,13 +40,20 @@ type Deps struct {
 	Names  natsx.Names
 	Blobs  *blobs.Store
 	Models Models
-	Logger *slog.Logger
+	// ListedModels are what GET /v1/models lists: the offline model and the configured default.
+	ListedModels []Model
+	Logger       *slog.Logger
 	// MaxUploadBytes bounds one uploaded file (default 512 MiB, OpenAI's limit).
 	MaxUploadBytes int64
 }
 
 // Face is the /v1 face.
-type Face struct{ d Deps }
+type Face struct {
+	d Deps
+	// created is the `created` of the listed models: when the face was made, as they are this node's
+	// configuration rather than artefacts with a date of their own.
+	created int64
+}
 
 // New returns the face.
 func New(d Deps) *Face {
@@ -55,7 +63,7 @@ func New(d Deps) *Face {
 	if d.MaxUploadBytes == 0 {
 		d.MaxUploadBytes = 512 << 20
 	}
-	return &Face{d: d}
+	return &Face{d: d, created: time.Now().Unix()}
 }
 
 // Prefix implements httpapi.Face.
@@ -94,6 +102,9 @@ func (f *Face) Routes(r chi.Router) {
 	r.Post("/threads/{thread_id}/runs/{run_id}/submit_tool_outputs", f.submitToolOutputs)
 	r.Get("/threads/{thread_id}/runs/{run_id}/steps", f.listSteps)
 	r.Get("/threads/{thread_id}/runs/{run_id}/steps/{step_id}", f.getStep)
+
+	r.Get("/models", f.listModels)
+	r.Get("/models/*", f.getModel)
 
 	r.Get("/files", f.listFiles)
 	r.Post("/files", f.createFile)

@@ -14,6 +14,15 @@ import (
 	"github.com/contrailhq/contrail/internal/router"
 )
 
+// stopRouting stops the feed of the routing index and waits for it: left running, it would follow a closed
+// connection and warn every second.
+func (p *Platform) stopRouting() {
+	if p.stopFeed != nil {
+		p.stopFeed()
+		<-p.feedDone
+	}
+}
+
 // vectorsBucket keeps the routing index's agent vectors, so that restarts and other nodes reuse them.
 const vectorsBucket = "agent_vectors"
 
@@ -53,7 +62,10 @@ func (p *Platform) assembleAgents(ctx context.Context) error {
 	p.Dispatch.Attach(p.Agents)
 	p.EmbedURLs = fixieapi.NewSigner(p.JS, p.Layout, p.Config.Public(), 0, p.Now)
 	feedCtx, cancel := context.WithCancel(context.Background())
-	p.stopFeed = cancel
-	go p.Dispatch.Feed(feedCtx)
+	p.stopFeed, p.feedDone = cancel, make(chan struct{})
+	go func() {
+		defer close(p.feedDone)
+		p.Dispatch.Feed(feedCtx)
+	}()
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/contrailhq/contrail/internal/fixieapi"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/limits"
+	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/openaiapi"
 	"github.com/contrailhq/contrail/internal/userstorage"
@@ -54,14 +55,14 @@ func (p *Platform) faces() []httpapi.Face {
 	return []httpapi.Face{
 		adminapi.New(adminapi.Deps{
 			Commands: p.Commands, Views: p.Views, JS: p.JS, Store: p.Store, Names: p.Layout.Names, Logger: p.Logger,
-			Signer: p.Signer,
+			Signer: p.Signer, Limits: p.Limits,
 		}),
 		// Every account may keep storage for any agent ID until user storage's tests register the agents they use;
 		// then pass the registry's visibility check (commands.FindAgent) here.
 		userstorage.NewFace(p.UserStorage, nil, p.Logger),
 		openaiapi.New(openaiapi.Deps{
 			Commands: p.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC, Names: p.Layout.Names, Blobs: p.Blobs,
-			Models: p.Models, Logger: p.Logger.With("face", "v1"),
+			Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
 		}),
 		graph.New(graph.Deps{
 			Commands: p.Commands, Views: p.Views, Store: p.Store, Agents: p.Agents, NC: p.NC, Names: p.Layout.Names,
@@ -71,4 +72,19 @@ func (p *Platform) faces() []httpapi.Face {
 		fixieapi.NewEmbedsFace(p.Commands, p.EmbedURLs, p.Logger.With("face", "embeds")),
 		fixieapi.NewSessionsFace(p.Commands, p.Store, p.Logger.With("face", "sessions")),
 	}
+}
+
+// listedModels are the models GET /v1/models lists: the built-in offline model, always there, and the default model
+// of agents and assistants that name none, with the provider that runs it.
+func (p *Platform) listedModels() []openaiapi.Model {
+	out := []openaiapi.Model{{ID: llm.ProviderOffline, OwnedBy: "contrail"}}
+	def := p.Config.DefaultModel()
+	if def == llm.ProviderOffline {
+		return out
+	}
+	owner := "unknown"
+	if provider, _, err := p.Models.Resolve(def); err == nil {
+		owner = provider.Name()
+	}
+	return append(out, openaiapi.Model{ID: def, OwnedBy: owner})
 }

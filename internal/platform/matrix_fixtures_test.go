@@ -32,6 +32,7 @@ func adminRoutes() []string {
 		"GET /metrics",
 		"GET /admin/accounts",
 		"POST /admin/accounts",
+		"GET /admin/accounts/{accountID}/limits",
 		"POST /admin/accounts/{accountID}/limits",
 		"GET /admin/projections",
 		"POST /admin/projections/{name}/rebuild",

@@ -27,6 +27,7 @@ import (
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/dirlock"
 	"github.com/contrailhq/contrail/internal/embedding"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/fixieapi"
@@ -80,8 +81,11 @@ type Platform struct {
 	Index    *router.Index
 	Dispatch *agentrun.Dispatch
 	// Now is the platform's clock (tests inject one).
-	Now      func() time.Time
+	Now func() time.Time
+	// dataLock keeps a second node off the data dir while the embedded server uses it.
+	dataLock *dirlock.Lock
 	stopFeed context.CancelFunc
+	feedDone chan struct{}
 	// agentModels is the model the agents' dispatch uses: the router, wrapped when Options.WrapModels says so.
 	agentModels llm.Provider
 
@@ -213,7 +217,8 @@ func (p *Platform) openSecurity(ctx context.Context) error {
 	// Agents call back with the token they were given: the platform's audience, or the one Fixie SDK agents
 	// insist on. Both are audiences only this platform's keys sign for.
 	p.Auth = auth.NewAuthenticator(p.Keys, p.Signer, public, auth.FixieAudience)
-	p.Limits, err = limits.Open(ctx, limits.Config{JS: p.JS, Names: p.Layout.Names, Views: p.Views, Now: p.Now})
+	p.Limits, err = limits.Open(ctx, limits.Config{JS: p.JS, Names: p.Layout.Names, Views: p.Views, Now: p.Now,
+		DailyQueries: p.Config.DailyQueries, RequestsPerMinute: p.Config.RequestsPerMinute})
 	if err != nil {
 		return err
 	}
@@ -227,6 +232,10 @@ func (p *Platform) connect(ctx context.Context) error {
 	if cfg.NATSURL != "" {
 		p.NC, err = natsx.ConnectURL(ctx, cfg.NATSURL, "contrail "+cfg.NodeName, p.Logger)
 	} else {
+		// Two embedded servers on one store corrupt it: the data dir is this node's until it stops.
+		if p.dataLock, err = dirlock.Acquire(cfg.DataDir); err != nil {
+			return err
+		}
 		p.NS, err = natsx.StartEmbedded(natsx.EmbeddedConfig{
 			StoreDir:   natsx.DefaultStoreDir(cfg.DataDir),
 			ConfigFile: cfg.NATSConfig,
@@ -371,6 +380,7 @@ func (p *Platform) Ready(ctx context.Context) error {
 // projections stop, the connection drains, and the embedded server shuts down.
 func (p *Platform) Stop(ctx context.Context) {
 	p.stopOnce.Do(func() {
+		p.stopRouting()
 		if p.stopSweeper != nil {
 			p.stopSweeper()
 			<-p.sweeperDone
@@ -402,6 +412,7 @@ func (p *Platform) Stop(ctx context.Context) {
 			p.NS.Shutdown()
 			p.NS.WaitForShutdown()
 		}
+		p.dataLock.Release()
 	})
 }
 
@@ -409,6 +420,7 @@ func (p *Platform) Stop(ctx context.Context) {
 // For tests of crash safety.
 func (p *Platform) Kill() {
 	p.stopOnce.Do(func() {
+		p.stopRouting()
 		if p.stopSweeper != nil {
 			p.stopSweeper()
 		}
@@ -421,6 +433,8 @@ func (p *Platform) Kill() {
 		if p.NS != nil {
 			p.NS.Shutdown()
 		}
+		// A crashed process loses its lock with it; the next node in this process must find the dir free.
+		p.dataLock.Release()
 		if p.NC != nil {
 			p.NC.Close()
 		}
