@@ -44,13 +44,26 @@ type SessionMessagePosted struct {
 
 func (SessionMessagePosted) EventType() string { return "session.message_posted" }
 
-// SessionQueryDispatched records that the runner handed a query to an agent. ReplyID is the ID the reply will have,
-// so that token deltas streamed before it exists can name it.
+// SessionQueryDispatched hands a query to an agent: the session's front agent at the top of the query (appended by
+// the session runner), or an agent another agent asks (appended by the Code Shot executor). It opens a path of the
+// query, which the handler for the agent's kind works on. ReplyID is the ID the reply will have, so that token
+// deltas streamed before it exists can name it.
 type SessionQueryDispatched struct {
 	MessageID   string `json:"message_id"`
 	ReplyID     string `json:"reply_id"`
 	AgentID     string `json:"agent_id"`
 	AgentHandle string `json:"agent_handle"`
+	// Path names the agent's work on the query: the front agent's handle at the top, then ">handle" for each
+	// delegation ("fixie>calc"). Empty in logs written before paths were dispatched: the top.
+	Path string `json:"path,omitempty"`
+	// Kind says which handler works on the path: "front" (the built-in front agent on the offline model),
+	// "codeshot", "router", "standalone".
+	Kind string `json:"kind,omitempty"`
+	// Text is what the agent is asked (the query's text at the top, the delegating agent's words below).
+	Text string `json:"text,omitempty"`
+	// AgentSeq is the stream sequence of the agent's last event when it was dispatched (0 for a built-in), so
+	// that every step works with the agent as it was then.
+	AgentSeq uint64 `json:"agent_seq,omitempty"`
 }
 
 func (SessionQueryDispatched) EventType() string { return "session.query_dispatched" }
@@ -101,6 +114,8 @@ type SessionAgentStep struct {
 	Text  string `json:"text"`
 	// Call is the model call that produced the step.
 	Call int `json:"call,omitempty"`
+	// Embeds are what a func or an agent answered with besides text (stored embeds, or external URIs).
+	Embeds map[string]MessageEmbed `json:"embeds,omitempty"`
 }
 
 func (SessionAgentStep) EventType() string { return "session.agent_step" }

@@ -45,6 +45,7 @@ type EmbedURLs interface {
 // Deps are what the face uses.
 type Deps struct {
 	Commands *commands.Commands
+	Sessions *commands.Sessions
 	Views    *projections.Runner
 	Store    *events.Store
 	Agents   *agents.Registry

@@ -3,11 +3,15 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/graph/model"
@@ -187,7 +191,8 @@ func (r embedResolver) Owner(ctx context.Context, obj *model.Embed) (*model.User
 	return &model.User{Username: p.Username, AccountID: p.AccountID}, nil
 }
 
-// CreateSession opens a session answered by the given agent (default fixie).
+// CreateSession opens a session answered by the given agent (default fixie). The answer is made from what the
+// command appended: the read model may not show the session yet.
 func (r mutationResolver) CreateSession(ctx context.Context, in *generated.SessionInput) (*generated.SessionPayload, error) {
 	p, err := principal(ctx)
 	if err != nil {
@@ -197,15 +202,12 @@ func (r mutationResolver) CreateSession(ctx context.Context, in *generated.Sessi
 	if in != nil {
 		ns = commands.NewSession{FrontendAgent: trimmed(in.FrontendAgentID), Name: trimmed(in.Name), Description: trimmed(in.Description)}
 	}
-	s, err := r.d.Commands.CreateSession(ctx, p, ns)
+	s, err := r.d.Sessions.Create(ctx, p, ns)
 	if err != nil {
 		return nil, err
 	}
-	v, err := r.session(ctx, s.ID)
-	if err != nil {
-		return nil, err
-	}
-	m := sessionModel(v)
+	m := sessionModel(projections.SessionView{ID: s.ID, Account: p.AccountID, Name: s.Name, Description: s.Description,
+		FrontendAgentID: s.FrontendAgentID, FrontendAgentHandle: s.FrontendAgentHandle, Created: s.Created, Modified: s.Created})
 	return &generated.SessionPayload{Session: &m}, nil
 }
 
@@ -215,14 +217,15 @@ func (r mutationResolver) DeleteSession(ctx context.Context, handle string) (*ge
 	if err != nil {
 		return nil, err
 	}
-	v, err := r.session(ctx, handle)
+	s, _, err := r.d.Sessions.Get(ctx, p, handle)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.d.Commands.DeleteSession(ctx, p, handle); err != nil {
+	if _, err := r.d.Sessions.Delete(ctx, p, handle); err != nil {
 		return nil, err
 	}
-	m := sessionModel(v)
+	m := sessionModel(projections.SessionView{ID: s.ID, Account: s.Account, Name: s.Name, Description: s.Description,
+		FrontendAgentID: s.FrontAgentID, FrontendAgentHandle: s.FrontAgentHandle, Created: s.Created, Modified: s.Modified})
 	return &generated.SessionPayload{Session: &m}, nil
 }
 
@@ -249,11 +252,11 @@ func (r mutationResolver) SendSessionMessage(ctx context.Context, in generated.M
 			nm.Embeds[e.Key] = commands.EmbedSource{EmbedID: trimmed(e.EmbedID), URI: trimmed(e.URI), ContentType: trimmed(e.ContentType)}
 		}
 	}
-	posted, err := r.d.Commands.PostMessage(ctx, p, nm)
+	posted, err := r.d.Sessions.Post(ctx, p, nm)
 	if err != nil {
 		return nil, err
 	}
-	msg, err := r.postedModel(ctx, posted)
+	msg, err := r.messageModel(ctx, posted.Message)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +264,7 @@ func (r mutationResolver) SendSessionMessage(ctx context.Context, in generated.M
 	if wait == nil || !*wait {
 		return out, nil
 	}
-	reply, err := r.awaitReply(ctx, posted.Session, posted.Message.ID, posted.Seq, timeout)
+	reply, err := r.awaitReply(ctx, in.Session, posted.Message.ID, posted.Seq, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -269,60 +272,86 @@ func (r mutationResolver) SendSessionMessage(ctx context.Context, in generated.M
 	return out, nil
 }
 
-func (r *Resolver) postedModel(ctx context.Context, pm commands.PostedMessage) (model.Message, error) {
-	m := pm.Message
-	return r.messageModel(ctx, projections.MessageView{ID: m.ID, SessionID: pm.Session, Text: m.Text, Embeds: m.Embeds,
-		SentBy: m.SentBy, Type: m.Type, InReplyTo: m.InReplyTo, Time: m.Time})
-}
-
-// awaitReply follows the session's log after the query until its answer (a reply or a failure) is appended, or the
-// wait is over (nil, no error: the caller returns what exists).
-func (r *Resolver) awaitReply(ctx context.Context, session, queryID string, after uint64, timeout time.Duration) (*model.Message, error) {
+// awaitReply waits for the query's answer (a reply or a failure), or until the wait is over (nil, no error: the
+// caller returns what exists). It listens on the answer's subjects before it looks in the log, so an answer
+// appended in between is seen either way; no consumer is made for it.
+func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, after uint64, timeout time.Duration) (*model.Message, error) {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for e, err := range r.d.Store.Follow(wctx, after+1, r.d.Names.AggregateFilter("session", session)) {
+	answers := make(chan *nats.Msg, 8)
+	var subs []*nats.Subscription
+	defer func() {
+		for _, sub := range subs {
+			_ = sub.Unsubscribe()
+		}
+	}()
+	for _, name := range []string{"reply_posted", "reply_failed"} {
+		sub, err := r.d.NC.ChanSubscribe(r.d.Names.EventSubject("session", sessionID, name), answers)
 		if err != nil {
-			if wctx.Err() != nil {
-				break
+			return nil, fmt.Errorf("await the reply to %s: %w", queryID, err)
+		}
+		subs = append(subs, sub)
+	}
+	find := func(atLeast uint64) (session.Message, bool, error) {
+		var found session.Message
+		ok := false
+		err := r.d.Sessions.Repo().Read(wctx, sessionID, atLeast, func(s *session.State, _ events.Version) error {
+			for _, m := range s.Messages {
+				if m.InReplyTo == queryID && m.Type != events.MessageQuery {
+					found, ok = m, true
+				}
 			}
-			return nil, err
+			return nil
+		})
+		return found, ok, err
+	}
+	m, ok, err := find(after)
+	for err == nil && !ok {
+		select {
+		case msg := <-answers:
+			env, derr := r.d.Store.DecodeEnvelope(msg.Data)
+			if derr != nil {
+				continue
+			}
+			cm, isMsg := session.ChatMessage(env)
+			if !isMsg || cm.InReplyTo != queryID {
+				continue
+			}
+			// Read it back to learn its sequence; a replica that has not applied it yet leaves the published one.
+			if m, ok, err = find(events.Fresh); err == nil && !ok {
+				m, ok = cm, true
+			}
+		case <-time.After(time.Second):
+			// A reconnect may have lost a published answer: the log has it.
+			m, ok, err = find(events.Fresh)
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if m, ok, err = find(events.Fresh); err != nil || !ok {
+				return nil, nil
+			}
 		}
-		m, ok := eventMessage(e)
-		if !ok || m.InReplyTo != queryID || m.Type == events.MessageQuery {
-			continue
+	}
+	if err != nil {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			return nil, nil
 		}
-		// The client may read the session next: let the read model show the reply first (briefly; it is there
-		// soon anyway).
+		return nil, err
+	}
+	// The client may read the session next: let the read model show the reply first (briefly; it is there soon
+	// anyway).
+	if m.Seq > 0 {
 		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
-		if err := r.d.Views.WaitFor(rctx, "sessions", e.Sequence); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err := r.d.Views.WaitFor(rctx, "sessions", m.Seq); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			rcancel()
 			return nil, err
 		}
 		rcancel()
-		mm, err := r.messageModel(ctx, m)
-		if err != nil {
-			return nil, err
-		}
-		return &mm, nil
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+	mm, err := r.messageModel(ctx, m)
+	if err != nil {
+		return nil, err
 	}
-	return nil, nil
-}
-
-// eventMessage is the message an event creates, if it creates one.
-func eventMessage(e events.Envelope) (projections.MessageView, bool) {
-	m := projections.MessageView{SessionID: e.AggregateID, Time: e.Time, Seq: e.Sequence}
-	switch d := e.Event.(type) {
-	case events.SessionMessagePosted:
-		m.ID, m.Text, m.Embeds, m.SentBy, m.Type, m.InReplyTo = d.MessageID, d.Text, d.Embeds, d.SentBy, d.Type, d.InReplyTo
-	case events.SessionReplyPosted:
-		m.ID, m.Text, m.Embeds, m.SentBy, m.Type, m.InReplyTo = d.MessageID, d.Text, d.Embeds, d.SentBy, events.MessageResponse, d.InReplyTo
-	case events.SessionReplyFailed:
-		m.ID, m.Text, m.SentBy, m.Type, m.InReplyTo = d.MessageID, d.Error, d.SentBy, events.MessageError, d.InReplyTo
-	default:
-		return m, false
-	}
-	return m, true
+	return &mm, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/internal/agents"
@@ -26,7 +27,7 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 	if err != nil {
 		return nil, err
 	}
-	_, v, err := r.d.Commands.SessionOf(ctx, p, handle)
+	_, v, err := r.d.Sessions.Get(ctx, p, handle)
 	if err != nil {
 		_ = sub.Unsubscribe()
 		return nil, err
@@ -76,7 +77,7 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 				if _, deleted := fe.env.Event.(events.SessionDeleted); deleted {
 					return
 				}
-				mv, ok := eventMessage(fe.env)
+				mv, ok := session.ChatMessage(fe.env)
 				if !ok {
 					continue
 				}
@@ -122,7 +123,7 @@ func (r subscriptionResolver) SessionEvents(ctx context.Context, handle string, 
 	if from < 0 {
 		return nil, errs.InvalidField("fromSequence", "fromSequence must not be negative")
 	}
-	if _, _, err := r.d.Commands.SessionOf(ctx, p, handle); err != nil {
+	if _, _, err := r.d.Sessions.Get(ctx, p, handle); err != nil {
 		return nil, err
 	}
 	logEvents := r.follow(ctx, uint64(from), handle)

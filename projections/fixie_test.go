@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
@@ -42,7 +43,7 @@ func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
 		if who.name == "bob" {
 			actor = q
 		}
-		s, err := n.Commands.CreateSession(ctx, actor, who.acct)
+		s, err := n.SessionCommands.Create(ctx, actor, who.acct)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,22 +51,22 @@ func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
 		if _, err := n.Commands.UploadEmbed(ctx, actor, "text/plain", "", strings.NewReader("note of "+who.name)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := n.Commands.PostMessage(ctx, actor, commands.NewSessionMessage{Session: s.ID, Text: "hello",
+		if _, err := n.SessionCommands.Post(ctx, actor, commands.NewSessionMessage{Session: s.ID, Text: "hello",
 			Embeds: map[string]commands.EmbedSource{"a": {URI: "data:,inline"}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := n.Commands.DeleteSession(ctx, q, sessions[1]); err != nil {
+	if _, err := n.SessionCommands.Delete(ctx, q, sessions[1]); err != nil {
 		t.Fatal(err)
 	}
 	// Let the runner answer ada's query, then let every read model catch up with the log.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		s, _, err := n.Commands.LoadSession(ctx, sessions[0])
+		s, _, err := n.Sessions.Get(ctx, sessions[0], events.Fresh)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(s.Answered) == 1 {
+		if s.AnsweredCount() == 1 {
 			break
 		}
 		if time.Now().After(deadline) {

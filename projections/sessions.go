@@ -3,6 +3,7 @@ package projections
 import (
 	"time"
 
+	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 )
 
@@ -28,25 +29,18 @@ type SessionView struct {
 	Embeds              map[string]events.MessageEmbed `json:"embeds,omitempty"`
 }
 
-// MessageView is one message of a session.
-type MessageView struct {
-	ID        string                         `json:"id"`
-	SessionID string                         `json:"session_id"`
-	Text      string                         `json:"text"`
-	Embeds    map[string]events.MessageEmbed `json:"embeds,omitempty"`
-	SentBy    string                         `json:"sent_by"`
-	Type      string                         `json:"type"`
-	InReplyTo string                         `json:"in_reply_to,omitempty"`
-	Time      time.Time                      `json:"time"`
-	// Seq is the stream sequence of the event that created the message.
-	Seq uint64 `json:"seq"`
-}
+// MessageView is one message of a session, as domain/session shows it.
+type MessageView = session.Message
 
 // Name implements Projection.
 func (Sessions) Name() string { return "sessions" }
 
-// EventTypes implements Projection.
-func (Sessions) EventTypes() []string { return []string{"session.*"} }
+// EventTypes implements Projection. A query's steps, dispatches and routings are not messages: the read model
+// does not read them.
+func (Sessions) EventTypes() []string {
+	return []string{"session.created", "session.message_posted", "session.reply_posted", "session.reply_failed",
+		"session.deleted"}
+}
 
 // SessionKey is where an account's session is.
 func SessionKey(account, id string) string { return account + "." + id }
@@ -72,15 +66,9 @@ func (Sessions) Apply(tx *Tx, e events.Envelope) error {
 		return tx.Put(key, SessionView{ID: e.AggregateID, Account: e.Account, Name: d.Name, Description: d.Description,
 			FrontendAgentID: d.FrontendAgentID, FrontendAgentHandle: d.FrontendAgentHandle, Created: e.Time,
 			Modified: e.Time, MessageIDs: []string{}})
-	case events.SessionMessagePosted:
-		return addMessage(tx, e, MessageView{ID: d.MessageID, Text: d.Text, Embeds: d.Embeds, SentBy: d.SentBy,
-			Type: d.Type, InReplyTo: d.InReplyTo})
-	case events.SessionReplyPosted:
-		return addMessage(tx, e, MessageView{ID: d.MessageID, Text: d.Text, Embeds: d.Embeds, SentBy: d.SentBy,
-			Type: events.MessageResponse, InReplyTo: d.InReplyTo})
-	case events.SessionReplyFailed:
-		return addMessage(tx, e, MessageView{ID: d.MessageID, Text: d.Error, SentBy: d.SentBy,
-			Type: events.MessageError, InReplyTo: d.InReplyTo})
+	case events.SessionMessagePosted, events.SessionReplyPosted, events.SessionReplyFailed:
+		m, _ := session.ChatMessage(e)
+		return addMessage(tx, e, m)
 	case events.SessionDeleted:
 		var s SessionView
 		ok, err := tx.Get(key, &s)
@@ -98,7 +86,6 @@ func (Sessions) Apply(tx *Tx, e events.Envelope) error {
 }
 
 func addMessage(tx *Tx, e events.Envelope, m MessageView) error {
-	m.SessionID, m.Time, m.Seq = e.AggregateID, e.Time, tx.Seq()
 	key := SessionKey(e.Account, e.AggregateID)
 	err := Modify(tx, key, func(s *SessionView, exists bool) error {
 		if !exists {

@@ -1,7 +1,8 @@
-// Package agents is the agent registry's core and the dispatch path: the agent record (folded from the log), the
-// built-in agents every account has without registering them, and the Agent interface the session runner calls to
-// get a reply. A Registry resolves an agent ID to something that can answer: a built-in, or an agent of a kind whose
-// dispatcher was plugged in (Code Shot and standalone HTTP agents add theirs with Registry.Handle).
+// Package agents is the agent directory: the built-in agents every account has without registering them (the front
+// agent fixie and the router), registered agents as the log holds them (through an events.Repo of domain/agent),
+// handle claims, and how a reference a user or an agent writes ("calc", "ada/calc", "agt_...") resolves to an agent
+// the caller may use. Handlers that answer queries and the commands that change agents both use it.
 //
-// It imports events (to fold agent records), auth, errs and llm; never a face, a handler or the read models.
+// It imports events, the domain packages, the read models (published agents by handle), errs and llm; never a face
+// or a handler.
 package agents

@@ -2,145 +2,166 @@ package agents
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sync"
+	"strings"
 	"time"
 
+	"github.com/contrailhq/contrail/domain/agent"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/projections"
 )
 
-// Factory makes the Agent that answers for a registered agent of one kind. It is called for every query (agents are
-// cheap to make; what must last, like HTTP clients, the factory's closure holds).
-type Factory func(ctx context.Context, info Info) (Agent, error)
-
-// Builtin is an agent every account has without registering it.
-type Builtin struct {
-	Info  Info
-	Agent Agent
-}
-
-// Registry resolves agent IDs to agents that can answer. Built-ins are fixed when it is made; dispatchers for the
-// kinds of registered agents are plugged in with Handle.
+// Registry is the agent directory.
 type Registry struct {
-	store    *events.Store
-	builtins []Builtin
-
-	mu    sync.RWMutex
-	kinds map[string]Factory
+	agents   *events.Repo[agent.State, *agent.State]
+	handles  *events.Repo[agent.HandleClaim, *agent.HandleClaim]
+	views    *projections.Runner
+	builtins []agent.Info
 }
 
-// NewRegistry returns a registry that loads registered agents from the log.
-func NewRegistry(store *events.Store, builtins ...Builtin) *Registry {
+// NewRegistry returns the directory over the log (registered agents and handle claims), the agents read model
+// (published agents by handle; nil: only IDs and the caller's own handles resolve) and the built-in agents.
+func NewRegistry(store *events.Store, views *projections.Runner, builtins ...agent.Info) *Registry {
 	bs := slices.Clone(builtins)
 	for i := range bs {
-		bs[i].Info.Kind = KindBuiltin
-		bs[i].Info.Account = ""
-		if bs[i].Info.Queries == nil {
-			bs[i].Info.Queries = []string{}
+		bs[i].Kind = KindBuiltin
+		bs[i].Account = ""
+		if bs[i].Queries == nil {
+			bs[i].Queries = []string{}
 		}
 		// A built-in was never registered; it shows the epoch as its creation rather than no time at all.
-		if bs[i].Info.Created.IsZero() {
-			bs[i].Info.Created = time.Unix(0, 0).UTC()
+		if bs[i].Created.IsZero() {
+			bs[i].Created = time.Unix(0, 0).UTC()
 		}
-		if bs[i].Info.Modified.IsZero() {
-			bs[i].Info.Modified = bs[i].Info.Created
+		if bs[i].Modified.IsZero() {
+			bs[i].Modified = bs[i].Created
 		}
 	}
-	return &Registry{store: store, builtins: bs, kinds: map[string]Factory{}}
+	return &Registry{
+		agents:   events.NewRepo[agent.State](store, agent.Aggregate, 0),
+		handles:  events.NewRepo[agent.HandleClaim](store, agent.HandleAggregate, 0),
+		views:    views,
+		builtins: bs,
+	}
 }
 
-// Handle plugs in the dispatcher of a kind of registered agent (KindCodeShot, KindStandalone).
-func (r *Registry) Handle(kind string, f Factory) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.kinds[kind] = f
-}
+// Agents is the repository of registered agents (the commands that change them append through it).
+func (r *Registry) Agents() *events.Repo[agent.State, *agent.State] { return r.agents }
+
+// Handles is the repository of handle claims.
+func (r *Registry) Handles() *events.Repo[agent.HandleClaim, *agent.HandleClaim] { return r.handles }
 
 // Builtins lists the built-in agents.
-func (r *Registry) Builtins() []Info {
-	out := make([]Info, len(r.builtins))
-	for i, b := range r.builtins {
-		out[i] = b.Info
-	}
-	return out
-}
+func (r *Registry) Builtins() []Info { return slices.Clone(r.builtins) }
 
 // Builtin finds a built-in agent by ID or handle.
 func (r *Registry) Builtin(ref string) (Info, bool) {
 	for _, b := range r.builtins {
-		if b.Info.ID == ref || b.Info.Handle == ref {
-			return b.Info, true
+		if b.ID == ref || b.Handle == ref {
+			return b, true
 		}
 	}
 	return Info{}, false
 }
 
-// Load rebuilds a registered agent from the log (consistent: no read model in between).
+// Load rebuilds a registered agent as the log holds it now (consistent: no read model in between).
 func (r *Registry) Load(ctx context.Context, id string) (Record, error) {
-	var rec Record
-	history, _, err := r.store.Load(ctx, events.Ref{Type: "agent", ID: id})
-	if err != nil {
-		return Record{}, err
-	}
-	for _, e := range history {
-		if e.Event != nil {
-			rec.Apply(e)
-		}
-	}
-	return rec, nil
+	s, _, err := r.agents.Get(ctx, id, events.Fresh)
+	return s, err
 }
 
-// Resolve finds the agent with this ID that `account` may query, and what answers for it. An agent the account may
-// not see is not found, as one that does not exist.
-func (r *Registry) Resolve(ctx context.Context, account, id string) (Info, Agent, error) {
-	for _, b := range r.builtins {
-		if b.Info.ID == id {
-			return b.Info, b.Agent, nil
-		}
+// Get returns the agent with this ID that account may use, as of at least stream sequence atLeast (events.Fresh:
+// as the log holds it now), and the sequence of its last event (0 for a built-in). An agent the account may not
+// see is not found, as one that does not exist.
+func (r *Registry) Get(ctx context.Context, account, id string, atLeast uint64) (Info, uint64, error) {
+	if b, ok := r.Builtin(id); ok && b.ID == id {
+		return b, 0, nil
 	}
-	if !validAgentID(id) {
-		return Info{}, nil, errs.NotFoundf("agent", id)
+	if !natsx.ValidToken(id) {
+		return Info{}, 0, errs.NotFoundf("agent", id)
 	}
-	rec, err := r.Load(ctx, id)
+	s, v, err := r.agents.Get(ctx, id, atLeast)
 	if err != nil {
-		return Info{}, nil, fmt.Errorf("resolve agent %s: %w", id, err)
+		return Info{}, 0, err
 	}
-	if !rec.Exists || rec.Deleted || !rec.VisibleTo(account) {
-		return Info{}, nil, errs.NotFoundf("agent", id)
+	if !s.Live() || !s.VisibleTo(account) {
+		return Info{}, 0, errs.NotFoundf("agent", id)
 	}
-	r.mu.RLock()
-	f := r.kinds[rec.Kind]
-	r.mu.RUnlock()
-	if f == nil {
-		return rec.Info, nil, errs.E(errs.Unavailable, "agent %s is a %s agent, and this platform cannot query %s agents yet",
-			rec.Handle, kindName(rec.Kind), kindName(rec.Kind))
-	}
-	a, err := f(ctx, rec.Info)
-	if err != nil {
-		return rec.Info, nil, fmt.Errorf("prepare agent %s: %w", rec.Handle, err)
-	}
-	return rec.Info, a, nil
+	return s.Info, v.Seq, nil
 }
 
-func kindName(kind string) string {
-	if kind == "" {
-		return "unspecified"
+// HandleOwner says which agent holds a handle of an account, from the claim's own history (consistent).
+func (r *Registry) HandleOwner(ctx context.Context, account, handle string) (string, bool, error) {
+	h, _, err := r.handles.Get(ctx, agent.HandleID(account, handle), events.Fresh)
+	if err != nil {
+		return "", false, err
 	}
-	return kind
+	return h.AgentID, h.Claimed, nil
 }
 
-// validAgentID reports whether id can name an agent aggregate (a subject token), so that a malformed ID is simply
-// not found.
-func validAgentID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
+// maxRefLen bounds a handle or owner name looked up: longer ones name no agent.
+const maxRefLen = 200
+
+// Find resolves what a client or an agent calls an agent — a built-in's ID or handle, an agent ID, one of the
+// account's handles, a published agent's handle, or "owner/handle" — to an agent the account may use, with the
+// sequence of its last event.
+func (r *Registry) Find(ctx context.Context, account, ref string) (Info, uint64, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return Info{}, 0, errs.Missing("agent")
 	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
+	if b, ok := r.Builtin(ref); ok {
+		return b, 0, nil
+	}
+	if strings.HasPrefix(ref, "agt_") {
+		return r.Get(ctx, account, ref, events.Fresh)
+	}
+	if owner, handle, ok := strings.Cut(ref, "/"); ok {
+		return r.findPublished(ctx, handle, owner, ref)
+	}
+	if id, ok, err := r.HandleOwner(ctx, account, ref); err != nil {
+		return Info{}, 0, err
+	} else if ok {
+		s, v, err := r.agents.Get(ctx, id, events.Fresh)
+		if err != nil {
+			return Info{}, 0, err
+		}
+		if s.Live() {
+			return s.Info, v.Seq, nil
 		}
 	}
-	return true
+	return r.findPublished(ctx, ref, "", ref)
+}
+
+// findPublished looks for a published agent by handle (and owner name, when given) in the read model: handles are
+// unique per owner only, so a bare handle may name several.
+func (r *Registry) findPublished(ctx context.Context, handle, owner, ref string) (Info, uint64, error) {
+	if r.views == nil || len(handle) > maxRefLen || len(owner) > maxRefLen {
+		return Info{}, 0, errs.NotFoundf("agent", ref)
+	}
+	found, err := projections.ListAll[projections.AgentView](ctx, r.views, "agents", projections.PublishedHandleFilter(handle))
+	if err != nil {
+		return Info{}, 0, err
+	}
+	var match []projections.AgentView
+	for _, a := range found {
+		if owner == "" || a.OwnerName == owner || a.Account == owner {
+			match = append(match, a)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return Info{}, 0, errs.NotFoundf("agent", ref)
+	case 1:
+		// The read model may lag the log: the agent's own history has the last word.
+		return r.Get(ctx, "", match[0].ID, events.Fresh)
+	}
+	names := make([]string, 0, len(match))
+	for _, a := range match {
+		names = append(names, a.OwnerName+"/"+a.Handle)
+	}
+	return Info{}, 0, errs.InvalidField("handle", "several published agents are called %q: name one as owner/handle (%s)",
+		handle, strings.Join(names, ", "))
 }

@@ -99,7 +99,7 @@ func CodeShot(ctx context.Context, o CodeShotOptions, progress func(string)) (Re
 		if progress != nil {
 			progress("queries to " + front)
 		}
-		s, err := p.Commands.CreateSession(ctx, admin, commands.NewSession{FrontendAgent: front})
+		s, err := p.SessionCommands.Create(ctx, admin, commands.NewSession{FrontendAgent: front})
 		if err != nil {
 			return rep, err
 		}
@@ -109,7 +109,7 @@ func CodeShot(ctx context.Context, o CodeShotOptions, progress func(string)) (Re
 			model.take()
 			fn.take()
 			start := time.Now()
-			posted, err := p.Commands.PostMessage(ctx, admin, commands.NewSessionMessage{Session: s.ID, Text: "Generate a random number between 5 and 50"})
+			posted, err := p.SessionCommands.Post(ctx, admin, commands.NewSessionMessage{Session: s.ID, Text: "Generate a random number between 5 and 50"})
 			if err != nil {
 				return rep, err
 			}

@@ -2,18 +2,16 @@ package commands
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/contrailhq/contrail/domain/agent"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // Limits of an agent's registration.
@@ -47,28 +45,9 @@ type AgentInput struct {
 	Audience       *string
 }
 
-// handleClaim is the aggregate that gives one handle of one account to one agent.
-type handleClaim struct {
-	Claimed bool
-	AgentID string
-}
-
-func (h *handleClaim) Apply(e events.Envelope) {
-	switch d := e.Event.(type) {
-	case events.AgentHandleClaimed:
-		h.Claimed, h.AgentID = true, d.AgentID
-	case events.AgentHandleReleased:
-		if h.AgentID == d.AgentID {
-			h.Claimed, h.AgentID = false, ""
-		}
-	}
-}
-
-// handleRef names the claim aggregate of an account's handle. The ID is a hash, so any handle and account make a
-// valid subject token of fixed length.
+// handleRef names the claim aggregate of an account's handle.
 func handleRef(account, handle string) events.Ref {
-	sum := sha256.Sum256([]byte(account + "\x00" + handle))
-	return events.Ref{Type: "agenthandle", ID: "h" + hex.EncodeToString(sum[:16])}
+	return events.Ref{Type: agent.HandleAggregate, ID: agent.HandleID(account, handle)}
 }
 
 // CreateAgent registers an agent of the caller's account.
@@ -208,67 +187,10 @@ func (c *Commands) DeleteAgent(ctx context.Context, actor auth.Principal, handle
 }
 
 // FindAgent resolves what a client calls an agent — a built-in's ID or handle, an agent ID, one of the caller's
-// handles, a published agent's handle, or "owner/handle" — to an agent the caller may use.
+// handles, a published agent's handle, or "owner/handle" — to an agent the caller may use (agents.Registry.Find).
 func (c *Commands) FindAgent(ctx context.Context, actor auth.Principal, ref string) (agents.Info, error) {
-	ref = strings.TrimSpace(ref)
-	if ref == "" {
-		return agents.Info{}, errs.Missing("agent")
-	}
-	if b, ok := c.agents.Builtin(ref); ok {
-		return b, nil
-	}
-	if strings.HasPrefix(ref, "agt_") {
-		rec, err := c.agents.Load(ctx, ref)
-		if err != nil {
-			return agents.Info{}, err
-		}
-		if rec.Exists && !rec.Deleted && rec.VisibleTo(actor.AccountID) {
-			return rec.Info, nil
-		}
-		return agents.Info{}, errs.NotFoundf("agent", ref)
-	}
-	if owner, handle, ok := strings.Cut(ref, "/"); ok {
-		return c.findPublished(ctx, actor, handle, owner, ref)
-	}
-	if id, ok, err := c.handleOwner(ctx, actor.AccountID, ref); err != nil {
-		return agents.Info{}, err
-	} else if ok {
-		rec, err := c.agents.Load(ctx, id)
-		if err != nil {
-			return agents.Info{}, err
-		}
-		if rec.Exists && !rec.Deleted {
-			return rec.Info, nil
-		}
-	}
-	return c.findPublished(ctx, actor, ref, "", ref)
-}
-
-// findPublished looks for a published agent by handle (and owner name, when given) in the read model: handles are
-// unique per owner only, so a bare handle may name several.
-func (c *Commands) findPublished(ctx context.Context, actor auth.Principal, handle, owner, ref string) (agents.Info, error) {
-	found, err := projections.ListAll[projections.AgentView](ctx, c.views, "agents", projections.PublishedHandleFilter(handle))
-	if err != nil {
-		return agents.Info{}, err
-	}
-	var match []projections.AgentView
-	for _, a := range found {
-		if owner == "" || a.OwnerName == owner || a.Account == owner {
-			match = append(match, a)
-		}
-	}
-	switch len(match) {
-	case 0:
-		return agents.Info{}, errs.NotFoundf("agent", ref)
-	case 1:
-		return match[0].Info, nil
-	}
-	names := make([]string, 0, len(match))
-	for _, a := range match {
-		names = append(names, a.OwnerName+"/"+a.Handle)
-	}
-	return agents.Info{}, errs.InvalidField("handle", "several published agents are called %q: name one as owner/handle (%s)",
-		handle, strings.Join(names, ", "))
+	info, _, err := c.agents.Find(ctx, actor.AccountID, ref)
+	return info, err
 }
 
 // ownAgentID finds the agent behind one of the caller's handles.
@@ -288,17 +210,7 @@ func (c *Commands) ownAgentID(ctx context.Context, actor auth.Principal, handle 
 
 // handleOwner reads who holds a handle of an account, from the claim's own history (consistent).
 func (c *Commands) handleOwner(ctx context.Context, account, handle string) (string, bool, error) {
-	var h handleClaim
-	history, _, err := c.store.Load(ctx, handleRef(account, handle))
-	if err != nil {
-		return "", false, err
-	}
-	for _, e := range history {
-		if e.Event != nil {
-			h.Apply(e)
-		}
-	}
-	return h.AgentID, h.Claimed, nil
+	return c.agents.HandleOwner(ctx, account, handle)
 }
 
 // claimHandle gives a handle of the caller's account to agent id, unless another live agent holds it. A claim whose
@@ -319,7 +231,7 @@ func (c *Commands) claimHandle(ctx context.Context, actor auth.Principal, handle
 		}
 		stale = holder
 	}
-	_, err = events.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *handleClaim) ([]events.Event, error) {
+	_, err = events.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *agent.HandleClaim) ([]events.Event, error) {
 		switch {
 		case h.Claimed && h.AgentID == id:
 			return nil, nil
@@ -335,7 +247,7 @@ func (c *Commands) claimHandle(ctx context.Context, actor auth.Principal, handle
 }
 
 func (c *Commands) releaseHandle(ctx context.Context, actor auth.Principal, handle, id string) error {
-	_, err := events.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *handleClaim) ([]events.Event, error) {
+	_, err := events.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *agent.HandleClaim) ([]events.Event, error) {
 		if !h.Claimed || h.AgentID != id {
 			return nil, nil
 		}

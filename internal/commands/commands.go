@@ -54,7 +54,7 @@ func New(cfg Config) *Commands {
 		cfg.Queries = Unlimited{Views: cfg.Views}
 	}
 	if cfg.Agents == nil {
-		cfg.Agents = agents.NewRegistry(cfg.Store)
+		cfg.Agents = agents.NewRegistry(cfg.Store, cfg.Views, agents.Builtins()...)
 	}
 	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait, agents: cfg.Agents,
 		queries: cfg.Queries, blobs: cfg.Blobs, runTimeout: cfg.RunTimeout, metadata: cfg.Metadata}

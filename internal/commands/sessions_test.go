@@ -43,21 +43,22 @@ func TestPostingCountsAQuery(t *testing.T) {
 	n := platformtest.Start(t)
 	q := &quota{limit: 2, used: map[string]int{}}
 	c := commands.New(commands.Config{Store: n.Store, Views: n.Views, Agents: n.Agents, Blobs: n.Blobs, Queries: q})
+	sc := commands.NewSessions(n.Sessions, n.Agents, q, c)
 	p, _ := n.NewAccount(t, "ada")
 	ctx := context.Background()
-	s, err := c.CreateSession(ctx, p, commands.NewSession{})
+	s, err := sc.Create(ctx, p, commands.NewSession{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.PostMessage(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: ""}); errs.CodeOf(err) != errs.Invalid {
+	if _, err := sc.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: ""}); errs.CodeOf(err) != errs.Invalid {
 		t.Fatalf("empty text: %v", err)
 	}
 	for i := range 2 {
-		if _, err := c.PostMessage(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "hello"}); err != nil {
+		if _, err := sc.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "hello"}); err != nil {
 			t.Fatalf("query %d: %v", i, err)
 		}
 	}
-	_, err = c.PostMessage(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "one too many"})
+	_, err = sc.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "one too many"})
 	if e := errs.As(err); e == nil || e.Code != errs.RateLimited || e.RetryAfter != time.Hour {
 		t.Fatalf("third query: %v, want rate limited", err)
 	}

@@ -18,13 +18,13 @@ import (
 
 // SessionsFace is /api/sessions: a session's events read from the log, for replay and debugging.
 type SessionsFace struct {
-	cmds   *commands.Commands
+	cmds   *commands.Sessions
 	store  *events.Store
 	logger *slog.Logger
 }
 
 // NewSessionsFace returns the sessions face.
-func NewSessionsFace(cmds *commands.Commands, store *events.Store, logger *slog.Logger) *SessionsFace {
+func NewSessionsFace(cmds *commands.Sessions, store *events.Store, logger *slog.Logger) *SessionsFace {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -87,7 +87,7 @@ func (f *SessionsFace) events(w http.ResponseWriter, r *http.Request) {
 		}
 		follow = b
 	}
-	if _, _, err := f.cmds.SessionOf(r.Context(), p, handle); err != nil {
+	if _, _, err := f.cmds.Get(r.Context(), p, handle); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/contrailhq/contrail/domain/session"
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/queries"
 	"github.com/contrailhq/contrail/internal/agentproto"
-	"github.com/contrailhq/contrail/internal/agentrun"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/fixieapi"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
@@ -30,8 +33,8 @@ func vectorsBucketSpec() natsx.BucketSpec {
 	return natsx.BucketSpec{Name: vectorsBucket, Description: "Agent vectors of the routing index, by agent ID"}
 }
 
-// assembleAgents wires the agent registry and the dispatch path: the built-in agents (the front agent fixie, and
-// the router), the dispatchers of Code Shot and standalone agents, the routing index, and the embed URL signer.
+// assembleAgents wires the agent directory (the built-in agents and the registered ones), the routing index and
+// its feed, the agent-protocol client, the session repository, and the embed URL signer.
 func (p *Platform) assembleAgents(ctx context.Context) error {
 	kv, err := p.JS.KeyValue(ctx, p.Layout.Names.Bucket(vectorsBucket))
 	if err != nil {
@@ -41,31 +44,54 @@ func (p *Platform) assembleAgents(ctx context.Context) error {
 		return err
 	}
 	model := p.Config.DefaultModel()
-	provider, _, err := p.Models.Resolve(model)
-	if err != nil {
+	if _, _, err := p.Models.Resolve(model); err != nil {
 		return fmt.Errorf("default model %q (CONTRAIL_MODEL): %w", model, err)
 	}
-	p.Dispatch = agentrun.New(agentrun.Config{
-		Store:        p.Store,
-		Models:       p.agentModels,
-		DefaultModel: model,
-		Offline:      provider.Name() == llm.ProviderOffline,
-		Client: agentproto.NewClient(agentproto.WithTokenSource(p.AgentTokens()), agentproto.WithAudience(p.Config.Public()),
-			agentproto.WithLogger(p.Logger.With("component", "agent-client"))),
-		Index: p.Index,
-		Find: func(ctx context.Context, pr auth.Principal, ref string) (agents.Info, error) {
-			return p.Commands.FindAgent(ctx, pr, ref)
-		},
-		Logger: p.Logger.With("component", "agents"),
-	})
-	p.Agents = agents.NewRegistry(p.Store, p.Dispatch.Builtins(agents.FixieBuiltin(p.Models, model))...)
-	p.Dispatch.Attach(p.Agents)
+	p.AgentClient = agentproto.NewClient(agentproto.WithTokenSource(p.AgentTokens()), agentproto.WithAudience(p.Config.Public()),
+		agentproto.WithLogger(p.Logger.With("component", "agent-client")))
+	p.Agents = agents.NewRegistry(p.Store, p.Views, agents.Builtins()...)
+	p.Sessions = events.NewRepo[session.State](p.Store, session.Aggregate, 4096)
 	p.EmbedURLs = fixieapi.NewSigner(p.JS, p.Layout, p.Config.Public(), 0, p.Now)
 	feedCtx, cancel := context.WithCancel(context.Background())
 	p.stopFeed, p.feedDone = cancel, make(chan struct{})
 	go func() {
 		defer close(p.feedDone)
-		p.Dispatch.Feed(feedCtx)
+		p.Index.Feed(feedCtx, p.Store, p.Agents, p.Logger.With("component", "routing-index"))
 	}()
 	return nil
+}
+
+// QueryHandlers are the handlers that answer sessions' queries. With ownRepo they decide on a session repository
+// of their own, as another node's handlers would (tests of redelivery across nodes).
+func (p *Platform) QueryHandlers(ownRepo bool) *queries.Handlers {
+	model := p.Config.DefaultModel()
+	provider, _, _ := p.Models.Resolve(model)
+	repo := p.Sessions
+	if ownRepo {
+		repo = events.NewRepo[session.State](p.Store, session.Aggregate, 0)
+	}
+	return queries.New(queries.Config{
+		Sessions: repo, Agents: p.Agents, Models: p.agentModels, DefaultModel: model,
+		Offline: provider != nil && provider.Name() == llm.ProviderOffline, Client: p.AgentClient, Index: p.Index,
+		NC: p.NC, Names: p.Layout.Names, Embeds: embedKeeper{p: p}, Logger: p.Logger.With("component", "queries"),
+	})
+}
+
+// embedKeeper is what the query handlers need of embeds: signed URLs for agents, and the embeds agents answer with
+// kept in the account's blob store.
+type embedKeeper struct{ p *Platform }
+
+func (k embedKeeper) EmbedURL(ctx context.Context, embedID string) (string, error) {
+	return k.p.EmbedURLs.EmbedURL(ctx, embedID)
+}
+
+func (k embedKeeper) Keep(ctx context.Context, account string, in map[string]agentproto.Embed) (map[string]events.MessageEmbed, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	src := make(map[string]commands.EmbedSource, len(in))
+	for key, em := range in {
+		src[key] = commands.EmbedSource{URI: em.URI, ContentType: em.ContentType}
+	}
+	return k.p.Commands.MessageEmbeds(ctx, auth.Principal{AccountID: account}, src)
 }

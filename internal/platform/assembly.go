@@ -5,7 +5,6 @@ import (
 
 	"github.com/contrailhq/contrail/graph"
 	"github.com/contrailhq/contrail/handlers/runtime"
-	"github.com/contrailhq/contrail/handlers/sessionrunner"
 	"github.com/contrailhq/contrail/internal/adminapi"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/fixieapi"
@@ -41,12 +40,10 @@ func allProjections() []projections.Projection {
 
 // handlers lists every reactor of the log. A new handler adds itself here.
 func (p *Platform) handlers() []runtime.Handler {
+	q := p.QueryHandlers(false)
 	return []runtime.Handler{
 		p.RunWorker.Handler(),
-		sessionrunner.New(sessionrunner.Config{
-			Commands: p.Commands, Agents: p.Agents, Store: p.Store, NC: p.NC, Names: p.Layout.Names,
-			Embeds: p.EmbedURLs, Logger: p.Logger.With("component", "session-runner"),
-		}).Handler(),
+		q.Runner(), q.Router(), q.CodeShot(), q.Standalone(),
 	}
 }
 
@@ -65,12 +62,12 @@ func (p *Platform) faces() []httpapi.Face {
 			Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
 		}),
 		graph.New(graph.Deps{
-			Commands: p.Commands, Views: p.Views, Store: p.Store, Agents: p.Agents, NC: p.NC, Names: p.Layout.Names,
+			Commands: p.Commands, Sessions: p.SessionCommands, Views: p.Views, Store: p.Store, Agents: p.Agents, NC: p.NC, Names: p.Layout.Names,
 			Embeds: p.EmbedURLs, Auth: p.Auth, Limiter: p.Limits, Logger: p.Logger.With("face", "graphql"),
 			Router: p.Index,
 		}),
 		fixieapi.NewEmbedsFace(p.Commands, p.EmbedURLs, p.Logger.With("face", "embeds")),
-		fixieapi.NewSessionsFace(p.Commands, p.Store, p.Logger.With("face", "sessions")),
+		fixieapi.NewSessionsFace(p.SessionCommands, p.Store, p.Logger.With("face", "sessions")),
 	}
 }
 

@@ -17,11 +17,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/runworker"
 	"github.com/contrailhq/contrail/handlers/sweeper"
-	"github.com/contrailhq/contrail/internal/agentrun"
+	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/blobs"
@@ -66,7 +67,7 @@ type Platform struct {
 	Router      chi.Router
 	// Models resolves model strings to providers (openai when configured, offline always).
 	Models *llm.Router
-	// Agents resolves agents to what answers them (built-ins, and the kinds plugged into it).
+	// Agents is the agent directory: built-ins and registered agents.
 	Agents *agents.Registry
 	// EmbedURLs signs the URLs of embeds.
 	EmbedURLs *fixieapi.Signer
@@ -75,11 +76,16 @@ type Platform struct {
 	// RunWorker drives Assistants runs; Sweeper expires them and re-drives those nobody drives.
 	RunWorker *runworker.Worker
 	Sweeper   *sweeper.Sweeper
-	// Embedder turns text into vectors (routing, the offline model); Index is the routing index; Dispatch makes
+	// Embedder turns text into vectors (routing, the offline model); Index is the routing index; AgentClient
+	// calls agents over HTTP with the platform's tokens.
 	// agents of every kind answer.
 	Embedder embedding.Embedder
-	Index    *router.Index
-	Dispatch *agentrun.Dispatch
+	Index       *router.Index
+	AgentClient *agentproto.Client
+	// Sessions is the node's session repository, shared by the session commands and the query handlers.
+	Sessions *events.Repo[session.State, *session.State]
+	// SessionCommands open sessions and post queries.
+	SessionCommands *commands.Sessions
 	// Now is the platform's clock (tests inject one).
 	Now func() time.Time
 	// dataLock keeps a second node off the data dir while the embedded server uses it.
@@ -178,7 +184,8 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		return nil, err
 	}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
-		Agents: p.Agents, Queries: p.Limits, Metadata: p.Dispatch.Client()})
+		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient})
+	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands)
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}

@@ -131,6 +131,18 @@ func (ix *Index) Len() int {
 	return len(ix.agents)
 }
 
+// Candidates counts the agents an account may be routed to (its own and the published ones), without embedding
+// anything: a front agent with none to choose from answers itself.
+func (ix *Index) Candidates(account string) int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := ix.public.Count()
+	if c := ix.private[account]; c != nil {
+		n += c.Count()
+	}
+	return n
+}
+
 // stored is a vector as the KV bucket keeps it.
 type stored struct {
 	Embedder string `json:"embedder"`

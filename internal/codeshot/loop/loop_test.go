@@ -2,271 +2,186 @@ package loop_test
 
 import (
 	"context"
-	"errors"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/contrailhq/contrail/cmd/agents/samples/genrand"
-	"github.com/contrailhq/contrail/internal/agentproto"
-	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
+	"github.com/contrailhq/contrail/domain/session"
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/codeshot"
 	"github.com/contrailhq/contrail/internal/codeshot/loop"
 	"github.com/contrailhq/contrail/internal/embedding"
 	"github.com/contrailhq/contrail/internal/llm"
-	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/llm/offline"
-	"github.com/contrailhq/contrail/internal/llm/openai"
 )
 
-// journal keeps steps in memory, keeping the first step recorded at an index as the contract says.
-type journal struct {
-	mu    sync.Mutex
-	steps []loop.Step
+func step(kind, name, text string) events.SessionAgentStep {
+	return events.SessionAgentStep{Kind: kind, Name: name, Text: text}
 }
 
-func (j *journal) Record(_ context.Context, s loop.Step) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if s.Index < len(j.steps) {
-		return nil
+// numbered gives steps their indexes, as a path records them.
+func numbered(steps ...events.SessionAgentStep) []events.SessionAgentStep {
+	for i := range steps {
+		steps[i].Index = i
 	}
-	j.steps = append(j.steps, s)
-	return nil
+	return steps
 }
 
-// httpFuncs calls a real agent's funcs over HTTP, as the platform does, counting the calls that reached it.
-type httpFuncs struct {
-	client *agentproto.Client
-	url    string
-	keys   []string
-}
-
-func (f *httpFuncs) Call(ctx context.Context, fn, args, key string) (string, error) {
-	f.keys = append(f.keys, key)
-	m, err := f.client.CallFunc(agentproto.WithIdempotencyKey(ctx, key), f.url, fn, agentproto.Message{Text: args}, agentproto.Claims{})
-	return m.Text, err
-}
-
-func offlineModel() llm.Provider { return offline.New(embedding.NewLocal(embedding.DefaultLocalDim)) }
-
-// countingGenrand serves the real genrand agent and counts the func's runs.
-func countingGenrand(t *testing.T) (*httptest.Server, *atomic.Int32, *[]string) {
-	t.Helper()
-	a := genrand.Agent(genrand.WithSeed(7, 9))
-	var runs atomic.Int32
-	var inputs []string
-	var mu sync.Mutex
-	inner := a.Funcs["genrand"]
-	a.Funcs["genrand"] = func(ctx context.Context, c agentkit.Call) (agentproto.Message, error) {
-		runs.Add(1)
-		mu.Lock()
-		inputs = append(inputs, c.Message.Text)
-		mu.Unlock()
-		return inner(ctx, c)
+func TestNextFollowsTheTranscript(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps []events.SessionAgentStep
+		want  loop.Action
+	}{
+		{"nothing yet: ask the model", nil, loop.Action{Kind: loop.Model, Call: 0}},
+		{"a thought: ask again", numbered(step(session.StepThought, "", "Thought: hm")), loop.Action{Kind: loop.Model, Call: 1}},
+		{"an ask: call the func", numbered(step(session.StepAskFunc, "genrand", "5, 50")),
+			loop.Action{Kind: loop.CallFunc, Name: "genrand", Text: "5, 50", Index: 0}},
+		{"its answer: ask the model", numbered(step(session.StepAskFunc, "genrand", "5, 50"), step(session.StepFuncSays, "genrand", "17")),
+			loop.Action{Kind: loop.Model, Call: 1}},
+		{"ask an agent", numbered(step(session.StepThought, "", "x"), step(session.StepAskAgent, "calc", "2+2")),
+			loop.Action{Kind: loop.AskAgent, Name: "calc", Text: "2+2", Index: 1}},
+		{"answered: wait", numbered(step(session.StepAnswer, "", "4")), loop.Action{Kind: loop.Wait}},
+		{"failed: wait", numbered(step(session.StepFailed, "", "no")), loop.Action{Kind: loop.Wait}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Model calls are counted from the steps the model produced.
+			for i := range tc.steps {
+				if k := tc.steps[i].Kind; k != session.StepFuncSays && k != session.StepAgentSays {
+					tc.steps[i].Call = i
+				}
+			}
+			got := loop.Next("a", tc.steps, 10)
+			if got != tc.want {
+				t.Fatalf("Next = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
-	srv, err := agentkit.New(a)
-	if err != nil {
-		t.Fatal(err)
+}
+
+func TestLoopingAgentEndsAtTheCapWithAClearMessage(t *testing.T) {
+	var steps []events.SessionAgentStep
+	for call := 0; call < 4; call++ {
+		steps = append(steps, events.SessionAgentStep{Index: len(steps), Kind: session.StepAskFunc, Name: "spin", Text: "again", Call: call},
+			events.SessionAgentStep{Index: len(steps) + 1, Kind: session.StepFuncSays, Name: "spin", Text: "spun"})
 	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return ts, &runs, &inputs
+	got := loop.Next("spinner", steps, 4)
+	if got.Kind != loop.Fail || !strings.Contains(got.Text, "no answer within 4 steps") || !strings.Contains(got.Text, "Func[spin] says: spun") {
+		t.Fatalf("Next = %+v", got)
+	}
 }
 
-func genrandSpec() loop.Spec {
-	return loop.Spec{Handle: "genrand", BasePrompt: genrand.BasePrompt, Examples: codeshot.Split(genrand.FewShots)}
+func TestStepsReadTheModelsTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name, output string
+		want         []string
+	}{
+		{"a thought then an ask ends the turn", "Thought: I need the quote.\nAsk Func[quote]: GOOG\nFunc[quote] says: $1 (made up)",
+			[]string{"thought:Thought: I need the quote.", "ask_func:quote:GOOG"}},
+		{"an answer runs on over free lines", "A: It is 84.\nThat is twelve sevens.\nQ: next?",
+			[]string{"answer:It is 84.\nThat is twelve sevens."}},
+		{"a line the model must not write ends what is read", "Agent[calc] says: 84\nA: 84",
+			[]string{"failed:agent a: the model gave no usable line (it wrote \"Agent[calc] says: 84 / A: 84\")"}},
+		{"nothing at all is a failure", "  \n", []string{"failed:agent a: the model gave no usable line (it wrote \"\")"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, s := range loop.Steps("a", tc.output, 3) {
+				g := s.Kind + ":"
+				if s.Name != "" {
+					g += s.Name + ":"
+				}
+				got = append(got, g+s.Text)
+				if s.Kind != session.StepFailed && s.Call != 3 {
+					t.Errorf("step %+v is not of call 3", s)
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("steps %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
 
-func TestOfflineGenrandCallsTheFuncWithTheQuerysBoundsAndAnswersWithItsResult(t *testing.T) {
-	t.Parallel()
-	ts, runs, inputs := countingGenrand(t)
-	funcs := &httpFuncs{client: agentproto.NewClient(), url: ts.URL}
-	r := &loop.Runner{Model: offlineModel(), Funcs: funcs}
+func TestRequestCarriesTheTranscriptSoFar(t *testing.T) {
+	spec := loop.Spec{Handle: "genrand", BasePrompt: genrand.BasePrompt, Examples: codeshot.Split(genrand.FewShots), Model: "gpt-4o"}
+	req := loop.Request(spec, "Generate a random number\nbetween 5 and 50", []string{"Q: hi\nA: hello"},
+		numbered(step(session.StepAskFunc, "genrand", "5, 50"), step(session.StepFuncSays, "genrand", "17\n")))
+	last := req.Messages[len(req.Messages)-1].Content
+	if !strings.HasSuffix(last, "Q: hi\nA: hello\n\nQ: Generate a random number between 5 and 50\nAsk Func[genrand]: 5, 50\nFunc[genrand] says: 17") {
+		t.Fatalf("the prompt ends with:\n%s", last[max(0, len(last)-300):])
+	}
+	if req.Model != "gpt-4o" || *req.Temperature != 0 || req.MaxTokens != loop.DefaultMaxTokens || len(req.Stop) == 0 {
+		t.Fatalf("request settings %+v", req)
+	}
+}
+
+// The offline model follows the few-shots: with the transcript the loop builds, it asks genrand for the query's
+// bounds, then answers with the func's real result.
+func TestOfflineGenrandThroughTheStepMachine(t *testing.T) {
+	model := offline.New(embedding.NewLocal(embedding.DefaultLocalDim))
+	spec := loop.Spec{Handle: "genrand", BasePrompt: genrand.BasePrompt, Examples: codeshot.Split(genrand.FewShots)}
+	query := "Generate a random number between 5 and 50"
+	var steps []events.SessionAgentStep
 	var streamed strings.Builder
-	j := &journal{}
-	answer, steps, err := r.Run(context.Background(), genrandSpec(), loop.Query{
-		Text: "Generate a random number between 5 and 50", Key: "q1", Stream: func(d string) { streamed.WriteString(d) },
-	}, j)
-	if err != nil {
-		t.Fatal(err)
+	for i := 0; i < 5; i++ {
+		act := loop.Next("genrand", steps, 10)
+		switch act.Kind {
+		case loop.Model:
+			resp, err := model.Complete(context.Background(), loop.Request(spec, query, nil, steps),
+				loop.AnswerStreamer(func(d string) { streamed.WriteString(d) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range loop.Steps("genrand", resp.Text, act.Call) {
+				s.Index = len(steps)
+				steps = append(steps, s)
+			}
+		case loop.CallFunc:
+			if act.Name != "genrand" || act.Text != "5, 50" {
+				t.Fatalf("func call %+v, want genrand(5, 50)", act)
+			}
+			steps = append(steps, events.SessionAgentStep{Index: len(steps), Kind: session.StepFuncSays, Name: act.Name, Text: "23"})
+		case loop.Wait:
+			last := steps[len(steps)-1]
+			if last.Kind != session.StepAnswer || last.Text != "The random number is 23." || streamed.String() != last.Text {
+				t.Fatalf("answer %+v, streamed %q", last, streamed.String())
+			}
+			return
+		default:
+			t.Fatalf("action %+v after %+v", act, steps)
+		}
 	}
-	if runs.Load() != 1 || (*inputs)[0] != "5, 50" {
-		t.Fatalf("genrand ran %d times with %v, want once with \"5, 50\"", runs.Load(), *inputs)
-	}
-	if len(steps) != 3 || steps[0].Kind != loop.KindAskFunc || steps[1].Kind != loop.KindFuncSays || steps[2].Kind != loop.KindAnswer {
-		t.Fatalf("steps = %+v", steps)
-	}
-	n := steps[1].Text
-	if answer != "The random number is "+n+"." {
-		t.Fatalf("answer %q does not carry the func's result %s", answer, n)
-	}
-	if streamed.String() != answer {
-		t.Fatalf("streamed %q, answered %q", streamed.String(), answer)
-	}
-	if len(j.steps) != 3 || funcs.keys[0] != "q1/0" {
-		t.Fatalf("journal %+v, keys %v", j.steps, funcs.keys)
-	}
+	t.Fatalf("no answer after 5 actions: %+v", steps)
 }
 
 func TestOfflineStockQuoteAsksTheQuoteFunc(t *testing.T) {
-	t.Parallel()
 	fewShots, err := os.ReadFile(filepath.Join("..", "testdata", "stockquote.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	quotes := &recordingFuncs{answer: "$105.22"}
-	r := &loop.Runner{Model: offlineModel(), Funcs: quotes}
-	answer, steps, err := r.Run(context.Background(), loop.Spec{Handle: "stockquote",
-		BasePrompt: "I am an agent that answers questions about stock prices.", Examples: codeshot.Split(string(fewShots))},
-		loop.Query{Text: "What is the stock price for GOOG?", Key: "q"}, &journal{})
+	model := offline.New(embedding.NewLocal(embedding.DefaultLocalDim))
+	spec := loop.Spec{Handle: "stockquote", BasePrompt: "I am an agent that answers questions about stock prices.",
+		Examples: codeshot.Split(string(fewShots))}
+	resp, err := model.Complete(context.Background(), loop.Request(spec, "What is the stock price for GOOG?", nil, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if steps[0].Line() != "Ask Func[quote]: GOOG" {
-		t.Fatalf("first step %q, want %q", steps[0].Line(), "Ask Func[quote]: GOOG")
-	}
-	if !strings.Contains(answer, "GOOG") || !strings.Contains(answer, "$105.22") {
-		t.Fatalf("answer %q", answer)
+	steps := loop.Steps("stockquote", resp.Text, 0)
+	if line := session.StepLine(steps[0]); line != "Ask Func[quote]: GOOG" {
+		t.Fatalf("first step %q, want %q", line, "Ask Func[quote]: GOOG")
 	}
 }
 
-type recordingFuncs struct {
-	answer string
-	err    error
-	calls  []string
-}
-
-func (f *recordingFuncs) Call(_ context.Context, fn, args, key string) (string, error) {
-	f.calls = append(f.calls, fn+"("+args+")#"+key)
-	return f.answer, f.err
-}
-
-func TestResumeAfterACrashRedoesNothingRecorded(t *testing.T) {
-	t.Parallel()
-	ts, runs, _ := countingGenrand(t)
-	funcs := &httpFuncs{client: agentproto.NewClient(), url: ts.URL}
-	model := llmtest.NewServer(t)
-	provider, err := openai.New(model.URL, "k", nil, nil)
-	if err != nil {
-		t.Fatal(err)
+func TestAnswerStreamerPassesOnlyTheAnswer(t *testing.T) {
+	var out strings.Builder
+	f := loop.AnswerStreamer(func(d string) { out.WriteString(d) })
+	for _, c := range []string{"Thought: calc", " can.\nA: It", " is 84.\nThat", " is twelve sevens."} {
+		f(llm.Delta{Text: c})
 	}
-	model.Enqueue(llmtest.Text("Ask Func[genrand]: 5, 50"))
-	r := &loop.Runner{Model: provider, Funcs: funcs}
-	spec := genrandSpec()
-	spec.Model = "gpt-4o"
-
-	// First attempt: the process dies right after the func answered (the journal has the call, not the result),
-	// which a failing journal stands in for.
-	j := &journal{}
-	failing := journalFunc(func(ctx context.Context, s loop.Step) error {
-		if s.Kind == loop.KindFuncSays {
-			return errors.New("node died")
-		}
-		return j.Record(ctx, s)
-	})
-	if _, _, err := r.Run(context.Background(), spec, loop.Query{Text: "Generate a random number between 5 and 50", Key: "q9"}, failing); err == nil {
-		t.Fatal("the first attempt should have failed with the journal")
+	if out.String() != "It is 84.\nThat is twelve sevens." {
+		t.Fatalf("streamed %q", out.String())
 	}
-	if runs.Load() != 1 || len(j.steps) != 1 {
-		t.Fatalf("after the crash: %d runs, journal %+v", runs.Load(), j.steps)
-	}
-	// Second attempt resumes from the journal: the model is not asked for the Ask line again, the func is called
-	// again with the same key (the agent answers from memory), and the model writes the answer.
-	model.Enqueue(llmtest.Text("A: Your number is ready."))
-	answer, steps, err := r.Run(context.Background(), spec, loop.Query{Text: "Generate a random number between 5 and 50", Key: "q9", Done: j.steps}, j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if runs.Load() != 1 {
-		t.Fatalf("genrand ran %d times: the resumed call was not deduplicated", runs.Load())
-	}
-	if funcs.keys[0] != funcs.keys[1] {
-		t.Fatalf("the repeated call used key %q, the first %q", funcs.keys[1], funcs.keys[0])
-	}
-	if len(model.Requests()) != 2 || answer != "Your number is ready." || len(steps) != 3 {
-		t.Fatalf("model asked %d times, answer %q, steps %+v", len(model.Requests()), answer, steps)
-	}
-	last := model.Requests()[1].LastMessage().Content
-	if !regexp.MustCompile(`Q: Generate a random number between 5 and 50\nAsk Func\[genrand\]: 5, 50\nFunc\[genrand\] says: \d+$`).MatchString(last) {
-		t.Fatalf("the resumed prompt ends with:\n%s", last[max(0, len(last)-200):])
-	}
-}
-
-type journalFunc func(context.Context, loop.Step) error
-
-func (f journalFunc) Record(ctx context.Context, s loop.Step) error { return f(ctx, s) }
-
-func TestLoopingAgentEndsAtTheCapWithAClearMessage(t *testing.T) {
-	t.Parallel()
-	model := llmtest.NewServer(t)
-	model.HandleFunc(func(llmtest.Request) llmtest.Reply { return llmtest.Text("Ask Func[spin]: again") })
-	provider, _ := openai.New(model.URL, "k", nil, nil)
-	funcs := &recordingFuncs{answer: "spun"}
-	r := &loop.Runner{Model: provider, Funcs: funcs, MaxCalls: 4}
-	_, steps, err := r.Run(context.Background(), loop.Spec{Handle: "spinner", Model: "gpt-4o"}, loop.Query{Text: "spin", Key: "q"}, &journal{})
-	var failed *loop.FailedError
-	if !errors.As(err, &failed) || !strings.Contains(failed.Text, "no answer within 4 steps") {
-		t.Fatalf("err = %v", err)
-	}
-	if len(funcs.calls) != 4 || len(model.Requests()) != 4 || steps[len(steps)-1].Kind != loop.KindFailed {
-		t.Fatalf("%d func calls, %d model calls, last step %+v", len(funcs.calls), len(model.Requests()), steps[len(steps)-1])
-	}
-}
-
-func TestFuncFailureEndsTheQueryWithTheReason(t *testing.T) {
-	t.Parallel()
-	model := llmtest.NewServer(t)
-	model.Enqueue(llmtest.Text("Thought: I need the quote.\nAsk Func[quote]: GOOG\nFunc[quote] says: $1 (made up)"))
-	provider, _ := openai.New(model.URL, "k", nil, nil)
-	funcs := &recordingFuncs{err: errors.New("agent stockquote has no func quote")}
-	r := &loop.Runner{Model: provider, Funcs: funcs}
-	_, steps, err := r.Run(context.Background(), loop.Spec{Handle: "stockquote", Model: "gpt-4o"}, loop.Query{Text: "GOOG?", Key: "q"}, &journal{})
-	if !errors.Is(err, loop.ErrFailed) || !strings.Contains(err.Error(), "func quote failed: agent stockquote has no func quote") {
-		t.Fatalf("err = %v", err)
-	}
-	// The thought and the ask were recorded; the made-up reply line was not.
-	if len(steps) != 3 || steps[0].Kind != loop.KindThought || steps[1].Kind != loop.KindAskFunc || steps[2].Kind != loop.KindFailed {
-		t.Fatalf("steps = %+v", steps)
-	}
-}
-
-func TestAskAgentDelegatesAndMultiLineAnswersStream(t *testing.T) {
-	t.Parallel()
-	model := llmtest.NewServer(t)
-	model.Enqueue(llmtest.Text("Thought: the calc agent can do this.\nAsk Agent[calc]: 12 * 7"),
-		llmtest.Text("A: It is 84.\nThat is twelve sevens.").WithChunks("A: It", " is 84.\nThat", " is twelve sevens."))
-	provider, _ := openai.New(model.URL, "k", nil, nil)
-	asked := &recordingAgents{answer: "84"}
-	var streamed strings.Builder
-	r := &loop.Runner{Model: provider, Agents: asked}
-	answer, steps, err := r.Run(context.Background(), loop.Spec{Handle: "fixie", Model: "gpt-4o"}, loop.Query{Text: "what is 12 times 7?", Key: "q",
-		Stream: func(d string) { streamed.WriteString(d) }}, &journal{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(asked.calls) != 1 || asked.calls[0] != "calc:12 * 7" {
-		t.Fatalf("asked %v", asked.calls)
-	}
-	if answer != "It is 84.\nThat is twelve sevens." || streamed.String() != answer {
-		t.Fatalf("answer %q, streamed %q", answer, streamed.String())
-	}
-	if steps[2].Line() != "Agent[calc] says: 84" {
-		t.Fatalf("steps %+v", steps)
-	}
-}
-
-type recordingAgents struct {
-	answer string
-	calls  []string
-}
-
-func (a *recordingAgents) Ask(_ context.Context, handle, query string) (string, error) {
-	a.calls = append(a.calls, handle+":"+query)
-	return a.answer, nil
 }

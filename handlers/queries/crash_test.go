@@ -1,4 +1,4 @@
-package agentrun_test
+package queries_test
 
 import (
 	"context"
@@ -40,11 +40,11 @@ func TestKilledMidLoopTheQueryCompletesOnce(t *testing.T) {
 	if _, err := n.Commands.CreateAgent(ctx, p, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := n.Commands.CreateSession(ctx, p, commands.NewSession{FrontendAgent: "genrand"})
+	s, err := n.SessionCommands.Create(ctx, p, commands.NewSession{FrontendAgent: "genrand"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Commands.PostMessage(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "Generate a random number between 5 and 50"}); err != nil {
+	if _, err := n.SessionCommands.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "Generate a random number between 5 and 50"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -65,7 +65,7 @@ func TestKilledMidLoopTheQueryCompletesOnce(t *testing.T) {
 	}
 	// Let any second attempt show itself before counting.
 	time.Sleep(300 * time.Millisecond)
-	sess, _, err := again.Commands.LoadSession(ctx, s.ID)
+	sess, _, err := again.Sessions.Get(ctx, s.ID, events.Fresh)
 	if err != nil {
 		t.Fatal(err)
 	}

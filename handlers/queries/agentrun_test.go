@@ -1,4 +1,4 @@
-package agentrun_test
+package queries_test
 
 import (
 	"context"
@@ -159,7 +159,7 @@ func TestInvalidFewShotsAreRefusedNamingExampleLineAndRule(t *testing.T) {
 // triple-quoted string: it starts and ends with a newline).
 func stockFewShots(t testing.TB) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "codeshot", "testdata", "stockquote.txt"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "codeshot", "testdata", "stockquote.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package agentrun_test
+package queries_test
 
 import (
 	"context"
@@ -106,7 +106,7 @@ func TestRoutingAmongManyAgents(t *testing.T) {
 		}
 		Queries []struct{ Text, Agent string }
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "embedding", "testdata", "routing", "routing.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "embedding", "testdata", "routing", "routing.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestRoutingAmongManyAgents(t *testing.T) {
 // of its metadata, served as application/yaml.
 func sdkYAML(t testing.TB) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "agentproto", "testdata", "fixie-sdk-randint.yaml"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "agentproto", "testdata", "fixie-sdk-randint.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package agentrun_test
+package queries_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package agentrun_test
+package queries_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
@@ -83,29 +84,29 @@ func (l *funcLog) all() []string {
 }
 
 // ask creates a session with the given front agent, posts a query and waits for its answer.
-func ask(t *testing.T, n *platformtest.Node, p auth.Principal, front, text string) (string, commands.SessionMessage) {
+func ask(t *testing.T, n *platformtest.Node, p auth.Principal, front, text string) (string, session.Message) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := n.Commands.CreateSession(ctx, p, commands.NewSession{FrontendAgent: front})
+	s, err := n.SessionCommands.Create(ctx, p, commands.NewSession{FrontendAgent: front})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Commands.PostMessage(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: text}); err != nil {
+	if _, err := n.SessionCommands.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: text}); err != nil {
 		t.Fatal(err)
 	}
 	return s.ID, waitAnswer(t, n, s.ID, 1)
 }
 
 // waitAnswer waits for the session's nth answer (reply or failure) and returns it.
-func waitAnswer(t *testing.T, n *platformtest.Node, session string, nth int) commands.SessionMessage {
+func waitAnswer(t *testing.T, n *platformtest.Node, sessionID string, nth int) session.Message {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s, _, err := n.Commands.LoadSession(context.Background(), session)
+		s, _, err := n.Sessions.Get(context.Background(), sessionID, events.Fresh)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var answers []commands.SessionMessage
+		var answers []session.Message
 		for _, m := range s.Messages {
 			if m.Type != events.MessageQuery {
 				answers = append(answers, m)
@@ -115,7 +116,7 @@ func waitAnswer(t *testing.T, n *platformtest.Node, session string, nth int) com
 			return answers[nth-1]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("session %s has %d answers after 30s, want %d", session, len(answers), nth)
+			t.Fatalf("session %s has %d answers after 30s, want %d", sessionID, len(answers), nth)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -1,0 +1,263 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/contrailhq/contrail/domain/agent"
+	"github.com/contrailhq/contrail/domain/session"
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/agentproto"
+	"github.com/contrailhq/contrail/internal/agents"
+	"github.com/contrailhq/contrail/internal/codeshot/loop"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/llm"
+)
+
+// CodeShot is the Code Shot executor as a handler of the log. It reacts to a query dispatched to a Code Shot agent
+// (or to the front agent) and to every step recorded on such a path, works out the path's next step (internal/
+// codeshot/loop), does it — one model call, one func call, or asking another agent by opening a child path — and
+// records what came of it. When a child path answers, it records the answer as the asking path's next step.
+func (h *Handlers) CodeShot() runtime.Handler {
+	return runtime.Handler{
+		Name:        "codeshot",
+		EventTypes:  []string{"session.query_dispatched", "session.agent_step", "session.routed"},
+		Handle:      h.execute,
+		Concurrency: h.cfg.Concurrency,
+		AckWait:     h.cfg.AckWait,
+	}
+}
+
+// trigger is which path an event moves on, and how: every state of a path is moved on by exactly one event (the
+// last one at the path, or the answer of the child it waits for), so two events never make the same step twice.
+type trigger struct {
+	replyID string
+	path    string
+	// index is the step index the event recorded at path (-1: the path's dispatch); child is the child path whose
+	// answer the event is (then path is its parent).
+	index int
+	child string
+}
+
+func triggerOf(e events.Envelope) (trigger, bool) {
+	switch d := e.Event.(type) {
+	case events.SessionQueryDispatched:
+		path := d.Path
+		if path == "" {
+			path = d.AgentHandle
+		}
+		return trigger{replyID: d.ReplyID, path: path, index: -1}, true
+	case events.SessionAgentStep:
+		if (d.Kind == session.StepAnswer || d.Kind == session.StepFailed) && parentOf(d.Path) != "" {
+			return trigger{replyID: d.ReplyID, path: parentOf(d.Path), child: d.Path}, true
+		}
+		return trigger{replyID: d.ReplyID, path: d.Path, index: d.Index}, true
+	case events.SessionRouted:
+		return trigger{replyID: d.ReplyID, path: parentOf(d.Path), child: d.Path}, true
+	}
+	return trigger{}, false
+}
+
+func parentOf(path string) string {
+	p := session.Path{Name: path}
+	return p.Parent()
+}
+
+func (h *Handlers) execute(ctx context.Context, e events.Envelope) error {
+	tr, ok := triggerOf(e)
+	if !ok || tr.path == "" {
+		return nil
+	}
+	snap, ok, err := h.read(ctx, e, tr.replyID, tr.path, true)
+	if err != nil || !ok {
+		return err
+	}
+	kind := snap.path.Dispatch.Kind
+	if kind != session.KindCodeShot && kind != session.KindFront {
+		return nil // the router's or a standalone agent's: another handler's
+	}
+	if snap.answered {
+		// Answered but not closed (the node died between the two appends): close it now.
+		if tr.child == "" && tr.index == len(snap.path.Steps)-1 {
+			return h.update(ctx, e, actorOf(snap.path.Dispatch.AgentID), func(s *session.State, q *session.Query, p *session.Path) []events.Event {
+				o, _ := p.Answered()
+				return session.Close(s, q, p, o)
+			}, tr.replyID, tr.path)
+		}
+		return nil
+	}
+	if kind == session.KindFront {
+		return h.front(ctx, e, tr, snap)
+	}
+	if !isHead(tr, snap) {
+		return nil // a later event moves this path on
+	}
+	return h.codeShotStep(ctx, e, tr, snap)
+}
+
+// isHead reports whether the event is the one that moves a Code Shot path on from where it stands.
+func isHead(tr trigger, snap snapshot) bool {
+	steps := snap.path.Steps
+	if tr.child == "" {
+		return tr.index == len(steps)-1
+	}
+	last := snap.path.Last()
+	return last.Kind == session.StepAskAgent && session.ChildPath(&snap.path, last.Name, last.Index) == tr.child
+}
+
+// codeShotStep does a Code Shot path's next step.
+func (h *Handlers) codeShotStep(ctx context.Context, e events.Envelope, tr trigger, snap snapshot) error {
+	from := len(snap.path.Steps)
+	info, spec, funcURL, err := h.codeShotAgent(ctx, snap)
+	if err != nil {
+		if !unusable(err) {
+			return err
+		}
+		return h.record(ctx, e, snap, from, failed(readable(snap.path.Dispatch.AgentHandle, err, h.cfg.StepTimeout)))
+	}
+	act := loop.Next(spec.Handle, snap.path.Steps, h.cfg.MaxCalls)
+	switch act.Kind {
+	case loop.Wait:
+		return nil
+	case loop.Fail:
+		return h.record(ctx, e, snap, from, failed(act.Text))
+	case loop.Model:
+		var history []string
+		if info.Conversational || info.Builtin() {
+			history = agents.Exchanges(snap.history)
+		}
+		req := loop.Request(spec, snap.query.TextAt(&snap.path), history, snap.path.Steps)
+		var onDelta func(llm.Delta)
+		if streams(snap, h.parentKind(ctx, e, snap)) {
+			onDelta = loop.AnswerStreamer(h.live(snap))
+		}
+		sctx, cancel := h.stepContext(ctx)
+		resp, err := h.cfg.Models.Complete(sctx, req, onDelta)
+		cancel()
+		if err != nil {
+			if stopping(ctx) {
+				return ctx.Err() // handed back: the step is made again after the restart, or on another node
+			}
+			return h.record(ctx, e, snap, from, failed(fmt.Sprintf("agent %s: the model failed: %v", spec.Handle, err)))
+		}
+		return h.record(ctx, e, snap, from, loop.Steps(spec.Handle, resp.Text, act.Call)...)
+	case loop.CallFunc:
+		if funcURL == "" {
+			return h.record(ctx, e, snap, from, failed(fmt.Sprintf("agent %s asked for func %s, but no func can be called here", spec.Handle, act.Name)))
+		}
+		key := loop.Key(snap.query.ReplyID, snap.path.Name, act.Index)
+		sctx, cancel := h.stepContext(ctx)
+		m, err := h.cfg.Client.CallFunc(agentproto.WithIdempotencyKey(sctx, key), funcURL, act.Name, agentproto.Message{Text: act.Text}, claims(snap, info))
+		cancel()
+		if err != nil {
+			if stopping(ctx) {
+				return ctx.Err()
+			}
+			return h.record(ctx, e, snap, from, failed(fmt.Sprintf("agent %s: func %s failed: %v", spec.Handle, act.Name, err)))
+		}
+		embeds, err := h.cfg.Embeds.Keep(ctx, snap.account, m.Embeds)
+		if err != nil {
+			if errs.CodeOf(err) == errs.Internal {
+				return err
+			}
+			return h.record(ctx, e, snap, from, failed(fmt.Sprintf("agent %s: func %s answered with an embed that cannot be kept: %s", spec.Handle, act.Name, errs.MessageOf(err))))
+		}
+		return h.record(ctx, e, snap, from, events.SessionAgentStep{Kind: session.StepFuncSays, Name: act.Name, Text: m.Text, Embeds: embeds})
+	case loop.AskAgent:
+		child := session.ChildPath(&snap.path, act.Name, act.Index)
+		if c, ok := snap.children[child]; ok {
+			if _, done := c.Answered(); !done {
+				return nil // asked; its answer moves this path on
+			}
+			return h.update(ctx, e, actorOf(info.ID), func(s *session.State, q *session.Query, _ *session.Path) []events.Event {
+				cp, ok := q.Paths[child]
+				if !ok {
+					return nil
+				}
+				o, _ := cp.Answered()
+				return session.Close(s, q, cp, o)
+			}, tr.replyID, tr.path)
+		}
+		if err := session.CheckDelegation(&snap.path, act.Name, h.cfg.MaxDepth); err != nil {
+			return h.record(ctx, e, snap, from, failed(fmt.Sprintf("agent %s: asking agent %s failed: %v", spec.Handle, act.Name, err)))
+		}
+		target, err := h.resolve(ctx, snap.account, act.Name)
+		if err != nil {
+			if !unusable(err) && errs.CodeOf(err) != errs.Invalid {
+				return err
+			}
+			return h.record(ctx, e, snap, from, failed(fmt.Sprintf("agent %s: asking agent %s failed: %s", spec.Handle, act.Name, errs.MessageOf(err))))
+		}
+		return h.update(ctx, e, actorOf(info.ID), func(s *session.State, q *session.Query, p *session.Path) []events.Event {
+			return session.Delegate(s, q, p, child, target, act.Text)
+		}, tr.replyID, tr.path)
+	}
+	return nil
+}
+
+// codeShotAgent is the Code Shot agent working on a path: the front agent planning with a real model, or a
+// registered agent as it was when the query was dispatched to it.
+func (h *Handlers) codeShotAgent(ctx context.Context, snap snapshot) (agent.Info, loop.Spec, string, error) {
+	d := snap.path.Dispatch
+	if d.AgentID == agents.FixieID {
+		info, _ := h.cfg.Agents.Builtin(agents.FixieID)
+		return info, loop.Spec{Handle: info.Handle, BasePrompt: agents.FixieBasePrompt, Examples: agents.FixieFewShots,
+			Model: h.cfg.DefaultModel}, "", nil
+	}
+	info, _, err := h.cfg.Agents.Get(ctx, snap.account, d.AgentID, d.AgentSeq)
+	if err != nil {
+		return agent.Info{}, loop.Spec{}, "", err
+	}
+	url := info.FuncURL
+	if url == "" {
+		url = info.QueryURL
+	}
+	if url == "" {
+		return info, loop.Spec{}, "", errs.E(errs.Unavailable, "agent %s has no URL for its funcs", info.Handle)
+	}
+	if len(info.FewShots) == 0 {
+		return info, loop.Spec{}, "", errs.E(errs.Unavailable, "agent %s has no few-shots: refresh it from its URL", info.Handle)
+	}
+	model := info.Model
+	if model == "" {
+		model = h.cfg.DefaultModel
+	}
+	return info, loop.Spec{Handle: info.Handle, BasePrompt: info.BasePrompt, Examples: info.FewShots, Model: model}, url, nil
+}
+
+// resolve finds the agent a path asks for by name, as the session's account may use it.
+func (h *Handlers) resolve(ctx context.Context, account, ref string) (session.Target, error) {
+	info, seq, err := h.cfg.Agents.Find(ctx, account, ref)
+	if err != nil {
+		return session.Target{}, err
+	}
+	return h.targetOf(info, seq)
+}
+
+// parentKind is the kind of the path that opened the snapshot's path ("" at the top).
+func (h *Handlers) parentKind(ctx context.Context, e events.Envelope, snap snapshot) string {
+	parent := snap.path.Parent()
+	if parent == "" {
+		return ""
+	}
+	kind := ""
+	_ = h.cfg.Sessions.Read(ctx, e.AggregateID, e.Sequence, func(s *session.State, _ events.Version) error {
+		if _, p, ok := s.Path(snap.query.ReplyID, parent); ok {
+			kind = p.Dispatch.Kind
+		}
+		return nil
+	})
+	return kind
+}
+
+// record records steps at the snapshot's path, numbered from `from`, closing the path if they end it.
+func (h *Handlers) record(ctx context.Context, e events.Envelope, snap snapshot, from int, steps ...events.SessionAgentStep) error {
+	return h.update(ctx, e, actorOf(snap.path.Dispatch.AgentID), func(s *session.State, q *session.Query, p *session.Path) []events.Event {
+		return finish(s, q, p, from, steps...)
+	}, snap.query.ReplyID, snap.path.Name)
+}
+
+func failed(reason string) events.SessionAgentStep {
+	return events.SessionAgentStep{Kind: session.StepFailed, Text: reason}
+}

@@ -1,0 +1,86 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/contrailhq/contrail/domain/session"
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/errs"
+)
+
+// Runner is the session runner as a handler of the log: a session's queries are answered in order, one at a time,
+// each with the replies before it as context, so when a query is posted, or one is answered, the session's next
+// query goes to its front agent. A query whose front agent cannot be used gets a failure the user reads at once.
+func (h *Handlers) Runner() runtime.Handler {
+	return runtime.Handler{
+		Name:        "session-runner",
+		EventTypes:  []string{"session.message_posted", "session.reply_posted", "session.reply_failed"},
+		Handle:      h.turn,
+		Concurrency: h.cfg.Concurrency,
+		AckWait:     h.cfg.AckWait,
+	}
+}
+
+// turn dispatches the session's next query, if its turn has come. A query that fails at once (its agent is gone)
+// makes way for the next one, so it loops.
+func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
+	if m, ok := e.Event.(events.SessionMessagePosted); ok && m.Type != events.MessageQuery {
+		return nil
+	}
+	for {
+		var next session.Query
+		var frontID, account string
+		err := h.cfg.Sessions.Read(ctx, e.AggregateID, e.Sequence, func(s *session.State, _ events.Version) error {
+			if q := s.Next(); q != nil {
+				next, frontID, account = *q, s.FrontAgentID, s.Account
+			}
+			return nil
+		})
+		if err != nil || next.MessageID == "" {
+			return err
+		}
+		info, seq, err := h.cfg.Agents.Get(ctx, account, frontID, events.Fresh)
+		var target session.Target
+		if err == nil {
+			target, err = h.targetOf(info, seq)
+		}
+		if err != nil && !unusable(err) {
+			return err
+		}
+		reason := ""
+		if err != nil {
+			target = session.Target{ID: frontID, Handle: info.Handle}
+			if target.Handle == "" {
+				target.Handle = frontID
+			}
+			reason = readable(target.Handle, err, h.cfg.StepTimeout)
+		}
+		meta := events.Meta{Account: account, Actor: actorOf(target.ID), CorrelationID: next.MessageID, CausationID: e.ID}
+		res, err := h.cfg.Sessions.Update(ctx, e.AggregateID, e.Sequence, meta, func(s *session.State) ([]events.Event, error) {
+			q := s.Next()
+			if q == nil || q.MessageID != next.MessageID {
+				return nil, nil // dispatched meanwhile, or the session moved on
+			}
+			if reason != "" {
+				return session.Fail(s, q, target, reason), nil
+			}
+			return session.Dispatch(s, q, target), nil
+		})
+		if err != nil {
+			return fmt.Errorf("dispatch query %s of session %s: %w", next.MessageID, e.AggregateID, err)
+		}
+		if reason == "" || len(res.Events) == 0 {
+			return nil
+		}
+		// The query failed at once: the next one may go.
+	}
+}
+
+// unusable reports an agent the session cannot query (gone, not visible, of a kind nobody answers for): the query
+// gets a failure message rather than a retry.
+func unusable(err error) bool {
+	code := errs.CodeOf(err)
+	return code == errs.NotFound || code == errs.Unavailable
+}
