@@ -79,7 +79,7 @@ type Platform struct {
 	// Embedder turns text into vectors (routing, the offline model); Index is the routing index; AgentClient
 	// calls agents over HTTP with the platform's tokens.
 	// agents of every kind answer.
-	Embedder embedding.Embedder
+	Embedder    embedding.Embedder
 	Index       *router.Index
 	AgentClient *agentproto.Client
 	// Sessions is the node's session repository, shared by the session commands and the query handlers.

@@ -102,7 +102,9 @@ func modelCalls(steps []events.SessionAgentStep) int {
 
 // Key is the idempotency key of the func call a query's step `index` asked for: the same call, made again after a
 // crash, carries the same key.
-func Key(replyID, path string, index int) string { return replyID + "/" + path + "/" + strconv.Itoa(index) }
+func Key(replyID, path string, index int) string {
+	return replyID + "/" + path + "/" + strconv.Itoa(index)
+}
 
 // DefaultMaxTokens bounds each model call (Fixie's default).
 const DefaultMaxTokens = 1000
