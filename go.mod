@@ -2,6 +2,9 @@ module github.com/contrailhq/contrail
 
 go 1.26.0
 
+// The console's npm packages: not Go, and not to be walked by ./...
+ignore ./internal/console/web/node_modules
+
 require (
 	github.com/99designs/gqlgen v0.17.95
 	github.com/MicahParks/keyfunc/v3 v3.8.1
