@@ -49,6 +49,8 @@ func newRoot() *cobra.Command {
 		newHealthCmd(),
 		newReplayCmd(),
 		newAgentsCmd(),
+		newChatCmd(),
+		newAskCmd(),
 	)
 	return root
 }
