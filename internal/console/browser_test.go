@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/cmd/agents/samples/calc"
+	"github.com/contrailhq/contrail/cmd/agents/samples/chart"
 	"github.com/contrailhq/contrail/cmd/agents/samples/genrand"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
@@ -30,7 +31,7 @@ import (
 const artifactsDir = "web/artifacts"
 
 // TestConsoleInABrowser runs web/test/console.test.mjs (playwright-core driving Debian's chromium) against a real
-// node with the sample agents calc and genrand, then checks on the node what the browser did.
+// node with the sample agents calc, genrand and chart, then checks on the node what the browser did.
 func TestConsoleInABrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the browser test takes seconds")
@@ -68,6 +69,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	adminAgents := map[string]string{
 		"calc":    serveAgent(t, n, calc.Handler),
 		"genrand": serveAgent(t, n, genrand.Handler),
+		"chart":   serveAgent(t, n, chart.Handler),
 	}
 	for handle, url := range adminAgents {
 		gql(t, n, n.AdminKey, `mutation($h: String!, $u: String!) { createAgent(agentData: {handle: $h, funcUrl: $u, published: true}) { agent { handle } } }`,
@@ -76,6 +78,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	ada, key := n.NewAccount(t, "ada")
 	waitRoutable(t, n, key, "What is 12 times 7?", "calc")
 	waitRoutable(t, n, key, "Generate a random number between 5 and 50", "genrand")
+	waitRoutable(t, n, key, "Draw a bar chart of 4, 9 and 1.", "chart")
 	spare, err := n.Commands.IssueKey(context.Background(), ada, ada.AccountID, "old laptop", "")
 	if err != nil {
 		t.Fatal(err)

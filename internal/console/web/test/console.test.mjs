@@ -185,6 +185,18 @@ await step('first streamed token after send, over several sends', async () => {
   figures.first_token_p50_ms = Math.round(sorted[Math.floor((sorted.length - 1) / 2)] * 10) / 10;
 });
 
+await step('an image embed is shown inline', async () => {
+  const r = await ask('Draw a bar chart of 4, 9 and 1.');
+  assert.match(r.final, /#chart/);
+  const img = page.locator(`li[data-message-id="${r.id}"] .embeds img`);
+  await img.waitFor();
+  await page.waitForFunction((id) => {
+    const el = document.querySelector(`li[data-message-id="${id}"] .embeds img`);
+    return el && el.complete && el.naturalWidth > 0;
+  }, r.id);
+  await shot('03-chat-embed', "Chat: the chart agent's reply with its PNG embed shown inline (served by the node, signed URL)");
+});
+
 await step('the timeline shows routing and func calls, and scrubs to an earlier sequence', async () => {
   await page.click('text=Timeline of this session');
   await page.locator('[data-type="session.routed"]').first().waitFor();
@@ -195,7 +207,18 @@ await step('the timeline shows routing and func calls, and scrubs to an earlier 
   await page.locator('[data-kind="ask_func"]').first().waitFor();
   const call = await page.locator('[data-kind="func_says"]').first().textContent();
   assert.match(call, /took/); // the func's duration
-  await shot('03-timeline', 'Timeline: every event of the session with offsets; routing with candidates and scores, func calls with arguments, results and durations');
+  // Live: a question posted now (from this tab, with its key) shows up on the open timeline as it is answered.
+  const before = await page.locator('li.event').count();
+  await page.evaluate(async (h) => {
+    const res = await fetch('/graphql', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + sessionStorage.getItem('contrail.key') },
+      body: JSON.stringify({ query: 'mutation($s: String!) { sendSessionMessage(messageData: {session: $s, text: "What is 5 plus 3?"}) { message { id } } }', variables: { s: h } }) });
+    if (!res.ok) throw new Error(await res.text());
+  }, session);
+  await page.waitForFunction((n) => {
+    const evs = [...document.querySelectorAll('li.event')];
+    return evs.length > n && evs[evs.length - 1].dataset.type === 'session.reply_posted';
+  }, before);
+  await shot('04-timeline', 'Timeline: every event of the session with offsets; routing with candidates and scores, func calls with arguments, results and durations');
 
   const events = await page.locator('li.event').count();
   const firstSeq = await page.locator('li.event').first().getAttribute('data-sequence');
@@ -211,7 +234,7 @@ await step('the timeline shows routing and func calls, and scrubs to an earlier 
   await page.click('text=Copy');
   assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `contrail replay session ${session} --from ${third}`);
   assert.match(await page.textContent('aside.side'), new RegExp(`${events - 3} later events hidden`));
-  await shot('04-timeline-scrubbed', `Timeline scrubbed back to sequence ${third}: later events hidden, the session as it stood then, the replay command`);
+  await shot('05-timeline-scrubbed', `Timeline scrubbed back to sequence ${third}: later events hidden, the session as it stood then, the replay command`);
   await page.click('text=Follow live');
   assert.equal(await page.locator('li.event').count(), events);
 });
@@ -222,12 +245,12 @@ await step('agents: detail, try routing, register by URL', async () => {
   await page.getByRole('heading', { name: 'Few-shots' }).waitFor();
   assert.match(await page.textContent('article.agent'), /Ask Func\[calc\]/);
   await labelled('agents');
-  await shot('05-agent-detail', 'Agents: the calc agent: its base prompt, few-shots, funcs and sample queries');
+  await shot('06-agent-detail', 'Agents: the calc agent: its base prompt, few-shots, funcs and sample queries');
   await page.fill('#route-q', 'Generate a random number between 5 and 50');
   await page.click('button:has-text("Route")');
   await page.locator('#route-result tbody tr').first().waitFor();
   assert.equal(await page.locator('#route-result tbody tr').first().getAttribute('data-agent'), 'genrand');
-  await shot('06-agent-route', 'Agents: routing a question, the candidates with their scores (genrand first)');
+  await shot('07-agent-route', 'Agents: routing a question, the candidates with their scores (genrand first)');
   await page.fill('#reg-handle', 'dice');
   await page.fill('#reg-url', env('AGENT_URL'));
   await page.click('button:has-text("Register")');
@@ -235,7 +258,7 @@ await step('agents: detail, try routing, register by URL', async () => {
   assert.match(await page.textContent('#reg-done'), /Registered dice \(codeshot, \d+ sample queries\)/);
   await page.click('#reg-done a');
   await page.getByRole('heading', { name: 'Funcs' }).waitFor();
-  await shot('07-agent-registered', 'Agents: dice, registered by URL from the browser, read from its description');
+  await shot('08-agent-registered', 'Agents: dice, registered by URL from the browser, read from its description');
   // A second registration of the same handle is refused in words.
   await page.fill('#reg-handle', 'dice');
   await page.fill('#reg-url', env('AGENT_URL'));
@@ -251,7 +274,7 @@ await step('assistants: threads, messages, runs with steps', async () => {
   await page.locator('ol.steps li').first().waitFor();
   assert.match(await page.textContent('ol.history'), /queued.*in_progress.*completed/s);
   await labelled('assistants');
-  await shot('08-assistants', "Assistants: a thread's messages, a run with its status history and steps");
+  await shot('09-assistants', "Assistants: a thread's messages, a run with its status history and steps");
 });
 
 await step('operations without an admin key say so', async () => {
@@ -276,11 +299,11 @@ await step('sign out, sign in as admin, revoke a key', async () => {
   const row = page.locator(`tr[data-key-id="${env('SPARE_KEY_ID')}"]`);
   await row.waitFor();
   await labelled('operations');
-  await shot('09-operations', 'Operations: node health, projection lag, accounts with usage against quotas, keys, the dead-letter queue');
+  await shot('10-operations', 'Operations: node health, projection lag, accounts with usage against quotas, keys, the dead-letter queue');
   await row.locator('button.danger').click();
   await row.locator('button:has-text("Yes")').click();
   await row.locator('text=revoked').waitFor();
-  await shot('10-key-revoked', "Operations: ada's spare key revoked by the admin");
+  await shot('11-key-revoked', "Operations: ada's spare key revoked by the admin");
 });
 
 await step('re-drive a dead letter', async () => {
