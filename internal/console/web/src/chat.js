@@ -147,6 +147,8 @@ function Conversation({ handle, pending, onPendingSent }) {
     if (ready && pending) {
       onPendingSent();
       send(pending);
+      // The question was typed before the session existed: keep the keyboard where the next one goes.
+      document.getElementById('chat-input')?.focus();
     }
   }, [ready]);
 

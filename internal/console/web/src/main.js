@@ -54,8 +54,8 @@ function SignIn({ onSignIn, error }) {
     </form>
     <section id="where-key" class="help">
       <h2>Where is my key?</h2>
-      <p>On its first start, <code>contrail serve</code> creates an admin account and writes its key to
-        <code>contrail-data/admin.key</code> (in the node's <code>--data-dir</code>; mode 0600). Print it with:</p>
+      <p>On its first start, <code>contrail serve</code> creates an admin account and writes its key
+        to <code>contrail-data/admin.key</code> (in the node's <code>--data-dir</code>; mode 0600). Print it with:</p>
       <pre>cat contrail-data/admin.key</pre>
       <p>With it, make a key for a user: <code>contrail accounts create NAME</code> (the key is the last line), or in
         Operations once signed in. The key stays in this tab only (session storage) until you sign out.</p>

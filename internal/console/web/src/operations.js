@@ -10,8 +10,8 @@ export function Operations({ args }) {
   const account = args[0] === 'account' ? args[1] : '';
   if (!me.admin) {
     return html`<${Page} title="Operations">
-      <p>Operations (accounts, usage, projections, the dead-letter queue) need an admin key. You are signed in as
-        <strong>${me.username}</strong> (account <code>${me.account_id}</code>). Your own keys:</p>
+      <p>Operations (accounts, usage, projections, the dead-letter queue) need an admin key. You are signed
+        in as <strong>${me.username}</strong> (account <code>${me.account_id}</code>). Your own keys:</p>
       <${Keys} account=${me.account_id} own=${true} />
     <//>`;
   }

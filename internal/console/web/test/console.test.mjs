@@ -163,6 +163,7 @@ await step('chat with the front agent: the reply streams before it is complete',
   assert.equal(await page.inputValue('#chat-agent'), 'fixie');
   const r = await ask('What is 12 times 7?');
   session = new URL(page.url()).hash.split('/')[2];
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'chat-input', 'the keyboard is not back in the message box');
   assert.match(session, /^ses_/);
   assert.match(r.final, /84/);
   const partial = r.seen.filter((t) => t.length > 0 && t.length < r.final.length);
