@@ -123,6 +123,8 @@ func newRoot() *cobra.Command {
 		newHealthCmd(),
 		newReplayCmd(),
 		newAgentsCmd(),
+		newChatCmd(),
+		newAskCmd(),
 	)
 	checkUsage(root)
 	return root

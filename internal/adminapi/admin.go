@@ -4,6 +4,7 @@
 package adminapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -37,13 +38,27 @@ type Deps struct {
 	Signer *auth.Signer
 	// Limits says which limits apply to an account (its own, or the platform's defaults).
 	Limits *limits.Limits
+	// Usage tells each account's daily query quota and today's use of it (internal/limits); Now is the clock it
+	// counts days by (default time.Now).
+	Usage Usage
+	Now   func() time.Time
+}
+
+// Usage is what the usage report reads of each account.
+type Usage interface {
+	DailyUsage(ctx context.Context, accountID string) (limit, used int, err error)
 }
 
 // Face is the /admin face.
 type Face struct{ d Deps }
 
 // New returns the face.
-func New(d Deps) *Face { return &Face{d: d} }
+func New(d Deps) *Face {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Face{d: d}
+}
 
 // Prefix implements httpapi.Face.
 func (f *Face) Prefix() string { return "/admin" }
@@ -62,6 +77,7 @@ func (f *Face) Routes(r chi.Router) {
 	r.Group(func(r chi.Router) {
 		r.Use(f.adminOnly)
 		r.Get("/accounts", f.listAccounts)
+		r.Get("/usage", f.usage)
 		r.Post("/accounts", f.createAccount)
 		r.Get("/accounts/{accountID}/limits", f.getLimits)
 		r.Post("/accounts/{accountID}/limits", f.setLimits)
@@ -120,7 +136,7 @@ func (f *Face) listKeys(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.NotFoundf("account", account(r)))
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"account_id": acct.ID, "keys": acct.Keys})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"account_id": acct.ID, "name": acct.Name, "keys": acct.Keys})
 }
 
 func (f *Face) createKey(w http.ResponseWriter, r *http.Request) {
@@ -193,6 +209,39 @@ func (f *Face) getLimits(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, u)
+}
+
+// AccountUsage is an account's use of its daily query quota today (UTC).
+type AccountUsage struct {
+	AccountID         string `json:"account_id"`
+	Name              string `json:"name"`
+	DailyQueryLimit   int    `json:"daily_query_limit"`
+	DailyUsedQueries  int    `json:"daily_used_queries"`
+	RequestsPerMinute int    `json:"requests_per_minute,omitempty"`
+}
+
+// usage reports every account's queries today against its quota.
+func (f *Face) usage(w http.ResponseWriter, r *http.Request) {
+	if f.d.Usage == nil {
+		f.WriteError(w, r, errs.E(errs.Unavailable, "this node does not count usage"))
+		return
+	}
+	accts, err := projections.ListAll[projections.AccountView](r.Context(), f.d.Views, "accounts", "acct.>")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	out := make([]AccountUsage, 0, len(accts))
+	for _, a := range accts {
+		limit, used, err := f.d.Usage.DailyUsage(r.Context(), a.ID)
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		out = append(out, AccountUsage{AccountID: a.ID, Name: a.Name, DailyQueryLimit: limit, DailyUsedQueries: used,
+			RequestsPerMinute: a.RequestsPerMinute})
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"day": f.d.Now().UTC().Format(time.DateOnly), "accounts": out})
 }
 
 func (f *Face) createAccount(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,7 @@ import (
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/limits"
+	"github.com/contrailhq/contrail/internal/adminapi"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -133,5 +134,43 @@ func TestAccountLimitsAreReadAndChangedThroughTheAdminFace(t *testing.T) {
 	}
 	if r := n.Do(t, key, "GET", "/admin/accounts/"+p.AccountID+"/limits", nil); r.Status != 403 {
 		t.Fatalf("a non-admin reading limits: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestUsageReportsEachAccountsQueriesAgainstItsQuota(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	ada, key := n.NewAccount(t, "ada")
+	if r := n.Do(t, n.AdminKey, "POST", "/admin/accounts/"+ada.AccountID+"/limits", map[string]int{"daily_query_limit": 5}); r.Status != 200 {
+		t.Fatalf("set limits: %d %s", r.Status, r.Body)
+	}
+	ctx := context.Background()
+	for range 2 {
+		if err := n.Limits.CountQuery(ctx, ada); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var report struct {
+		Day      string
+		Accounts []adminapi.AccountUsage
+	}
+	n.Do(t, n.AdminKey, "GET", "/admin/usage", nil).JSON(t, &report)
+	if report.Day != time.Now().UTC().Format(time.DateOnly) {
+		t.Fatalf("day %q", report.Day)
+	}
+	found := false
+	for _, a := range report.Accounts {
+		if a.AccountID == ada.AccountID {
+			found = true
+			if a.Name != "ada" || a.DailyQueryLimit != 5 || a.DailyUsedQueries != 2 {
+				t.Fatalf("ada's usage: %+v", a)
+			}
+		}
+	}
+	if !found || len(report.Accounts) != 2 {
+		t.Fatalf("the report lists %+v, want the admin and ada", report.Accounts)
+	}
+	if r := n.Do(t, key, "GET", "/admin/usage", nil); r.Status != 403 {
+		t.Fatalf("a non-admin reading usage: %d %s", r.Status, r.Body)
 	}
 }

@@ -47,6 +47,8 @@ func face(path string) string {
 	switch p {
 	case "v1", "api", "graphql", "julep", "admin", "healthz", "readyz", "metrics", ".well-known":
 		return p
+	case "", "assets":
+		return "console"
 	}
 	return "other"
 }

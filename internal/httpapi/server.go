@@ -73,6 +73,9 @@ type Config struct {
 	// Ready says whether the node can serve: nil when ready, or what is missing.
 	Ready func(ctx context.Context) error
 	Faces []Face
+	// Open are routes at the root that need no key at all: the web console, a public page that calls the faces
+	// with the key its user types.
+	Open []OpenFace
 }
 
 // New builds the router.
@@ -118,6 +121,9 @@ func New(cfg Config) chi.Router {
 		if of, ok := f.(OpenFace); ok {
 			of.OpenRoutes(r)
 		}
+	}
+	for _, o := range cfg.Open {
+		o.OpenRoutes(r)
 	}
 	for _, f := range cfg.Faces {
 		_, initAuth := f.(InitAuthFace)

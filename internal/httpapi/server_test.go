@@ -166,3 +166,30 @@ func TestUnknownRoutesAnswerInTheLongestFacesShape(t *testing.T) {
 		t.Fatalf("an unknown route under /api/userstorage was answered by %q", resp.Header.Get("X-Face"))
 	}
 }
+
+// page is an open page: routes at the root with no key.
+type page struct{}
+
+func (page) OpenRoutes(r chi.Router) {
+	r.Get("/", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "the page") })
+}
+
+func TestOpenPagesNeedNoKeyAndFacesStillDo(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{
+		Auth:  tokens{},
+		Ready: func(context.Context) error { return nil },
+		Faces: []httpapi.Face{face{prefix: "/api"}},
+		Open:  []httpapi.OpenFace{page{}},
+	}))
+	t.Cleanup(srv.Close)
+	if status, _, body := get(t, srv, "/", ""); status != 200 || body != "the page" {
+		t.Fatalf("GET / without a key: %d %s", status, body)
+	}
+	if status, _, _ := get(t, srv, "/api/x", ""); status != 401 {
+		t.Fatalf("a face beside an open page, without a key: %d", status)
+	}
+	if status, _, body := get(t, srv, "/nothing", ""); status != 404 || !strings.Contains(body, "not_found") {
+		t.Fatalf("an unknown path beside an open page: %d %s", status, body)
+	}
+}

@@ -172,20 +172,5 @@ func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) listAssistants(w http.ResponseWriter, r *http.Request) {
-	p, err := parseList(r, 20, 100)
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	docs, err := projections.ListAll[projections.Listed[projections.AssistantObject]](r.Context(), f.d.Views, "assistants",
-		principal(r).AccountID+".*")
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	items := make([]listed[projections.AssistantObject], 0, len(docs))
-	for _, d := range docs {
-		items = append(items, listed[projections.AssistantObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
-	}
-	writeJSON(w, paginate(items, p))
+	listOwned(f, w, r, "assistants", func(a projections.AssistantObject) string { return a.ID })
 }

@@ -84,6 +84,7 @@ func (f *Face) Routes(r chi.Router) {
 	r.Post("/assistants/{assistant_id}", f.modifyAssistant)
 	r.Delete("/assistants/{assistant_id}", f.deleteAssistant)
 
+	r.Get("/threads", f.listThreads)
 	r.Post("/threads", f.createThread)
 	r.Post("/threads/runs", f.createThreadAndRun)
 	r.Get("/threads/{thread_id}", f.getThread)

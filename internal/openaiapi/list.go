@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // listParams are a list request's pagination: limit, order and the after/before cursors (object IDs).
@@ -107,4 +108,24 @@ func paginate[T any](items []listed[T], p listParams) page[T] {
 		out.FirstID, out.LastID = &first, &last
 	}
 	return out
+}
+
+// listOwned answers a page of the caller's objects of a read model kept as Listed documents under
+// "<account>.<id>", newest first unless the request says otherwise.
+func listOwned[T any](f *Face, w http.ResponseWriter, r *http.Request, model string, id func(T) string) {
+	p, err := parseList(r, 20, 100)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	docs, err := projections.ListAll[projections.Listed[T]](r.Context(), f.d.Views, model, principal(r).AccountID+".*")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	items := make([]listed[T], 0, len(docs))
+	for _, d := range docs {
+		items = append(items, listed[T]{id: id(d.Obj), seq: d.Seq, obj: d.Obj})
+	}
+	writeJSON(w, paginate(items, p))
 }

@@ -65,6 +65,12 @@ func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
 	writeJSON(w, t)
 }
 
+// listThreads lists the caller's threads. OpenAI's API has no such list (a client keeps its thread IDs); Contrail
+// adds it, in OpenAI's list shape, so that a console or a script can find an account's threads again.
+func (f *Face) listThreads(w http.ResponseWriter, r *http.Request) {
+	listOwned(f, w, r, "threads", func(t projections.ThreadObject) string { return t.ID })
+}
+
 func (f *Face) getThread(w http.ResponseWriter, r *http.Request) {
 	f.answerThread(w, r, chi.URLParam(r, "thread_id"))
 }

@@ -52,7 +52,7 @@ func (p *Platform) faces() []httpapi.Face {
 	return []httpapi.Face{
 		adminapi.New(adminapi.Deps{
 			Commands: p.Commands, Views: p.Views, JS: p.JS, Store: p.Store, Names: p.Layout.Names, Logger: p.Logger,
-			Signer: p.Signer, Limits: p.Limits,
+			Signer: p.Signer, Limits: p.Limits, Usage: p.Limits, Now: p.Now,
 		}),
 		// Every account may keep storage for any agent ID until user storage's tests register the agents they use;
 		// then pass the registry's visibility check (commands.FindAgent) here.

@@ -23,6 +23,9 @@ func openRoutes() []string {
 		"GET /.well-known/jwks.json",
 		// A signed embed URL: its signature is the permission (403 unsigned, tampered or expired).
 		"GET /api/embeds/{id}/content",
+		// The web console: a page with no data of anyone's; it calls the faces with the key its user types.
+		"GET /",
+		"GET /assets/{name}",
 	}
 }
 
@@ -31,6 +34,7 @@ func adminRoutes() []string {
 	return []string{
 		"GET /metrics",
 		"GET /admin/accounts",
+		"GET /admin/usage",
 		"POST /admin/accounts",
 		"GET /admin/accounts/{accountID}/limits",
 		"POST /admin/accounts/{accountID}/limits",

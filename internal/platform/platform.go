@@ -29,6 +29,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/dirlock"
+	"github.com/contrailhq/contrail/internal/console"
 	"github.com/contrailhq/contrail/internal/embedding"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/fixieapi"
@@ -196,6 +197,10 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		return nil, err
 	}
 	p.startSweeper()
+	pages, err := console.New(console.Config{PublicURL: cfg.Public()})
+	if err != nil {
+		return nil, err
+	}
 	p.Router = httpapi.New(httpapi.Config{
 		Auth:    p.Auth,
 		Limiter: p.Limits,
@@ -204,6 +209,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		Logger:  logger.With("component", "http"),
 		Ready:   p.Ready,
 		Faces:   p.faces(),
+		Open:    []httpapi.OpenFace{pages},
 	})
 	return p, nil
 }
