@@ -3,53 +3,18 @@ package chunk_test
 import (
 	"bufio"
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/contrailhq/contrail/internal/chunk"
+	"github.com/contrailhq/contrail/internal/chunk/chunktest"
 	"github.com/contrailhq/contrail/internal/extract"
 )
-
-// englishish writes size bytes of text made of common English words, sentences and paragraphs to w: what
-// tokenizes like prose without shipping a corpus.
-func englishish(w *bufio.Writer, size int) error {
-	words := strings.Fields(`the of and to in is you that it he was for on are as with his they at be this have from
-		or one had by word but not what all were we when your can said there use an each which she do how their if
-		will up other about out many then them these so some her would make like him into time has look two more
-		write go see number no way could people my than first water been call who oil its now find long down day did
-		get come made may part search index vector store file chunk token embedding query result score citation
-		assistant thread message run step password login account billing invoice refund shipping order delivery`)
-	r := rand.New(rand.NewPCG(1, 2))
-	n := 0
-	for n < size {
-		sentence := 5 + r.IntN(15)
-		for i := 0; i < sentence; i++ {
-			word := words[r.IntN(len(words))]
-			if i == 0 {
-				word = strings.ToUpper(word[:1]) + word[1:]
-			}
-			k, _ := w.WriteString(word)
-			n += k
-			sep := " "
-			if i == sentence-1 {
-				sep = ". "
-				if r.IntN(6) == 0 {
-					sep = ".\n\n"
-				}
-			}
-			k, _ = w.WriteString(sep)
-			n += k
-		}
-	}
-	return w.Flush()
-}
 
 // BenchmarkExtractAndChunk50MB extracts a 50 MB text file and cuts it into auto chunks, throwing each chunk away
 // as a caller that embeds and stores them would, and reports the peak of the heap in use beyond what it was
@@ -61,7 +26,11 @@ func BenchmarkExtractAndChunk50MB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := englishish(bufio.NewWriter(f), size); err != nil {
+	bw := bufio.NewWriter(f)
+	if err := chunktest.Write(bw, 1, 0, size); err != nil {
+		b.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
 		b.Fatal(err)
 	}
 	st, _ := f.Stat()
