@@ -21,7 +21,7 @@ import (
 type Filter struct {
 	Type    string   `json:"type"`
 	Key     string   `json:"key,omitempty"`
-	Value   any      `json:"value,omitempty"`
+	Value   any      `json:"value,omitzero"` // not omitempty: false and 0 are values
 	Filters []Filter `json:"filters,omitempty"`
 }
 

@@ -230,7 +230,8 @@ func (ix *Index) collection(name string, create bool) (*collection, error) {
 
 // Add indexes doc in the collection (created on its first document), replacing a document of the same ID. Chunks
 // without a vector are embedded first; the document returned carries every chunk's vector, for the caller to
-// store. The document is searchable when Add returns.
+// store. The document is searchable when Add returns. A vector of the wrong size is refused (errs.Invalid); the
+// caller drops the vectors of another embedder (see Embedder) so that Add makes them again.
 func (ix *Index) Add(ctx context.Context, collectionName string, d Doc) (Doc, error) {
 	docs, err := ix.AddMany(ctx, collectionName, []Doc{d})
 	if err != nil {
