@@ -152,32 +152,32 @@ func pick(rng *rand.Rand, n int) []string {
 // searches for it right away, as a Julep client does after creating a doc. It reports p50 and p99 of the two
 // together, with the local embedder and, when its weights are present, use-lite.
 func BenchmarkAddAndFind(b *testing.B) {
-	for _, name := range []string{"local", "use-lite"} {
-		b.Run(name, func(b *testing.B) {
-			var emb embedding.Embedder = embedding.NewLocal(embedding.DefaultLocalDim)
-			if name == "use-lite" {
-				emb = uselitetest.Model(b)
+	withEmbedders(b, func(b *testing.B, emb embedding.Embedder) {
+		ix := build(b, emb, storedCorpus(60))
+		ctx := context.Background()
+		var took []time.Duration
+		for i := 0; b.Loop(); i++ {
+			marker := fmt.Sprintf("zq%dxv", i)
+			text := "The warranty of the " + marker + " espresso machine covers the pump for three years."
+			t0 := time.Now()
+			if _, err := ix.Add(ctx, "c", textDoc(fmt.Sprintf("new%d", i), nil, text)); err != nil {
+				b.Fatal(err)
 			}
-			ix := build(b, emb, storedCorpus(60))
-			ctx := context.Background()
-			var took []time.Duration
-			for i := 0; b.Loop(); i++ {
-				marker := fmt.Sprintf("zq%dxv", i)
-				text := "The warranty of the " + marker + " espresso machine covers the pump for three years."
-				t0 := time.Now()
-				if _, err := ix.Add(ctx, "c", textDoc(fmt.Sprintf("new%d", i), nil, text)); err != nil {
-					b.Fatal(err)
-				}
-				hits, err := ix.Search(ctx, docindex.Query{Collections: []string{"c"}, Mode: docindex.Hybrid, Alpha: 0.5,
-					Text: "warranty of the " + marker + " machine", Limit: 3})
-				took = append(took, time.Since(t0))
-				if err != nil || len(hits) == 0 || !slices.ContainsFunc(hits, func(h docindex.Hit) bool { return h.Chunk.Text == text }) {
-					b.Fatalf("the new doc was not found: %v", err)
-				}
+			hits, err := ix.Search(ctx, docindex.Query{Collections: []string{"c"}, Mode: docindex.Hybrid, Alpha: 0.5,
+				Text: "warranty of the " + marker + " machine", Limit: 3})
+			took = append(took, time.Since(t0))
+			if err != nil || len(hits) == 0 || !slices.ContainsFunc(hits, func(h docindex.Hit) bool { return h.Chunk.Text == text }) {
+				b.Fatalf("the new doc was not found: %v", err)
 			}
-			reportPercentiles(b, took, "add+find")
-		})
-	}
+		}
+		reportPercentiles(b, took, "add+find")
+	})
+}
+
+// withEmbedders runs a benchmark with the local embedder and, when its weights are present, use-lite.
+func withEmbedders(b *testing.B, run func(*testing.B, embedding.Embedder)) {
+	b.Run("local", func(b *testing.B) { run(b, embedding.NewLocal(embedding.DefaultLocalDim)) })
+	b.Run("use-lite", func(b *testing.B) { run(b, uselitetest.Model(b)) })
 }
 
 func reportPercentiles(b *testing.B, d []time.Duration, what string) {

@@ -12,7 +12,6 @@ import (
 	"github.com/contrailhq/contrail/internal/chunk/chunktest"
 	"github.com/contrailhq/contrail/internal/docindex"
 	"github.com/contrailhq/contrail/internal/embedding"
-	"github.com/contrailhq/contrail/internal/embedding/uselite/uselitetest"
 	"github.com/contrailhq/contrail/internal/extract"
 	"github.com/contrailhq/contrail/internal/extract/extracttest"
 )
@@ -90,23 +89,17 @@ func TestPDFToCitation(t *testing.T) {
 // BenchmarkPDFToSearchable measures the library's part of "upload to searchable" for a 10-page PDF: extract,
 // chunk (auto), embed, index, into a store that already holds other files.
 func BenchmarkPDFToSearchable(b *testing.B) {
-	for _, name := range []string{"local", "use-lite"} {
-		b.Run(name, func(b *testing.B) {
-			var emb embedding.Embedder = embedding.NewLocal(embedding.DefaultLocalDim)
-			if name == "use-lite" {
-				emb = uselitetest.Model(b)
+	withEmbedders(b, func(b *testing.B, emb embedding.Embedder) {
+		ix := build(b, emb, storedCorpus(600)[:100])
+		pdf := tenPagePDF("needle")
+		var took []time.Duration
+		for i := 0; b.Loop(); i++ {
+			t0 := time.Now()
+			if _, err := ingest(context.Background(), ix, "c", fmt.Sprintf("file-%d", i), pdf, chunk.Auto()); err != nil {
+				b.Fatal(err)
 			}
-			ix := build(b, emb, storedCorpus(600)[:100])
-			pdf := tenPagePDF("needle")
-			var took []time.Duration
-			for i := 0; b.Loop(); i++ {
-				t0 := time.Now()
-				if _, err := ingest(context.Background(), ix, "c", fmt.Sprintf("file-%d", i), pdf, chunk.Auto()); err != nil {
-					b.Fatal(err)
-				}
-				took = append(took, time.Since(t0))
-			}
-			reportPercentiles(b, took, "pdf-to-searchable")
-		})
-	}
+			took = append(took, time.Since(t0))
+		}
+		reportPercentiles(b, took, "pdf-to-searchable")
+	})
 }
