@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -49,7 +48,7 @@ func storedCorpus(words int) []docindex.Doc {
 }
 
 func build(b *testing.B, emb embedding.Embedder, docs []docindex.Doc) *docindex.Index {
-	ix, err := docindex.New(emb, docindex.Options{Dir: filepath.Join(b.TempDir(), "index")})
+	ix, err := docindex.New(emb, docindex.Options{Dir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +72,7 @@ func BenchmarkRebuild10k(b *testing.B) {
 				runtime.GC()
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
-				ix, err := docindex.New(emb, docindex.Options{Dir: filepath.Join(b.TempDir(), "index")})
+				ix, err := docindex.New(emb, docindex.Options{Dir: b.TempDir()})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ import (
 func newIndex(t testing.TB) (*docindex.Index, *embeddingtest.Counting) {
 	t.Helper()
 	emb := &embeddingtest.Counting{Embedder: embedding.NewLocal(embedding.DefaultLocalDim)}
-	ix, err := docindex.New(emb, docindex.Options{Dir: filepath.Join(t.TempDir(), "index")})
+	ix, err := docindex.New(emb, docindex.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -573,5 +574,38 @@ func TestConcurrentUse(t *testing.T) {
 	hits := search(t, ix, docindex.Query{Collections: []string{"shared"}, Mode: docindex.Text, Text: "cats", Limit: 100})
 	if len(hits) != ix.Stats("shared").Chunks {
 		t.Errorf("shared: %d hits for %d chunks", len(hits), ix.Stats("shared").Chunks)
+	}
+}
+
+// The index wipes only its own scratch directory in the directory it is given.
+func TestScratchDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "admin.key")
+	stale := filepath.Join(dir, "docindex-scratch", "c000001", "stale")
+	for _, p := range []string{keep, stale} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix, err := docindex.New(embedding.NewLocal(embedding.DefaultLocalDim), docindex.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a previous run's segment is still there: %v", err)
+	}
+	add(t, ix, "c", textDoc("d", nil, "text"))
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "docindex-scratch")); !os.IsNotExist(err) {
+		t.Errorf("scratch directory left after Close: %v", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("a file beside the scratch directory was touched: %v", err)
 	}
 }

@@ -95,22 +95,26 @@ func chunkKey(docID string, index int) string { return docID + "#" + strconv.Ito
 
 // Options configures an Index.
 type Options struct {
-	// Dir is a directory the index owns, where the keyword index keeps its segment files (bleve merges segments
-	// only on disk; in memory alone, search slows with every add). Its contents are deleted on New and Close.
-	// Empty: a temporary directory.
+	// Dir is where the index keeps its scratch directory, docindex-scratch, for the keyword index's segment files
+	// (bleve merges segments only on disk; in memory alone, search slows with every add). The scratch directory
+	// is wiped on New and removed on Close; nothing else in Dir is touched. Empty: a new temporary directory.
 	Dir string
 }
 
+// scratchName is the directory the index owns inside Options.Dir.
+const scratchName = "docindex-scratch"
+
 // New returns an empty index whose chunks are embedded by emb.
 func New(emb embedding.Embedder, opt Options) (*Index, error) {
-	dir := opt.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "contrail-docindex-")
+	var dir string
+	if opt.Dir == "" {
+		d, err := os.MkdirTemp("", "contrail-"+scratchName+"-")
 		if err != nil {
 			return nil, fmt.Errorf("docindex: scratch directory: %w", err)
 		}
 		dir = d
 	} else {
+		dir = filepath.Join(opt.Dir, scratchName)
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, fmt.Errorf("docindex: clear %s: %w", dir, err)
 		}
