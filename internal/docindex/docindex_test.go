@@ -536,6 +536,10 @@ func TestConcurrentUse(t *testing.T) {
 	t.Parallel()
 	ix, _ := newIndex(t)
 	ctx := context.Background()
+	shared, err := docindex.ParseFilter([]byte(`{"type":"or","filters":[{"type":"gte","key":"w","value":0},{"type":"eq","key":"x","value":1}]}`), "filters")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
@@ -555,7 +559,7 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Go(func() {
 			for range 20 {
 				if _, err := ix.Search(ctx, docindex.Query{Collections: []string{"shared", fmt.Sprintf("own%d", w)}, Mode: docindex.Hybrid,
-					Text: "cats", Alpha: 0.5, Limit: 10, MMRStrength: 0.2}); err != nil {
+					Text: "cats", Alpha: 0.5, Limit: 10, MMRStrength: 0.2, Filter: shared}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -92,8 +92,7 @@ func (f *Filter) validate(field string, depth int, nodes *int) error {
 	if f.Key == "" {
 		return errs.Missing(field + ".key")
 	}
-	f.Value = canon(f.Value)
-	switch v := f.Value.(type) {
+	switch v := canon(f.Value).(type) { // canon, not stored: Validate only reads, so a filter may be shared
 	case nil:
 		return errs.Missing(field + ".value")
 	case string, float64, bool:
