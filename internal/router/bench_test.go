@@ -3,13 +3,13 @@ package router_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/contrailhq/contrail/internal/embedding"
+	"github.com/contrailhq/contrail/internal/embedding/embeddingtest"
 	"github.com/contrailhq/contrail/internal/embedding/uselite/uselitetest"
 	"github.com/contrailhq/contrail/internal/router"
 )
@@ -30,7 +30,7 @@ func BenchmarkRoute10k(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			for i := ix.Len(); i < 10000; i++ {
 				if err := ix.UpsertVector(ctx, router.Agent{ID: fmt.Sprintf("agt_%05d", i), Handle: fmt.Sprintf("a%05d", i),
-					Published: i%2 == 0, Account: fmt.Sprintf("acct_%d", i%50)}, randomUnit(rng, emb.Dim())); err != nil {
+					Published: i%2 == 0, Account: fmt.Sprintf("acct_%d", i%50)}, embeddingtest.RandomUnit(rng, emb.Dim())); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -56,20 +56,6 @@ func BenchmarkRoute10k(b *testing.B) {
 			b.ReportMetric(float64(pct(search, 99).Microseconds())/1000, "search-p99-ms")
 		})
 	}
-}
-
-func randomUnit(rng *rand.Rand, dim int) []float32 {
-	v := make([]float32, dim)
-	var n float64
-	for i := range v {
-		x := rng.NormFloat64()
-		v[i] = float32(x)
-		n += x * x
-	}
-	for i := range v {
-		v[i] /= float32(math.Sqrt(n))
-	}
-	return v
 }
 
 func pct(d []time.Duration, p int) time.Duration {

@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/internal/embedding"
+	"github.com/contrailhq/contrail/internal/embedding/embeddingtest"
 	"github.com/contrailhq/contrail/internal/embedding/uselite/uselitetest"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
 	"github.com/contrailhq/contrail/internal/router"
@@ -166,17 +166,6 @@ func TestAccountsSeeTheirOwnAndPublishedAgentsOnly(t *testing.T) {
 	}
 }
 
-// countingEmbedder counts the texts it embeds.
-type countingEmbedder struct {
-	embedding.Embedder
-	n atomic.Int64
-}
-
-func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	c.n.Add(int64(len(texts)))
-	return c.Embedder.Embed(ctx, texts)
-}
-
 func TestStoredVectorsSpareTheEmbedderAfterARestart(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
@@ -186,15 +175,15 @@ func TestStoredVectorsSpareTheEmbedderAfterARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := loadSet(t)
-	first := &countingEmbedder{Embedder: embedding.NewLocal(embedding.DefaultLocalDim)}
+	first := &embeddingtest.Counting{Embedder: embedding.NewLocal(embedding.DefaultLocalDim)}
 	a := indexSet(t, first, set, kv)
-	if first.n.Load() == 0 {
+	if first.Texts() == 0 {
 		t.Fatal("nothing was embedded the first time")
 	}
-	second := &countingEmbedder{Embedder: embedding.NewLocal(embedding.DefaultLocalDim)}
+	second := &embeddingtest.Counting{Embedder: embedding.NewLocal(embedding.DefaultLocalDim)}
 	b := indexSet(t, second, set, kv)
-	if second.n.Load() != 0 {
-		t.Fatalf("a restart embedded %d texts again", second.n.Load())
+	if second.Texts() != 0 {
+		t.Fatalf("a restart embedded %d texts again", second.Texts())
 	}
 	q := set.Queries[0].Text
 	ma, _ := a.Rank(ctx, "x", q, 3)
@@ -203,12 +192,12 @@ func TestStoredVectorsSpareTheEmbedderAfterARestart(t *testing.T) {
 		t.Fatalf("routing differs after a restart: %v vs %v", ma, mb)
 	}
 	// New sample queries make a new vector.
-	before := second.n.Load()
+	before := second.Texts()
 	ag := set.Agents[0]
 	if err := b.Upsert(ctx, router.Agent{ID: "agt_" + ag.Handle, Handle: ag.Handle, Published: true, Queries: []string{"something else entirely"}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := second.n.Load() - before; n != 1 {
+	if n := second.Texts() - before; n != 1 {
 		t.Fatalf("changed sample queries embedded %d texts, want 1", n)
 	}
 }

@@ -239,3 +239,18 @@ func Usage(req llm.Request, resp llm.Response) llm.Usage {
 	}
 	return llm.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 }
+
+// Split cuts text into its tokens in encoding (Cl100kBase or O200kBase; anything else is O200kBase). Joined, the
+// tokens are text byte for byte when text is valid UTF-8; a token may end or begin inside a multi-byte character.
+// Chunkers use it to know where each token starts.
+func Split(encoding, text string) ([]string, error) {
+	c := o200k()
+	if encoding == Cl100kBase {
+		c = cl100k()
+	}
+	_, toks, err := c.Encode(text)
+	if err != nil {
+		return nil, fmt.Errorf("split %s tokens: %w", encoding, err)
+	}
+	return toks, nil
+}

@@ -2,6 +2,7 @@ package tokens_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/contrailhq/contrail/internal/llm"
@@ -138,5 +139,23 @@ func TestUsage(t *testing.T) {
 	got = tokens.Usage(req, llm.Response{ToolCalls: []llm.ToolCall{{Name: "hello", Arguments: "hello world"}}})
 	if got.CompletionTokens != 3 {
 		t.Errorf("tool call completion tokens = %d, want 3", got.CompletionTokens)
+	}
+}
+
+func TestSplitJoinsToText(t *testing.T) {
+	t.Parallel()
+	for _, enc := range []string{tokens.Cl100kBase, tokens.O200kBase} {
+		for _, text := range []string{"tiktoken is great!", "お誕生日おめでとう", "a\r\n\tb  c 123456 ...\n\n", ""} {
+			toks, err := tokens.Split(enc, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(toks, ""); got != text {
+				t.Errorf("%s: Split(%q) joins to %q", enc, text, got)
+			}
+			if len(toks) != tokens.Count(map[string]string{tokens.Cl100kBase: "gpt-4", tokens.O200kBase: "gpt-4o"}[enc], text) {
+				t.Errorf("%s: Split(%q) gives %d tokens, Count another number", enc, text, len(toks))
+			}
+		}
 	}
 }
