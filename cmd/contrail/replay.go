@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 )
 
@@ -124,82 +124,17 @@ func shortDuration(d time.Duration) string {
 	}
 }
 
-// summary says in one line what an event did.
+// summary says in one line what an event did: the domain's description of it (domain/session.Describe), or its
+// data for an event this build does not describe.
 func summary(reg *events.Registry, e replayEvent) string {
 	ev, err := reg.Decode(e.Type, e.Data)
-	if err != nil {
-		return clip(compactJSON(e.Data), 100)
-	}
-	switch d := ev.(type) {
-	case events.SessionCreated:
-		return "session opened; front agent " + nonEmpty(d.FrontendAgentHandle, d.FrontendAgentID)
-	case events.SessionMessagePosted:
-		return fmt.Sprintf("%s %s: %q%s", d.Type, d.SentBy, clip(d.Text, 60), embedNote(d.Embeds)) + " [" + d.MessageID + "]"
-	case events.SessionQueryDispatched:
-		return fmt.Sprintf("%s → agent %s; reply will be %s", d.MessageID, nonEmpty(d.AgentHandle, d.AgentID), d.ReplyID)
-	case events.SessionReplyPosted:
-		return fmt.Sprintf("reply %s: %q%s", d.SentBy, clip(d.Text, 60), embedNote(d.Embeds)) + " [" + d.MessageID + "]"
-	case events.SessionReplyFailed:
-		return fmt.Sprintf("no reply from %s: %s", d.SentBy, clip(d.Error, 80))
-	case events.SessionDeleted:
-		return "session deleted"
-	case events.SessionAgentStep:
-		who := nonEmpty(d.Path, d.Agent)
-		switch d.Kind {
-		case "ask_func":
-			return fmt.Sprintf("%s: Ask Func[%s]: %s", who, d.Name, clip(d.Text, 60))
-		case "func_says":
-			return fmt.Sprintf("%s: Func[%s] says: %s", who, d.Name, clip(d.Text, 60))
-		case "ask_agent":
-			return fmt.Sprintf("%s: Ask Agent[%s]: %s", who, d.Name, clip(d.Text, 60))
-		case "agent_says":
-			return fmt.Sprintf("%s: Agent[%s] says: %s", who, d.Name, clip(d.Text, 60))
-		case "answer":
-			return fmt.Sprintf("%s: A: %s", who, clip(d.Text, 70))
-		case "failed":
-			return fmt.Sprintf("%s failed: %s", who, clip(d.Text, 70))
+	if err == nil {
+		env := events.Envelope{Type: e.Type, Sequence: e.Sequence, Time: e.Time, Event: ev}
+		if line, ok := session.Describe(env); ok {
+			return line
 		}
-		return fmt.Sprintf("%s: %s", who, clip(d.Text, 70))
-	case events.SessionRouted:
-		if d.Chosen == "" {
-			return fmt.Sprintf("routed %q: no agent fits (best %s)", clip(d.Query, 40), bestMatch(d.Matches))
-		}
-		return fmt.Sprintf("routed %q → %s (%s)", clip(d.Query, 40), d.Chosen, bestMatch(d.Matches))
 	}
 	return clip(compactJSON(e.Data), 100)
-}
-
-func bestMatch(ms []events.RouteMatch) string {
-	parts := make([]string, 0, 3)
-	for i, m := range ms {
-		if i == 3 {
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %.2f", m.Handle, m.Score))
-	}
-	if len(parts) == 0 {
-		return "no agents"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func embedNote(embeds map[string]events.MessageEmbed) string {
-	if len(embeds) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(embeds))
-	for k := range embeds {
-		keys = append(keys, "#"+k)
-	}
-	sort.Strings(keys)
-	return " with " + strings.Join(keys, ", ")
-}
-
-func nonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func clip(s string, n int) string {
