@@ -2,6 +2,7 @@ package queries_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,7 +12,10 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
+	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/natsx/natstest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -83,4 +87,159 @@ func TestKilledMidLoopTheQueryCompletesOnce(t *testing.T) {
 	if got[1] != "genrand: func_says genrand "+number {
 		t.Fatalf("the answer's number %s is not the func's result: %v", number, got)
 	}
+}
+
+// routedGenrand registers genrand (whose func the test holds) for an account, and waits until the front agent's
+// router sends a random-number query to it.
+func routedGenrand(t *testing.T, n *platformtest.Node, p auth.Principal, key string, runs *atomic.Int32, entered chan struct{}, release chan struct{}) {
+	t.Helper()
+	a := genrand.Agent(genrand.WithSeed(5, 6))
+	inner := a.Funcs["genrand"]
+	a.Funcs["genrand"] = func(ctx context.Context, c agentkit.Call) (agentproto.Message, error) {
+		runs.Add(1)
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release // the node dies while the func works
+		return inner(context.WithoutCancel(ctx), c)
+	}
+	url := serveAgent(t, a).URL
+	if _, err := n.Commands.CreateAgent(context.Background(), p, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
+		t.Fatal(err)
+	}
+	waitRoutable(t, n, key, "Generate a random number between 5 and 50", "genrand")
+}
+
+// checkRoutedOnce checks that a routed query finished once, from its recorded steps: one routing, one func call
+// (the func ran once), one answer carrying the func's number.
+func checkRoutedOnce(t *testing.T, n *platformtest.Node, sessionID string, runs *atomic.Int32) {
+	t.Helper()
+	reply := waitAnswer(t, n, sessionID, 1)
+	if reply.Type != events.MessageResponse || !strings.HasPrefix(reply.Text, "The random number is ") {
+		t.Fatalf("reply after the crash: %+v", reply)
+	}
+	time.Sleep(300 * time.Millisecond) // let any second attempt show itself before counting
+	if runs.Load() != 1 {
+		t.Fatalf("the func ran %d times, want once", runs.Load())
+	}
+	number := strings.TrimSuffix(strings.TrimPrefix(reply.Text, "The random number is "), ".")
+	got := steps(t, n, sessionID)
+	want := []string{"fixie>router: routed genrand", "fixie>genrand: ask_func genrand 5, 50",
+		"fixie>genrand: func_says genrand " + number, "fixie>genrand: answer  The random number is " + number + "."}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the log shows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	es := eventsOf(t, n, sessionID)
+	if count(es, "session.reply_posted") != 1 || count(es, "session.query_dispatched") != 3 {
+		t.Fatalf("the session holds %v", typesOf(es))
+	}
+}
+
+// TestKilledMidRoutedQueryResumesFromItsLastStep kills the node while the agent the front agent routed to is in its
+// func call, and starts a node on the same data: the query goes on from its last recorded step (the routing and the
+// ask are not done again), the func runs once, and the query ends with one reply.
+func TestKilledMidRoutedQueryResumesFromItsLastStep(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := platformtest.Start(t, platformtest.WithDataDir(dir))
+	p, key := n.NewAccount(t, "ada")
+	var runs atomic.Int32
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	routedGenrand(t, n, p, key, &runs, entered, release)
+	ctx := context.Background()
+	s, err := n.SessionCommands.Create(ctx, p, commands.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.SessionCommands.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "Generate a random number between 5 and 50"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the func was never called")
+	}
+	n.Crash()
+	again := platformtest.Start(t, platformtest.WithDataDir(dir))
+	close(release)
+	checkRoutedOnce(t, again, s.ID, &runs)
+}
+
+// TestKilledMidRoutedQueryAnotherNodeFinishesIt runs two nodes on a three-server NATS cluster and kills the one
+// working on a routed query in its func call: the other node takes the step over (within the handlers' ack wait)
+// and finishes the query from where it was.
+func TestKilledMidRoutedQueryAnotherNodeFinishesIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test skipped in -short mode")
+	}
+	t.Parallel()
+	c := natstest.StartCluster(t)
+	onCluster := platformtest.WithConfig(func(cfg *config.Config) { cfg.NATSURL = c.URLs() })
+	a := platformtest.Start(t, onCluster)
+	p, key := a.NewAccount(t, "ada")
+	var runs atomic.Int32
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	routedGenrand(t, a, p, key, &runs, entered, release)
+	// Both nodes share every handler's consumer, so which one takes the func step is the server's choice: the test
+	// kills whichever node entered the func.
+	b := platformtest.Start(t, onCluster)
+	waitRoutable(t, b, key, "Generate a random number between 5 and 50", "genrand")
+	ctx := context.Background()
+	s, err := a.SessionCommands.Create(ctx, p, commands.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SessionCommands.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "Generate a random number between 5 and 50"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the func was never called")
+	}
+	// Kill the node whose handler is in the func call; the survivor finishes.
+	victim, survivor := a, b
+	if inFunc(b) {
+		victim, survivor = b, a
+	}
+	victim.Crash()
+	close(release)
+	checkRoutedOnce(t, survivor, s.ID, &runs)
+}
+
+// inFunc reports whether a node's Code Shot executor is in the middle of handling an event.
+func inFunc(n *platformtest.Node) bool {
+	mfs, _ := n.Metrics.Registry.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != "contrail_handler_attempts_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == "codeshot" {
+					return handled(n, "codeshot") < m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return false
+}
+
+// handled counts a handler's finished attempts.
+func handled(n *platformtest.Node, handler string) float64 {
+	mfs, _ := n.Metrics.Registry.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != "contrail_handler_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == handler {
+					return float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	return 0
 }
