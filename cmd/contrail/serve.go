@@ -157,7 +157,12 @@ func serve(ctx context.Context, cfg config.Config, samples bool, logOut io.Write
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Every request's context derives from this one, so that a stop can end what waits (a reply awaited, a stream, a
+	// subscription) at once instead of waiting for it.
+	reqCtx, endRequests := context.WithCancel(context.Background())
+	defer endRequests()
+	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return reqCtx }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if samples {
@@ -185,9 +190,12 @@ func serve(ctx context.Context, cfg config.Config, samples bool, logOut io.Write
 		return fmt.Errorf("http server: %w", err)
 	}
 	logger.Info("stopping")
-	// Stop taking requests first; requests in flight get a few seconds, and long streams (SSE, websockets) are cut
-	// after that: their clients reconnect to another node. Then the work behind them stops.
-	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
+	stopping := time.Now()
+	// Stop taking requests first. Requests in flight end at once where they wait (a reply awaited, a stream, a
+	// subscription: their clients reconnect to another node, and what they waited for is in the log); the short ones
+	// get a moment to finish. Then the work behind them stops: handlers hand back what they hold, cancelled.
+	endRequests()
+	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancelHTTP()
 	if err := srv.Shutdown(httpCtx); err != nil {
 		if !errors.Is(err, context.DeadlineExceeded) {
@@ -198,6 +206,6 @@ func serve(ctx context.Context, cfg config.Config, samples bool, logOut io.Write
 	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	p.Stop(stopCtx)
-	logger.Info("stopped")
+	logger.Info("stopped", "took_ms", time.Since(stopping).Milliseconds())
 	return nil
 }

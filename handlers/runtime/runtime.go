@@ -85,7 +85,7 @@ type Runtime struct {
 	inflight sync.Map // delivery reply subject -> delivered
 	wmLog    watermill.LoggerAdapter
 	stopping chan struct{}
-	// graceCtx ends a while after a stop begins: handlers in flight get that long to finish.
+	// graceCtx ends when a stop begins: handlers in flight are cancelled and their deliveries handed back.
 	graceCtx    context.Context
 	graceCancel context.CancelFunc
 }
@@ -227,10 +227,11 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		return fmt.Errorf("handlers stopped: %w", err)
 	}
 	close(rt.stopping)
-	grace := time.AfterFunc(rt.cfg.CloseTimeout*3/4, rt.graceCancel)
-	err = router.Close()
-	grace.Stop()
+	// Work in flight is cancelled at once (a model call, a func call): every handler's work is resumable from the
+	// log, so what was cancelled is handed back and done again, after the restart or on another node, rather than
+	// holding the stop up.
 	rt.graceCancel()
+	err = router.Close()
 	rt.nakInflight()
 	conn.Close()
 	if err != nil {

@@ -29,7 +29,8 @@ func (rt *Runtime) wrap(h Handler) message.NoPublishHandlerFunc {
 		if env.Event == nil {
 			return nil // a type this build does not know: nothing to react to
 		}
-		// In-flight work may finish during a stop: the handler's context outlives the router's, up to a grace period.
+		// The handler's context is cancelled when a stop begins (graceCtx), not when watermill's router closes: the
+		// runtime answers the delivery itself then.
 		ctx, cancel := context.WithCancel(context.WithoutCancel(wm.Context()))
 		defer cancel()
 		stopGrace := context.AfterFunc(rt.graceCtx, cancel)

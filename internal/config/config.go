@@ -80,7 +80,7 @@ func Defaults() Config {
 		Prefix:          "contrail",
 		RunTimeout:      10 * time.Minute,
 		LeaseTTL:        3 * time.Second,
-		ShutdownTimeout: 20 * time.Second,
+		ShutdownTimeout: 10 * time.Second,
 		// The numbers of commands.DefaultDailyQueryLimit and DefaultRequestsPerMinute (config does not import commands).
 		DailyQueries:      1000,
 		RequestsPerMinute: 600,
