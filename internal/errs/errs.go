@@ -53,19 +53,25 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// MaxArg bounds what one argument of E, InvalidField, NotFoundf and Limit puts into a message, in bytes. A message
-// may quote what was sent (a bad value, a name, an ID) so that the user sees which, but never whole: a request may
-// carry megabytes, and an error that repeats them back is a second copy of the attack in every log and client.
-const MaxArg = 200
+// MaxArg bounds what one string argument of E, InvalidField, NotFoundf and Limit puts into a message, in bytes; an
+// error or Stringer argument (a report the platform wrote, which may quote a little of the input) may take up to
+// MaxErrArg. A message may quote what was sent (a bad value, a name, an ID) so that the user sees which, but never
+// whole: a request may carry megabytes, and an error that repeats them back is a second copy in every log and
+// client.
+const (
+	MaxArg    = 200
+	MaxErrArg = 2000
+)
 
-// clip shortens every string or error argument longer than MaxArg, at a rune boundary, saying how long it was.
+// clip shortens every argument longer than its bound, at a rune boundary, saying how long it was.
 func clip(args []any) []any {
 	var out []any
 	for i, a := range args {
 		var s string
+		limit := MaxErrArg
 		switch v := a.(type) {
 		case string:
-			s = v
+			s, limit = v, MaxArg
 		case error:
 			s = v.Error()
 		case fmt.Stringer:
@@ -73,13 +79,13 @@ func clip(args []any) []any {
 		default:
 			continue
 		}
-		if len(s) <= MaxArg {
+		if len(s) <= limit {
 			continue
 		}
 		if out == nil {
 			out = append([]any(nil), args...)
 		}
-		cut := MaxArg
+		cut := limit
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}

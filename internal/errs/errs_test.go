@@ -17,7 +17,7 @@ func TestMessagesNeverRepeatAHugeInput(t *testing.T) {
 		"NotFoundf":    errs.NotFoundf("assistant", huge),
 		"Limit":        errs.Limit(0, "%v", errors.New(huge)),
 	} {
-		if len(e.Message) > errs.MaxArg+100 {
+		if len(e.Message) > errs.MaxErrArg+100 {
 			t.Errorf("%s: a message of %d bytes", name, len(e.Message))
 		}
 		if !utf8.ValidString(e.Message) {
