@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -81,6 +82,9 @@ func (r *Registry) Builtin(ref string) (Info, bool) {
 func (r *Registry) Load(ctx context.Context, id string) (Record, error) {
 	var rec Record
 	history, _, err := r.store.Load(ctx, events.Ref{Type: "agent", ID: id})
+	if errors.Is(err, events.ErrInvalidRef) {
+		return rec, nil // an ID that cannot be one names no agent
+	}
 	if err != nil {
 		return Record{}, err
 	}

@@ -73,9 +73,6 @@ type NewFile struct {
 	Upload   Upload
 }
 
-// maxFilenameChars bounds a file's name.
-const maxFilenameChars = 512
-
 // CreateFile records a stored upload as a file and returns its ID once the files read model shows it. Invalid
 // input discards the upload.
 func (c *Commands) CreateFile(ctx context.Context, actor auth.Principal, in NewFile) (id string, err error) {

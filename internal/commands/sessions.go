@@ -18,15 +18,6 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
-// Limits of a message.
-const (
-	// MaxMessageText bounds a message's text, in bytes.
-	MaxMessageText = 32 << 10
-	// MaxMessageEmbeds bounds how many embeds one message carries.
-	MaxMessageEmbeds = 16
-	maxSessionName   = 200
-)
-
 // QueryCounter counts queries against an account's daily quota. The security issue's limits package implements
 // it; CountQuery fails with an errs.RateLimited error once the quota is used up.
 type QueryCounter interface {
@@ -254,6 +245,9 @@ func (c *Commands) CreateSession(ctx context.Context, actor auth.Principal, in N
 
 // DeleteSession closes a session of the caller's account.
 func (c *Commands) DeleteSession(ctx context.Context, actor auth.Principal, id string) error {
+	if !validID(id) {
+		return errs.NotFoundf("session", id)
+	}
 	res, err := events.Update(ctx, c.store, sessionRef(id), actor.Meta(), func(s *Session) ([]events.Event, error) {
 		if err := ownSession(s, actor, id); err != nil {
 			return nil, err
@@ -419,9 +413,8 @@ func (c *Commands) MessageEmbeds(ctx context.Context, actor auth.Principal, in m
 			}
 			out[key] = events.MessageEmbed{EmbedID: e.ID, ContentType: e.ContentType, ContentHash: e.ContentHash}
 		case src.URI != "":
-			u, err := url.Parse(src.URI)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return nil, errs.InvalidField(field, "embed %q: uri must be a data: URI or an absolute http(s) URL", key)
+			if CheckURL(field, src.URI) != nil {
+				return nil, errs.InvalidField(field, "embed %q: uri must be a data: URI or an absolute http(s) URL of at most %d characters", key, maxURLChars)
 			}
 			if _, _, err := mime.ParseMediaType(src.ContentType); err != nil {
 				return nil, errs.InvalidField(field, "embed %q: an http(s) uri needs its contentType", key)
