@@ -20,6 +20,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -52,12 +53,15 @@ func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 
 // Routes implements httpapi.Face.
 func (f *Face) Routes(r chi.Router) {
-	r.Get("/whoami", f.whoami)
-	r.Get("/keys", f.listKeys)
-	r.Post("/keys", f.createKey)
-	r.Delete("/keys/{keyID}", f.revokeKey)
 	r.Group(func(r chi.Router) {
-		r.Use(f.adminOnly)
+		r.Use(f.checkPathIDs)
+		r.Get("/whoami", f.whoami)
+		r.Get("/keys", f.listKeys)
+		r.Post("/keys", f.createKey)
+		r.Delete("/keys/{keyID}", f.revokeKey)
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(f.adminOnly, f.checkPathIDs)
 		r.Get("/accounts", f.listAccounts)
 		r.Post("/accounts", f.createAccount)
 		r.Post("/accounts/{accountID}/limits", f.setLimits)
@@ -88,32 +92,63 @@ func (f *Face) whoami(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, principal(r))
 }
 
+// maxBody bounds a request body of this face: what it takes is a few names and numbers.
+const maxBody = 64 << 10
+
 // decode reads a JSON body into v, answering 400 with what is wrong.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err := dec.Decode(v); err != nil {
-		return errs.E(errs.Invalid, "request body is not valid JSON: %v", err)
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errs.E(errs.TooLarge, "the request body is larger than %d bytes", maxBody)
+		}
+		return errs.InvalidField("body", "request body is not valid JSON: %v", err)
 	}
 	return nil
 }
 
 // account picks the account a key request is about: one's own, or (for an admin) the one named.
-func account(r *http.Request) string {
+func account(r *http.Request) (string, error) {
 	p := principal(r)
 	if a := r.URL.Query().Get("account"); a != "" && p.Admin {
-		return a
+		return a, ids.Check("account", ids.Account, a)
 	}
-	return p.AccountID
+	return p.AccountID, nil
+}
+
+// checkPathIDs answers 400 naming the parameter when an ID in the path is not one the platform hands out, before
+// a handler sees it. It runs after routing (as a group's middleware), when the parameters are known.
+func (f *Face) checkPathIDs(next http.Handler) http.Handler {
+	kinds := map[string]ids.Kind{"keyID": ids.Key, "accountID": ids.Account, "name": ids.Token}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rc := chi.RouteContext(r.Context()); rc != nil {
+			for i, name := range rc.URLParams.Keys {
+				if k, ok := kinds[name]; ok {
+					if err := ids.Check(name, k, rc.URLParams.Values[i]); err != nil {
+						f.WriteError(w, r, err)
+						return
+					}
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (f *Face) listKeys(w http.ResponseWriter, r *http.Request) {
-	acct, ok, err := projections.Get[projections.AccountView](r.Context(), f.d.Views, "accounts", projections.AccountKey(account(r)))
+	id, err := account(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	acct, ok, err := projections.Get[projections.AccountView](r.Context(), f.d.Views, "accounts", projections.AccountKey(id))
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
 	if !ok {
-		f.WriteError(w, r, errs.NotFoundf("account", account(r)))
+		f.WriteError(w, r, errs.NotFoundf("account", id))
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"account_id": acct.ID, "keys": acct.Keys})
@@ -129,7 +164,12 @@ func (f *Face) createKey(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	k, err := f.d.Commands.IssueKey(r.Context(), principal(r), account(r), in.Name, "")
+	id, err := account(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	k, err := f.d.Commands.IssueKey(r.Context(), principal(r), id, in.Name, "")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -139,7 +179,12 @@ func (f *Face) createKey(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) revokeKey(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "keyID")
-	if err := f.d.Commands.RevokeKey(r.Context(), principal(r), account(r), id); err != nil {
+	acct, err := account(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.d.Commands.RevokeKey(r.Context(), principal(r), acct, id); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -204,7 +249,7 @@ func (f *Face) projectionStatus(w http.ResponseWriter, r *http.Request) {
 func (f *Face) rebuild(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "name")
 	if !containsName(f.d.Views.Names(), name) {
-		f.WriteError(w, r, errs.E(errs.NotFound, "no projection %q (have %v)", name, f.d.Views.Names()))
+		f.WriteError(w, r, errs.E(errs.NotFound, "no projection of that name (there are %v)", f.d.Views.Names()))
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")

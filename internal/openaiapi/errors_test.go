@@ -132,8 +132,10 @@ func TestBadInput(t *testing.T) {
 		{"additional message bad", "POST", runs, fmt.Sprintf(`{"assistant_id":%q,"additional_messages":[{"role":"user","content":7}]}`, a.ID), nil, 400, "additional_messages[0].content"},
 		{"unknown step", "GET", runs + "/" + run.ID + "/steps/step_nope", nil, nil, 404, "-"},
 		{"unknown message", "DELETE", "/v1/threads/" + th.ID + "/messages/msg_nope", nil, nil, 404, "-"},
-		{"ids that are not ids", "GET", "/v1/threads/a.b.c", nil, nil, 404, "-"},
-		{"wildcard ids", "GET", "/v1/threads/" + th.ID + "/messages/*", nil, nil, 404, "-"},
+		// An ID that is not one of this server's is refused by name, as OpenAI does ("Invalid 'thread_id'").
+		{"ids that are not ids", "GET", "/v1/threads/a.b.c", nil, nil, 400, "thread_id"},
+		{"wildcard ids", "GET", "/v1/threads/" + th.ID + "/messages/*", nil, nil, 400, "message_id"},
+		{"an id of another kind", "GET", "/v1/assistants/" + th.ID, nil, nil, 400, "assistant_id"},
 		{"unknown file", "GET", "/v1/files/file-nope", nil, nil, 404, "id"},
 		{"file upload as JSON", "POST", "/v1/files", `{"purpose":"assistants"}`, nil, 400, "-"},
 		{"file upload without purpose", "POST", "/v1/files", noPurpose, []string{"Content-Type", noPurposeCT}, 400, "purpose"},
