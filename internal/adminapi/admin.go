@@ -54,14 +54,14 @@ func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // Routes implements httpapi.Face.
 func (f *Face) Routes(r chi.Router) {
 	r.Group(func(r chi.Router) {
-		r.Use(f.checkPathIDs)
+		r.Use(httpapi.CheckPathIDs(pathIDs, f.WriteError))
 		r.Get("/whoami", f.whoami)
 		r.Get("/keys", f.listKeys)
 		r.Post("/keys", f.createKey)
 		r.Delete("/keys/{keyID}", f.revokeKey)
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(f.adminOnly, f.checkPathIDs)
+		r.Use(f.adminOnly, httpapi.CheckPathIDs(pathIDs, f.WriteError))
 		r.Get("/accounts", f.listAccounts)
 		r.Post("/accounts", f.createAccount)
 		r.Post("/accounts/{accountID}/limits", f.setLimits)
@@ -117,24 +117,8 @@ func account(r *http.Request) (string, error) {
 	return p.AccountID, nil
 }
 
-// checkPathIDs answers 400 naming the parameter when an ID in the path is not one the platform hands out, before
-// a handler sees it. It runs after routing (as a group's middleware), when the parameters are known.
-func (f *Face) checkPathIDs(next http.Handler) http.Handler {
-	kinds := map[string]ids.Kind{"keyID": ids.Key, "accountID": ids.Account, "name": ids.Token}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rc := chi.RouteContext(r.Context()); rc != nil {
-			for i, name := range rc.URLParams.Keys {
-				if k, ok := kinds[name]; ok {
-					if err := ids.Check(name, k, rc.URLParams.Values[i]); err != nil {
-						f.WriteError(w, r, err)
-						return
-					}
-				}
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+// pathIDs are the kinds of the IDs the routes' paths name, by parameter.
+var pathIDs = map[string]ids.Kind{"keyID": ids.Key, "accountID": ids.Account, "name": ids.Token}
 
 func (f *Face) listKeys(w http.ResponseWriter, r *http.Request) {
 	id, err := account(r)

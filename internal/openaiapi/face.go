@@ -71,10 +71,10 @@ func (f *Face) Routes(r chi.Router) {
 	// Routes are registered flat, each with the methods the API defines for it: a sub-router's "/" would also
 	// answer "/v1/assistants/", and the router's listing (chi.Walk, which the route checks read) would name a
 	// path the API does not have.
-	// Every ID in a path is checked before a handler sees it (checkPathIDs), so that none reaches a subject or
-	// a key unchecked.
+	// Every ID in a path is checked before a handler sees it, so that none reaches a subject or a key unchecked:
+	// 400 naming the parameter, as OpenAI answers ("Invalid 'thread_id'").
 	r.Group(func(r chi.Router) {
-		r.Use(f.checkPathIDs)
+		r.Use(httpapi.CheckPathIDs(pathIDs, f.WriteError))
 		r.Get("/assistants", f.listAssistants)
 		r.Post("/assistants", f.createAssistant)
 		r.Get("/assistants/{assistant_id}", f.getAssistant)
@@ -120,24 +120,6 @@ func (f *Face) Routes(r chi.Router) {
 var pathIDs = map[string]ids.Kind{
 	"assistant_id": ids.Assistant, "thread_id": ids.Thread, "message_id": ids.Message, "run_id": ids.Run,
 	"step_id": ids.Step, "file_id": ids.File,
-}
-
-// checkPathIDs answers 400 naming the parameter, as OpenAI does ("Invalid 'thread_id'"), when an ID in the path is
-// not one this server hands out. It runs after routing (as a group's middleware), when the parameters are known.
-func (f *Face) checkPathIDs(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rc := chi.RouteContext(r.Context()); rc != nil {
-			for i, name := range rc.URLParams.Keys {
-				if k, ok := pathIDs[name]; ok {
-					if err := ids.Check(name, k, rc.URLParams.Values[i]); err != nil {
-						f.WriteError(w, r, err)
-						return
-					}
-				}
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // unsupported answers the routes of the API this server does not implement yet in OpenAI's error shape.
