@@ -17,6 +17,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -238,14 +239,14 @@ const maxOwnMessage = 500
 func ownError(e *gqlerror.Error) *gqlerror.Error {
 	out := *e
 	if len(out.Path) >= 2 && out.Path[0] == ast.PathName("variable") {
-		if name, ok := out.Path[1].(ast.PathName); ok {
-			out.Extensions = maps.Clone(out.Extensions)
-			if out.Extensions == nil {
-				out.Extensions = map[string]any{}
-			}
-			out.Extensions["field"] = string(name)
-			out.Message = "variable $" + string(name) + ": " + out.Message
+		// The path below the variable names the field inside it: agentData.queries[3].
+		field := strings.TrimPrefix(out.Path[1:].String(), ".")
+		out.Extensions = maps.Clone(out.Extensions)
+		if out.Extensions == nil {
+			out.Extensions = map[string]any{}
 		}
+		out.Extensions["field"] = field
+		out.Message = "variable $" + field + ": " + out.Message
 	}
 	if len(out.Message) > maxOwnMessage {
 		cut := maxOwnMessage
