@@ -38,7 +38,8 @@ const (
 	maxToolOutputChars      = 256_000  // one tool output
 	maxToolCallIDBytes      = 128      // a tool_call_id
 	maxJSONBytes            = 64 << 10 // tool_resources, response_format, tool_choice
-	maxFilenameChars        = 512      // an uploaded file's name
+	maxFilenameChars        = 512      // an uploaded file's or embed's name
+	maxContentTypeBytes     = 255      // the content type of an upload or an embed
 
 	// The Fixie face (GraphQL, /api).
 	maxHandle      = 64   // an agent's handle (bytes)

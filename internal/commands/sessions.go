@@ -416,7 +416,7 @@ func (c *Commands) MessageEmbeds(ctx context.Context, actor auth.Principal, in m
 			if CheckURL(field, src.URI) != nil {
 				return nil, errs.InvalidField(field, "embed %q: uri must be a data: URI or an absolute http(s) URL of at most %d characters", key, maxURLChars)
 			}
-			if _, _, err := mime.ParseMediaType(src.ContentType); err != nil {
+			if _, _, err := mime.ParseMediaType(src.ContentType); err != nil || len(src.ContentType) > maxContentTypeBytes {
 				return nil, errs.InvalidField(field, "embed %q: an http(s) uri needs its contentType", key)
 			}
 			out[key] = events.MessageEmbed{URI: src.URI, ContentType: src.ContentType}

@@ -2,6 +2,8 @@ package platform_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +163,29 @@ func TestANodeWhoseConnectionClosedForGoodSaysSoOnHealthz(t *testing.T) {
 	}
 	if !strings.Contains(n.Logs.String(), "cannot serve until it is restarted") {
 		t.Fatal("the node did not log that its connection closed for good")
+	}
+}
+
+// TestHeadersThatEnterEventsAreBounded: the content type and file name of an upload are stored in its event; a
+// header of 100 kB is a 400 naming the field, not an event too large or a 500.
+func TestHeadersThatEnterEventsAreBounded(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	_, key := n.NewAccount(t, "ada")
+	long := "text/plain; x=" + strings.Repeat("a", 100<<10)
+	req, err := http.NewRequestWithContext(t.Context(), "POST", n.URL+"/api/embeds", strings.NewReader("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", long)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !namesParam(body, "content_type") || len(body) > 1000 {
+		t.Fatalf("an embed with a content type of 100 kB: %d %.300s; want 400 naming content_type", resp.StatusCode, body)
 	}
 }
