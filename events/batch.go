@@ -34,6 +34,9 @@ func (s *Store) AppendBatch(ctx context.Context, batch []Batch) ([]Appended, []e
 			continue
 		}
 		body, err := encodeEnvelope(&es[0])
+		if err == nil {
+			err = s.checkSize(&es[0], len(body))
+		}
 		if err != nil {
 			errs[i] = err
 			continue

@@ -4,5 +4,6 @@
 //
 // An event's JSON is a contract with every log ever written: add fields, never rename or repurpose one.
 //
-// This package imports natsx for names and nothing of the faces, projections or handlers.
+// This package imports natsx for names and errs for the codes of what it refuses (an invalid reference, an event
+// too large, contention past its retries), and nothing of the faces, projections or handlers.
 package events

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
@@ -101,8 +102,8 @@ func (s *Store) Append(ctx context.Context, ref Ref, expected Version, meta Meta
 }
 
 func (s *Store) envelopes(ref Ref, expected Version, meta Meta, evs []Event) ([]Envelope, error) {
-	if !natsx.ValidToken(ref.Type) || !natsx.ValidToken(ref.ID) {
-		return nil, fmt.Errorf("append to %s: aggregate type and id must be subject tokens", ref)
+	if err := checkRef(ref); err != nil {
+		return nil, err
 	}
 	if len(evs) == 0 {
 		return nil, fmt.Errorf("append to %s: no events", ref)
@@ -139,6 +140,9 @@ func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filt
 	if err != nil {
 		return 0, err
 	}
+	if err := s.checkSize(env, len(body)); err != nil {
+		return 0, err
+	}
 	msg := &nats.Msg{
 		Subject: s.names.EventSubject(env.Aggregate, env.AggregateID, eventName(env.Type)),
 		Data:    body,
@@ -158,6 +162,9 @@ func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filt
 		if isWrongLastSequence(err) {
 			return 0, ErrConflict
 		}
+		if errors.Is(err, nats.ErrMaxPayload) {
+			return 0, tooLarge(env, len(body), s.js.Conn().MaxPayload())
+		}
 		if err == nil {
 			return ack.Sequence, nil
 		}
@@ -172,6 +179,26 @@ func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filt
 			return 0, err
 		}
 	}
+}
+
+// headerRoom is what an event's headers (Nats-Msg-Id, the expected sequence and its subject) may take of the
+// server's max payload, which counts headers and body together.
+const headerRoom = 1 << 10
+
+// checkSize refuses an event that the server would refuse for its size, before it is sent.
+func (s *Store) checkSize(env *Envelope, n int) error {
+	if max := s.js.Conn().MaxPayload(); max > 0 && int64(n)+headerRoom > max {
+		return tooLarge(env, n, max)
+	}
+	return nil
+}
+
+// tooLarge says that an event is bigger than the log takes: every field has its own limit, but some events carry
+// several fields at their limits (a run copies its assistant's instructions and tools) and the sum may not fit.
+func tooLarge(env *Envelope, n int, max int64) error {
+	return &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("the %s event this request makes is %d bytes; "+
+		"the log takes events of up to %d bytes: send less (shorter texts, fewer tools or messages)",
+		env.Type, n, max-headerRoom)}
 }
 
 func eventName(eventType string) string {
@@ -207,6 +234,9 @@ func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, 
 
 // Load replays one aggregate's history, in order, with each event decoded.
 func (s *Store) Load(ctx context.Context, ref Ref) ([]Envelope, Version, error) {
+	if err := checkRef(ref); err != nil {
+		return nil, Version{}, err
+	}
 	var out []Envelope
 	var err error
 	if s.cache != nil {
@@ -233,6 +263,9 @@ func (s *Store) Load(ctx context.Context, ref Ref) ([]Envelope, Version, error) 
 func (s *Store) Read(ctx context.Context, from uint64, fn func(Envelope) error, filters ...string) (uint64, error) {
 	if len(filters) == 0 {
 		filters = []string{s.names.EventsWildcard()}
+	}
+	if err := checkFilters(filters); err != nil {
+		return 0, err
 	}
 	if len(filters) > 1 {
 		return s.readMerged(ctx, from, fn, filters)
@@ -282,6 +315,10 @@ func (s *Store) readMerged(ctx context.Context, from uint64, fn func(Envelope) e
 // server died) is replaced by a new one from the next sequence, so a follower never stands still for long.
 func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter.Seq2[Envelope, error] {
 	return func(yield func(Envelope, error) bool) {
+		if err := checkFilters(filters); err != nil {
+			yield(Envelope{}, err)
+			return
+		}
 		for {
 			next, err := s.followOnce(ctx, from, filters, yield)
 			if err == nil || ctx.Err() != nil {
@@ -449,7 +486,12 @@ func Update[S any, P interface {
 			return Appended{Version: v}, nil
 		}
 		res, err := st.Append(ctx, ref, v, meta, evs...)
-		if !errors.Is(err, ErrConflict) || attempt == maxUpdateAttempts {
+		if errors.Is(err, ErrConflict) && attempt == maxUpdateAttempts {
+			// Past its retries a conflict is contention to report, as a conflict the client may retry.
+			return res, &errs.Error{Code: errs.Conflict, Err: err,
+				Message: "the object was changed by other requests at the same time, too often to apply this one; try again"}
+		}
+		if !errors.Is(err, ErrConflict) {
 			return res, err
 		}
 		// Somebody appended first: what they appended may not have reached the replica that answered this load.

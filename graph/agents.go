@@ -72,6 +72,9 @@ func (r queryResolver) AgentByID(ctx context.Context, agentID string) (*model.Ag
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAgentRef("agentId", agentID); err != nil {
+		return nil, err
+	}
 	if b, ok := r.d.Agents.Builtin(agentID); ok && b.ID == agentID {
 		m := agentModel(b, "")
 		return &m, nil
@@ -93,6 +96,9 @@ func (r queryResolver) AgentByID(ctx context.Context, agentID string) (*model.Ag
 func (r queryResolver) AgentByHandle(ctx context.Context, handle string) (*model.Agent, error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAgentRef("handle", handle); err != nil {
 		return nil, err
 	}
 	a, err := r.d.Commands.FindAgent(ctx, p, handle)
@@ -166,6 +172,9 @@ func (r mutationResolver) UpdateAgent(ctx context.Context, in generated.AgentInp
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAgentRef("handle", in.Handle); err != nil {
+		return nil, err
+	}
 	a, err := r.d.Commands.UpdateAgent(ctx, p, agentInput(in))
 	if err != nil {
 		return nil, err
@@ -183,6 +192,9 @@ func (r mutationResolver) DeleteAgent(ctx context.Context, handle string) (*gene
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAgentRef("handle", handle); err != nil {
+		return nil, err
+	}
 	a, err := r.d.Commands.DeleteAgent(ctx, p, handle)
 	if err != nil {
 		return nil, err
@@ -195,6 +207,9 @@ func (r mutationResolver) DeleteAgent(ctx context.Context, handle string) (*gene
 func (r mutationResolver) RefreshAgent(ctx context.Context, handle string) (*generated.AgentPayload, error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAgentRef("handle", handle); err != nil {
 		return nil, err
 	}
 	a, err := r.d.Commands.RefreshAgent(ctx, p, handle)
@@ -223,6 +238,9 @@ func (r queryResolver) Route(ctx context.Context, query string, first *int) ([]g
 	}
 	if n < 1 || n > 50 {
 		return nil, errs.InvalidField("first", "first must be between 1 and 50")
+	}
+	if len(query) > commands.MaxMessageText {
+		return nil, errs.InvalidField("query", "query is %d bytes long; at most %d are allowed", len(query), commands.MaxMessageText)
 	}
 	ms, err := r.d.Router.Rank(ctx, p.AccountID, query, n)
 	if err != nil {

@@ -8,11 +8,18 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"maps"
+	"mime"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -122,11 +129,36 @@ const (
 // Routes implements httpapi.Face.
 func (f *Face) Routes(r chi.Router) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		req.Body = http.MaxBytesReader(w, req.Body, maxBody)
+		if req.Method == http.MethodPost {
+			// Read here rather than in gqlgen, which answers a body over the limit (or not JSON) with a 200 or
+			// 400 without a code, and repeats a body it cannot decode in its message.
+			raw, err := readBody(w, req)
+			if err != nil {
+				f.WriteError(w, req, err)
+				return
+			}
+			req.Body = io.NopCloser(bytes.NewReader(raw))
+		}
 		f.srv.ServeHTTP(w, req)
 	})
 	r.Post("/", h) // queries and mutations
 	r.Get("/", h)  // websocket upgrades, for subscriptions
+}
+
+// readBody reads a POST's body, up to maxBody; a JSON body must be JSON.
+func readBody(w http.ResponseWriter, req *http.Request) ([]byte, error) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errs.E(errs.TooLarge, "the request body is larger than %d bytes", maxBody)
+	}
+	if err != nil {
+		return nil, errs.InvalidField("body", "could not read the request body: %v", err)
+	}
+	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt == "application/json" && !json.Valid(raw) {
+		return nil, errs.InvalidField("body", `the body is not valid JSON: send {"query": "...", "variables": {...}}`)
+	}
+	return raw, nil
 }
 
 // AuthenticatesWebsockets implements httpapi.InitAuthFace: a websocket's key may come in connection_init.
@@ -167,16 +199,17 @@ func (f *Face) initWebsocket(ctx context.Context, payload transport.InitPayload)
 
 // Error codes of extensions.code.
 var extensionCodes = map[errs.Code]string{
-	errs.Invalid:         "BAD_USER_INPUT",
-	errs.NotFound:        "NOT_FOUND",
-	errs.Conflict:        "CONFLICT",
-	errs.Unauthorized:    "UNAUTHENTICATED",
-	errs.Forbidden:       "FORBIDDEN",
-	errs.RateLimited:     "RATE_LIMITED",
-	errs.TooLarge:        "PAYLOAD_TOO_LARGE",
-	errs.Unavailable:     "SERVICE_UNAVAILABLE",
-	errs.DeadlineExpired: "TIMEOUT",
-	errs.Internal:        "INTERNAL_SERVER_ERROR",
+	errs.Invalid:          "BAD_USER_INPUT",
+	errs.NotFound:         "NOT_FOUND",
+	errs.Conflict:         "CONFLICT",
+	errs.Unauthorized:     "UNAUTHENTICATED",
+	errs.Forbidden:        "FORBIDDEN",
+	errs.RateLimited:      "RATE_LIMITED",
+	errs.TooLarge:         "PAYLOAD_TOO_LARGE",
+	errs.MethodNotAllowed: "METHOD_NOT_ALLOWED",
+	errs.Unavailable:      "SERVICE_UNAVAILABLE",
+	errs.DeadlineExpired:  "TIMEOUT",
+	errs.Internal:         "INTERNAL_SERVER_ERROR",
 }
 
 // ExtensionCode is the extensions.code an error shows.
@@ -187,7 +220,7 @@ func ExtensionCode(err error) string { return extensionCodes[errs.CodeOf(err)] }
 func (f *Face) presentError(ctx context.Context, err error) *gqlerror.Error {
 	var gqlErr *gqlerror.Error
 	if errors.As(err, &gqlErr) && gqlErr.Err == nil {
-		return gqlErr // gqlgen's own: parse and validation errors, with their codes
+		return ownError(gqlErr) // gqlgen's own: parse and validation errors, with their codes
 	}
 	out := graphql.DefaultErrorPresenter(ctx, err)
 	coded := f.coded(err)
@@ -196,6 +229,34 @@ func (f *Face) presentError(ctx context.Context, err error) *gqlerror.Error {
 	}
 	out.Message, out.Extensions = coded.Message, coded.Extensions
 	return out
+}
+
+// maxOwnMessage bounds the message of one of gqlgen's own errors, which may quote the request.
+const maxOwnMessage = 500
+
+// ownError completes an error gqlgen raised itself: one about a variable (missing, of the wrong type) names it, in
+// its message and as extensions.field, as the face's own errors name their field; a message that quotes the
+// request is cut short.
+func ownError(e *gqlerror.Error) *gqlerror.Error {
+	out := *e
+	if len(out.Path) >= 2 && out.Path[0] == ast.PathName("variable") {
+		// The path below the variable names the field inside it: agentData.queries[3].
+		field := strings.TrimPrefix(out.Path[1:].String(), ".")
+		out.Extensions = maps.Clone(out.Extensions)
+		if out.Extensions == nil {
+			out.Extensions = map[string]any{}
+		}
+		out.Extensions["field"] = field
+		out.Message = "variable $" + field + ": " + out.Message
+	}
+	if len(out.Message) > maxOwnMessage {
+		cut := maxOwnMessage
+		for cut > 0 && !utf8.RuneStart(out.Message[cut]) {
+			cut--
+		}
+		out.Message = out.Message[:cut] + "…"
+	}
+	return &out
 }
 
 func (f *Face) coded(err error) *gqlerror.Error {

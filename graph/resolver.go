@@ -6,7 +6,9 @@ import (
 
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 )
 
 // Resolver is the root of the hand-written resolvers.
@@ -70,7 +72,7 @@ func page[T any](items []T, cursor func(T) string, first *int, after *string, wh
 			}
 		}
 		if at < 0 {
-			return nil, errs.InvalidField("after", "no %s with cursor %q: pass a cursor from a previous page", what, *after)
+			return nil, errs.InvalidField("after", "no %s has that cursor: pass a cursor from a previous page", what)
 		}
 		items = items[at+1:]
 	}
@@ -99,4 +101,16 @@ func trimmed(s *string) string {
 		return ""
 	}
 	return strings.TrimSpace(*s)
+}
+
+// checkAgentRef checks what names an agent (an agent ID, a built-in's ID, a handle, owner/handle) before it is
+// looked up: bounded, printable, and an agent ID (agt_...) a valid one.
+func checkAgentRef(param, ref string) error {
+	if err := ids.CheckName(param, ref, commands.MaxAgentRef); err != nil {
+		return err
+	}
+	if strings.HasPrefix(ref, ids.Agent.Prefix) {
+		return ids.Check(param, ids.Agent, ref)
+	}
+	return nil
 }

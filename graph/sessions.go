@@ -17,6 +17,7 @@ import (
 	"github.com/contrailhq/contrail/graph/model"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -56,6 +57,9 @@ func (r queryResolver) AllSessions(ctx context.Context, first *int, after *strin
 
 // SessionByHandle finds a session of the caller's.
 func (r queryResolver) SessionByHandle(ctx context.Context, handle string) (*generated.Session, error) {
+	if err := ids.Check("handle", ids.Session, handle); err != nil {
+		return nil, err
+	}
 	v, err := r.session(ctx, handle)
 	if err != nil {
 		return nil, err
@@ -200,6 +204,12 @@ func (r mutationResolver) CreateSession(ctx context.Context, in *generated.Sessi
 	}
 	var ns commands.NewSession
 	if in != nil {
+		// Left out, the built-in fixie agent answers; given, it must name an agent (" " names none).
+		if in.FrontendAgentID != nil {
+			if err := checkAgentRef("frontendAgentId", *in.FrontendAgentID); err != nil {
+				return nil, err
+			}
+		}
 		ns = commands.NewSession{FrontendAgent: trimmed(in.FrontendAgentID), Name: trimmed(in.Name), Description: trimmed(in.Description)}
 	}
 	s, err := r.d.Sessions.Create(ctx, p, ns)
@@ -215,6 +225,9 @@ func (r mutationResolver) CreateSession(ctx context.Context, in *generated.Sessi
 func (r mutationResolver) DeleteSession(ctx context.Context, handle string) (*generated.SessionPayload, error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := ids.Check("handle", ids.Session, handle); err != nil {
 		return nil, err
 	}
 	s, _, err := r.d.Sessions.Get(ctx, p, handle)
@@ -242,12 +255,15 @@ func (r mutationResolver) SendSessionMessage(ctx context.Context, in generated.M
 		}
 		timeout = time.Duration(*timeoutSeconds) * time.Second
 	}
+	if err := checkMessageInput(in); err != nil {
+		return nil, err
+	}
 	nm := commands.NewSessionMessage{Session: in.Session, Text: in.Text, InReplyTo: trimmed(in.InReplyTo)}
 	if len(in.Embeds) > 0 {
 		nm.Embeds = make(map[string]commands.EmbedSource, len(in.Embeds))
 		for i, e := range in.Embeds {
 			if _, dup := nm.Embeds[e.Key]; dup {
-				return nil, errs.InvalidField("embeds", "embeds[%d]: key %q is given twice", i, e.Key)
+				return nil, errs.InvalidField(fmt.Sprintf("embeds[%d].key", i), "the key is given twice")
 			}
 			nm.Embeds[e.Key] = commands.EmbedSource{EmbedID: trimmed(e.EmbedID), URI: trimmed(e.URI), ContentType: trimmed(e.ContentType)}
 		}
@@ -270,6 +286,37 @@ func (r mutationResolver) SendSessionMessage(ctx context.Context, in generated.M
 	}
 	out.Response, out.TimedOut = reply, reply == nil
 	return out, nil
+}
+
+// maxContentType bounds an embed's content type (bytes).
+const maxContentType = 255
+
+// checkMessageInput checks the IDs a message names and bounds its embeds before anything is looked up; the
+// command checks the rest (text, embed keys and sources).
+func checkMessageInput(in generated.MessageInput) error {
+	if err := ids.Check("session", ids.Session, in.Session); err != nil {
+		return err
+	}
+	if in.InReplyTo != nil && strings.TrimSpace(*in.InReplyTo) != "" {
+		if err := ids.Check("inReplyTo", ids.Message, strings.TrimSpace(*in.InReplyTo)); err != nil {
+			return err
+		}
+	}
+	if len(in.Embeds) > commands.MaxMessageEmbeds {
+		return errs.InvalidField("embeds", "a message carries at most %d embeds", commands.MaxMessageEmbeds)
+	}
+	for i, e := range in.Embeds {
+		at := fmt.Sprintf("embeds[%d]", i)
+		if e.EmbedID != nil && strings.TrimSpace(*e.EmbedID) != "" {
+			if err := ids.Check(at+".embedId", ids.Embed, strings.TrimSpace(*e.EmbedID)); err != nil {
+				return err
+			}
+		}
+		if e.ContentType != nil && len(*e.ContentType) > maxContentType {
+			return errs.InvalidField(at+".contentType", "a content type has at most %d bytes", maxContentType)
+		}
+	}
+	return nil
 }
 
 // awaitReply waits for the query's answer (a reply or a failure), or until the wait is over (nil, no error: the

@@ -11,6 +11,7 @@ import (
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 )
 
 // SessionMessages streams the session's new messages from the log, and the token deltas of replies from the
@@ -18,6 +19,11 @@ import (
 func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string) (<-chan *generated.SessionUpdate, error) {
 	p, err := principal(ctx)
 	if err != nil {
+		return nil, err
+	}
+	// The handle becomes part of the live subject: a wildcard would listen to every session's replies, and a long
+	// one would make the server close the node's connection.
+	if err := ids.Check("handle", ids.Session, handle); err != nil {
 		return nil, err
 	}
 	// Listen for deltas before reading where the log ends, so that none of a reply already streaming is missed
@@ -122,6 +128,9 @@ func (r subscriptionResolver) SessionEvents(ctx context.Context, handle string, 
 	}
 	if from < 0 {
 		return nil, errs.InvalidField("fromSequence", "fromSequence must not be negative")
+	}
+	if err := ids.Check("handle", ids.Session, handle); err != nil {
+		return nil, err
 	}
 	if _, _, err := r.d.Sessions.Get(ctx, p, handle); err != nil {
 		return nil, err

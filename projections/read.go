@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
@@ -32,8 +33,10 @@ func (r *Runner) Get(ctx context.Context, name, key string, v any) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	if validKey(key) != nil {
-		return false, nil // no document can have such a key
+	// A key that cannot be one names no document. A long one is refused before it is sent: the server closes the
+	// connection of a client whose request line (which holds the key) is longer than its max_control_line.
+	if !natsx.ValidKey(key, false) {
+		return false, nil
 	}
 	e, err := st.bucket().Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -115,6 +118,9 @@ func (r *Runner) List(ctx context.Context, name, filter string, fn func(key stri
 	st, err := r.state(name)
 	if err != nil {
 		return err
+	}
+	if !natsx.ValidKey(filter, true) {
+		return &errs.Error{Code: errs.Invalid, Message: "not a valid ID", Err: fmt.Errorf("list %s: filter %.120q is not a valid key filter", name, filter)}
 	}
 	w, err := st.bucket().WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
 	if err != nil {

@@ -120,6 +120,9 @@ var ErrNoDeadLetter = errors.New("no such dead-letter entry")
 // Redrive hands a dead-lettered event back to its handler (through its re-drive consumer, with the same retries and
 // poison queue) and removes it from the dead-letter queue.
 func Redrive(ctx context.Context, js jetstream.JetStream, names natsx.Names, seq uint64) (DeadLetter, error) {
+	if seq == 0 {
+		return DeadLetter{}, fmt.Errorf("%w: %d (sequences start at 1)", ErrNoDeadLetter, seq)
+	}
 	stream, err := js.Stream(ctx, names.DLQStream())
 	if err != nil {
 		return DeadLetter{}, fmt.Errorf("open dead-letter queue: %w", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/limits"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -70,12 +71,15 @@ func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 
 // Routes implements httpapi.Face.
 func (f *Face) Routes(r chi.Router) {
-	r.Get("/whoami", f.whoami)
-	r.Get("/keys", f.listKeys)
-	r.Post("/keys", f.createKey)
-	r.Delete("/keys/{keyID}", f.revokeKey)
 	r.Group(func(r chi.Router) {
-		r.Use(f.adminOnly)
+		r.Use(httpapi.CheckPathIDs(pathIDs, f.WriteError))
+		r.Get("/whoami", f.whoami)
+		r.Get("/keys", f.listKeys)
+		r.Post("/keys", f.createKey)
+		r.Delete("/keys/{keyID}", f.revokeKey)
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(f.adminOnly, httpapi.CheckPathIDs(pathIDs, f.WriteError))
 		r.Get("/accounts", f.listAccounts)
 		r.Get("/usage", f.usage)
 		r.Post("/accounts", f.createAccount)
@@ -108,32 +112,47 @@ func (f *Face) whoami(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, principal(r))
 }
 
+// maxBody bounds a request body of this face: what it takes is a few names and numbers.
+const maxBody = 64 << 10
+
 // decode reads a JSON body into v, answering 400 with what is wrong.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
 	if err := dec.Decode(v); err != nil {
-		return errs.E(errs.Invalid, "request body is not valid JSON: %v", err)
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errs.E(errs.TooLarge, "the request body is larger than %d bytes", maxBody)
+		}
+		return errs.InvalidField("body", "request body is not valid JSON: %v", err)
 	}
 	return nil
 }
 
 // account picks the account a key request is about: one's own, or (for an admin) the one named.
-func account(r *http.Request) string {
+func account(r *http.Request) (string, error) {
 	p := principal(r)
 	if a := r.URL.Query().Get("account"); a != "" && p.Admin {
-		return a
+		return a, ids.Check("account", ids.Account, a)
 	}
-	return p.AccountID
+	return p.AccountID, nil
 }
 
+// pathIDs are the kinds of the IDs the routes' paths name, by parameter.
+var pathIDs = map[string]ids.Kind{"keyID": ids.Key, "accountID": ids.Account, "name": ids.Token}
+
 func (f *Face) listKeys(w http.ResponseWriter, r *http.Request) {
-	acct, ok, err := projections.Get[projections.AccountView](r.Context(), f.d.Views, "accounts", projections.AccountKey(account(r)))
+	id, err := account(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	acct, ok, err := projections.Get[projections.AccountView](r.Context(), f.d.Views, "accounts", projections.AccountKey(id))
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
 	if !ok {
-		f.WriteError(w, r, errs.NotFoundf("account", account(r)))
+		f.WriteError(w, r, errs.NotFoundf("account", id))
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"account_id": acct.ID, "name": acct.Name, "keys": acct.Keys})
@@ -149,7 +168,12 @@ func (f *Face) createKey(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	k, err := f.d.Commands.IssueKey(r.Context(), principal(r), account(r), in.Name, "")
+	id, err := account(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	k, err := f.d.Commands.IssueKey(r.Context(), principal(r), id, in.Name, "")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -159,7 +183,12 @@ func (f *Face) createKey(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) revokeKey(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "keyID")
-	if err := f.d.Commands.RevokeKey(r.Context(), principal(r), account(r), id); err != nil {
+	acct, err := account(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.d.Commands.RevokeKey(r.Context(), principal(r), acct, id); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -309,7 +338,7 @@ func (f *Face) projectionStatus(w http.ResponseWriter, r *http.Request) {
 func (f *Face) rebuild(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "name")
 	if !containsName(f.d.Views.Names(), name) {
-		f.WriteError(w, r, errs.E(errs.NotFound, "no projection %q (have %v)", name, f.d.Views.Names()))
+		f.WriteError(w, r, errs.E(errs.NotFound, "no projection of that name (there are %v)", f.d.Views.Names()))
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")

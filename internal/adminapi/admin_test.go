@@ -122,7 +122,7 @@ func TestAccountLimitsAreReadAndChangedThroughTheAdminFace(t *testing.T) {
 	}{
 		{"/admin/accounts/" + p.AccountID + "/limits", map[string]int{}, ""},
 		{"/admin/accounts/" + p.AccountID + "/limits", map[string]int{"requests_per_minute": -1}, "requests_per_minute"},
-		{"/admin/accounts/acct*/limits", map[string]int{"requests_per_minute": 1}, "account_id"},
+		{"/admin/accounts/acct*/limits", map[string]int{"requests_per_minute": 1}, "accountID"},
 	} {
 		r := n.Do(t, n.AdminKey, "POST", c.path, c.body)
 		if r.Status != 400 || !strings.Contains(string(r.Body), c.field) {

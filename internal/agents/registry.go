@@ -101,8 +101,8 @@ func (r *Registry) HandleOwner(ctx context.Context, account, handle string) (str
 	return h.AgentID, h.Claimed, nil
 }
 
-// maxRefLen bounds a handle or owner name looked up: longer ones name no agent.
-const maxRefLen = 200
+// maxRefLen bounds what names an agent (an ID, a handle, owner/handle): longer names name no agent.
+const maxRefLen = 256
 
 // Find resolves what a client or an agent calls an agent — a built-in's ID or handle, an agent ID, one of the
 // account's handles, a published agent's handle, or "owner/handle" — to an agent the account may use, with the
@@ -111,6 +111,9 @@ func (r *Registry) Find(ctx context.Context, account, ref string) (Info, uint64,
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return Info{}, 0, errs.Missing("agent")
+	}
+	if len(ref) > maxRefLen {
+		return Info{}, 0, errs.NotFoundf("agent", ref)
 	}
 	if b, ok := r.Builtin(ref); ok {
 		return b, 0, nil

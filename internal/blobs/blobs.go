@@ -39,8 +39,18 @@ type Info struct {
 	Digest string
 }
 
+// ErrInvalidName is returned for a name the platform never makes (its blobs are named "files/<account>/<id>" and
+// "embeds/sha256-<hex>"). Object names become part of subjects: whatever reaches here from outside must be refused
+// before it is sent, as a long subject makes the server close the connection.
+var ErrInvalidName = errors.New("not a valid blob name")
+
+func validName(name string) bool { return natsx.ValidKey(name, false) }
+
 // Put stores r under name, streaming it in chunks, and returns its size and digest.
 func (s *Store) Put(ctx context.Context, name, contentType string, r io.Reader) (Info, error) {
+	if !validName(name) {
+		return Info{}, fmt.Errorf("store blob %.80q: %w", name, ErrInvalidName)
+	}
 	meta := jetstream.ObjectMeta{Name: name}
 	if contentType != "" {
 		meta.Headers = map[string][]string{"Content-Type": {contentType}}
@@ -54,6 +64,9 @@ func (s *Store) Put(ctx context.Context, name, contentType string, r io.Reader) 
 
 // Get opens a blob for reading; the caller closes it. The reader checks the digest at the end.
 func (s *Store) Get(ctx context.Context, name string) (io.ReadCloser, Info, error) {
+	if !validName(name) {
+		return nil, Info{}, fmt.Errorf("read blob %.80q: %w", name, ErrNotFound) // a name never made is not there
+	}
 	r, err := s.os.Get(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, Info{}, fmt.Errorf("read blob %s: %w", name, ErrNotFound)
@@ -71,6 +84,9 @@ func (s *Store) Get(ctx context.Context, name string) (io.ReadCloser, Info, erro
 
 // Delete removes a blob; a blob already gone is not an error.
 func (s *Store) Delete(ctx context.Context, name string) error {
+	if !validName(name) {
+		return nil // a name the platform never makes: nothing to delete
+	}
 	err := s.os.Delete(ctx, name)
 	if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return fmt.Errorf("delete blob %s: %w", name, err)

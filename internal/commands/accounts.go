@@ -127,6 +127,9 @@ func (c *Commands) IssueKey(ctx context.Context, actor auth.Principal, accountID
 	if err := mayManage(actor, accountID); err != nil {
 		return IssuedKey{}, err
 	}
+	if err := checkBytes("name", name, maxKeyName); err != nil {
+		return IssuedKey{}, err
+	}
 	if key == "" {
 		key = auth.NewKey()
 	} else if !strings.HasPrefix(key, auth.KeyPrefix) || len(key) < 32 {
@@ -187,6 +190,9 @@ func (c *Commands) SetLimits(ctx context.Context, actor auth.Principal, accountI
 	if perMinute < 0 {
 		return errs.InvalidField("requests_per_minute", "requests_per_minute must not be negative")
 	}
+	if !validID(accountID) {
+		return errs.NotFoundf("account", accountID)
+	}
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
 		if !a.Exists {
 			return nil, errs.NotFoundf("account", accountID)
@@ -200,6 +206,9 @@ func (c *Commands) SetLimits(ctx context.Context, actor auth.Principal, accountI
 }
 
 func mayManage(actor auth.Principal, accountID string) error {
+	if !validID(accountID) {
+		return errs.NotFoundf("account", accountID)
+	}
 	if actor.AgentID != "" {
 		// An agent acts for its user only where the user sent it; keys are not among those things.
 		return errs.E(errs.Forbidden, "agents cannot manage API keys")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/contrailhq/contrail/domain/agent"
@@ -12,15 +11,6 @@ import (
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
-)
-
-// Limits of an agent's registration.
-const (
-	maxHandle      = 64
-	maxAgentName   = 200
-	maxDescription = 4000
-	maxQueries     = 100
-	maxQueryText   = 2000
 )
 
 // AgentInput is what registering or changing an agent takes. A nil field is not given: on create it takes its
@@ -189,6 +179,9 @@ func (c *Commands) DeleteAgent(ctx context.Context, actor auth.Principal, handle
 // FindAgent resolves what a client calls an agent — a built-in's ID or handle, an agent ID, one of the caller's
 // handles, a published agent's handle, or "owner/handle" — to an agent the caller may use (agents.Registry.Find).
 func (c *Commands) FindAgent(ctx context.Context, actor auth.Principal, ref string) (agents.Info, error) {
+	if len(strings.TrimSpace(ref)) > MaxAgentRef {
+		return agents.Info{}, errs.NotFoundf("agent", ref) // longer than any agent's name (the faces say so by name)
+	}
 	info, _, err := c.agents.Find(ctx, actor.AccountID, ref)
 	return info, err
 }
@@ -305,20 +298,37 @@ func validAgentFields(in AgentInput) error {
 	if in.Description != nil && len(*in.Description) > maxDescription {
 		return errs.InvalidField("description", "description is longer than %d characters", maxDescription)
 	}
-	for field, u := range map[string]*string{"queryUrl": in.QueryURL, "funcUrl": in.FuncURL, "moreInfoUrl": in.MoreInfoURL} {
-		if u == nil || *u == "" {
+	// An agent is reached at its URLs: each given must be one a server can be reached at ("" too is refused: the
+	// agent would answer nothing). A more-info link may be cleared with "".
+	for _, f := range []struct {
+		name string
+		u    *string
+	}{{"queryUrl", in.QueryURL}, {"funcUrl", in.FuncURL}, {"moreInfoUrl", in.MoreInfoURL}} {
+		if f.u == nil || (*f.u == "" && f.name == "moreInfoUrl") {
 			continue
 		}
-		p, err := url.Parse(*u)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return errs.InvalidField(field, "%s %q is not an absolute http(s) URL", field, *u)
+		if *f.u == "" {
+			return errs.InvalidField(f.name, "%s must not be empty: give the agent's http(s) URL, or leave the field out", f.name)
+		}
+		if err := CheckURL(f.name, *f.u); err != nil {
+			return err
 		}
 	}
 	if in.Kind != nil {
 		switch *in.Kind {
 		case agents.KindCodeShot, agents.KindStandalone:
 		default:
-			return errs.InvalidField("kind", "kind %q: use %q or %q", *in.Kind, agents.KindCodeShot, agents.KindStandalone)
+			return errs.InvalidField("kind", "invalid kind: use %q or %q", agents.KindCodeShot, agents.KindStandalone)
+		}
+	}
+	if in.Model != nil {
+		if err := checkChars("model", *in.Model, maxModelChars); err != nil {
+			return err
+		}
+	}
+	if in.Audience != nil {
+		if err := checkBytes("audience", *in.Audience, maxAudience); err != nil {
+			return err
 		}
 	}
 	if in.Queries != nil {

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -59,6 +61,9 @@ func (c *Commands) CreateAssistant(ctx context.Context, actor auth.Principal, sp
 
 // ModifyAssistant changes an assistant: change edits a copy of its settings, which must still be valid.
 func (c *Commands) ModifyAssistant(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) error {
+	if !validID(id) {
+		return errs.NotFoundf("assistant", id)
+	}
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if !a.visible(actor) {
 			return nil, errs.NotFoundf("assistant", id)
@@ -78,6 +83,9 @@ func (c *Commands) ModifyAssistant(ctx context.Context, actor auth.Principal, id
 
 // DeleteAssistant deletes an assistant.
 func (c *Commands) DeleteAssistant(ctx context.Context, actor auth.Principal, id string) error {
+	if !validID(id) {
+		return errs.NotFoundf("assistant", id)
+	}
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if !a.visible(actor) {
 			return nil, errs.NotFoundf("assistant", id)
@@ -124,30 +132,22 @@ func cloneSpec(s events.AssistantSpec) events.AssistantSpec {
 	return out
 }
 
-// Limits OpenAI documents for assistants.
-const (
-	maxNameChars         = 256
-	maxDescriptionChars  = 512
-	maxInstructionsChars = 256_000
-	maxTools             = 128
-	maxMetadataPairs     = 16
-	maxMetadataKeyChars  = 64
-	maxMetadataValChars  = 512
-)
-
 // ValidateAssistant checks an assistant's settings, naming the field at fault.
 func ValidateAssistant(s events.AssistantSpec) error {
 	if strings.TrimSpace(s.Model) == "" {
 		return errs.Missing("model")
 	}
-	if s.Name != nil && utf8.RuneCountInString(*s.Name) > maxNameChars {
-		return errs.InvalidField("name", "string too long. Expected a string with maximum length %d, but got a string with length %d instead", maxNameChars, utf8.RuneCountInString(*s.Name))
-	}
-	if s.Description != nil && utf8.RuneCountInString(*s.Description) > maxDescriptionChars {
-		return errs.InvalidField("description", "string too long. Expected a string with maximum length %d, but got a string with length %d instead", maxDescriptionChars, utf8.RuneCountInString(*s.Description))
-	}
-	if s.Instructions != nil && utf8.RuneCountInString(*s.Instructions) > maxInstructionsChars {
-		return errs.InvalidField("instructions", "string too long. Expected a string with maximum length %d, but got a string with length %d instead", maxInstructionsChars, utf8.RuneCountInString(*s.Instructions))
+	for _, f := range []struct {
+		name string
+		v    *string
+		max  int
+	}{{"model", &s.Model, maxModelChars}, {"name", s.Name, maxNameChars}, {"description", s.Description, maxDescriptionChars},
+		{"instructions", s.Instructions, maxInstructionsChars}} {
+		if f.v != nil {
+			if err := checkChars(f.name, *f.v, f.max); err != nil {
+				return err
+			}
+		}
 	}
 	if err := ValidateTools("tools", s.Tools); err != nil {
 		return err
@@ -155,7 +155,33 @@ func ValidateAssistant(s events.AssistantSpec) error {
 	if err := validateSampling(s.Temperature, s.TopP); err != nil {
 		return err
 	}
+	if err := checkJSON("tool_resources", s.ToolResources); err != nil {
+		return err
+	}
+	if err := checkJSON("response_format", s.ResponseFormat); err != nil {
+		return err
+	}
+	if err := checkReasoningEffort(s.ReasoningEffort); err != nil {
+		return err
+	}
 	return ValidateMetadata("metadata", s.Metadata)
+}
+
+// checkJSON bounds a field kept as the client sent it.
+func checkJSON(field string, raw json.RawMessage) error {
+	if len(raw) > maxJSONBytes {
+		return errs.InvalidField(field, "%s is %d bytes of JSON; at most %d are allowed", field, len(raw), maxJSONBytes)
+	}
+	return nil
+}
+
+// checkReasoningEffort accepts the values OpenAI defines ("" = not given).
+func checkReasoningEffort(v string) error {
+	switch v {
+	case "", "minimal", "low", "medium", "high":
+		return nil
+	}
+	return errs.InvalidField("reasoning_effort", "invalid value. Supported values are: 'minimal', 'low', 'medium', and 'high'")
 }
 
 func validateSampling(temperature, topP *float64) error {
@@ -174,8 +200,8 @@ var functionName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // ValidateTools checks a list of tools. Only function tools run here: file_search and code_interpreter are refused
 // by name rather than accepted and silently never used.
 func ValidateTools(field string, tools []events.Tool) error {
-	if len(tools) > maxTools {
-		return errs.InvalidField(field, "array too long. Expected an array with maximum length %d, but got an array with length %d instead", maxTools, len(tools))
+	if err := checkCount(field, len(tools), maxTools); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for i, t := range tools {
@@ -187,7 +213,7 @@ func ValidateTools(field string, tools []events.Tool) error {
 		case "":
 			return errs.Missing(at + ".type")
 		default:
-			return errs.InvalidField(at+".type", "invalid value: '%s'. Supported values are: 'code_interpreter', 'function', and 'file_search'", t.Type)
+			return errs.InvalidField(at+".type", "invalid value. Supported values are: 'code_interpreter', 'function', and 'file_search'")
 		}
 		if t.Function == nil {
 			return errs.Missing(at + ".function")
@@ -196,12 +222,18 @@ func ValidateTools(field string, tools []events.Tool) error {
 			return errs.Missing(at + ".function.name")
 		}
 		if !functionName.MatchString(t.Function.Name) {
-			return errs.InvalidField(at+".function.name", "invalid function name '%s': expected 1 to 64 letters, digits, underscores or dashes", t.Function.Name)
+			return errs.InvalidField(at+".function.name", "invalid function name: expected 1 to 64 letters, digits, underscores or dashes")
 		}
 		if seen[t.Function.Name] {
 			return errs.InvalidField(at+".function.name", "duplicate function name '%s'", t.Function.Name)
 		}
 		seen[t.Function.Name] = true
+		if err := checkChars(at+".function.description", t.Function.Description, maxToolDescriptionChars); err != nil {
+			return err
+		}
+		if len(t.Function.Parameters) > maxToolParametersBytes {
+			return errs.InvalidField(at+".function.parameters", "the JSON schema is %d bytes; at most %d are allowed", len(t.Function.Parameters), maxToolParametersBytes)
+		}
 		if p := strings.TrimSpace(string(t.Function.Parameters)); p != "" && p != "null" && !strings.HasPrefix(p, "{") {
 			return errs.InvalidField(at+".function.parameters", "expected a JSON schema object")
 		}
@@ -215,30 +247,19 @@ func ValidateMetadata(field string, m map[string]string) error {
 		return errs.InvalidField(field, "object has too many properties. Expected an object with at most %d properties, but got %d instead", maxMetadataPairs, len(m))
 	}
 	for k, v := range m {
-		if utf8.RuneCountInString(k) > maxMetadataKeyChars {
-			return errs.InvalidField(field, "key '%s' is too long: keys may have at most %d characters", k, maxMetadataKeyChars)
+		if n := utf8.RuneCountInString(k); n > maxMetadataKeyChars {
+			return errs.InvalidField(field, "a key is %d characters long: keys may have at most %d characters", n, maxMetadataKeyChars)
 		}
-		if utf8.RuneCountInString(v) > maxMetadataValChars {
-			return errs.InvalidField(field+"."+k, "string too long. Expected a string with maximum length %d, but got a string with length %d instead", maxMetadataValChars, utf8.RuneCountInString(v))
+		if err := checkChars(field+"."+k, v, maxMetadataValChars); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// validID reports whether an ID from a URL can name an aggregate (a subject token); anything else names nothing.
-func validID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// validID reports whether an ID can name an aggregate (a subject token); anything else names nothing. The faces
+// refuse such IDs by name first (internal/ids); commands check again, so that no caller can load a wildcard.
+func validID(id string) bool { return natsx.ValidToken(id) }
 
 // waitFor makes the given read models show an append before the command returns, so that the caller's next read
 // sees it. Each model is waited for at the last appended event it folds (a model never reaches the sequence of an

@@ -56,6 +56,12 @@ func (c *Commands) UploadEmbed(ctx context.Context, actor auth.Principal, conten
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
+	if err := checkBytes("content_type", contentType, maxContentTypeBytes); err != nil {
+		return projections.EmbedView{}, err
+	}
+	if err := checkChars("filename", filename, maxFilenameChars); err != nil {
+		return projections.EmbedView{}, err
+	}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		return projections.EmbedView{}, errs.InvalidField("content_type", "content type %q is not a media type: %v", contentType, err)

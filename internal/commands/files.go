@@ -52,6 +52,9 @@ type Upload struct {
 // StoreUpload streams an upload's bytes to the object store. The file is recorded by CreateFile (a multipart
 // upload may send its purpose after the bytes).
 func (c *Commands) StoreUpload(ctx context.Context, actor auth.Principal, contentType string, body io.Reader) (Upload, error) {
+	if len(contentType) > maxContentTypeBytes {
+		return Upload{}, errs.InvalidField("file", "the file's content type is %d bytes long; at most %d are allowed", len(contentType), maxContentTypeBytes)
+	}
 	id := events.NewPrefixedID("file-")
 	object := "files/" + actor.AccountID + "/" + id
 	info, err := c.blobs.Put(ctx, object, contentType, body)
@@ -72,9 +75,6 @@ type NewFile struct {
 	Purpose  string
 	Upload   Upload
 }
-
-// maxFilenameChars bounds a file's name.
-const maxFilenameChars = 512
 
 // CreateFile records a stored upload as a file and returns its ID once the files read model shows it. Invalid
 // input discards the upload.

@@ -57,11 +57,10 @@ func (c *Commands) MessageEmbeds(ctx context.Context, actor auth.Principal, in m
 			}
 			out[key] = events.MessageEmbed{EmbedID: e.ID, ContentType: e.ContentType, ContentHash: e.ContentHash}
 		case src.URI != "":
-			u, err := url.Parse(src.URI)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return nil, errs.InvalidField(field, "embed %q: uri must be a data: URI or an absolute http(s) URL", key)
+			if CheckURL(field, src.URI) != nil {
+				return nil, errs.InvalidField(field, "embed %q: uri must be a data: URI or an absolute http(s) URL of at most %d characters", key, maxURLChars)
 			}
-			if _, _, err := mime.ParseMediaType(src.ContentType); err != nil {
+			if _, _, err := mime.ParseMediaType(src.ContentType); err != nil || len(src.ContentType) > maxContentTypeBytes {
 				return nil, errs.InvalidField(field, "embed %q: an http(s) uri needs its contentType", key)
 			}
 			out[key] = events.MessageEmbed{URI: src.URI, ContentType: src.ContentType}
@@ -102,3 +101,4 @@ func decodeDataURI(uri string) (string, []byte, error) {
 	}
 	return ct, []byte(data), nil
 }
+

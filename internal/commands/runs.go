@@ -52,11 +52,6 @@ func (c *Commands) CreateRun(ctx context.Context, actor auth.Principal, threadID
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	for i, m := range in.AdditionalMessages {
-		if err := validateMessage(fmt.Sprintf("additional_messages[%d]", i), m); err != nil {
-			return CreatedRun{}, err
-		}
-	}
 	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
 		if t.ActiveRun != "" {
 			return nil, errs.E(errs.Invalid, "Thread %s already has an active run %s.", threadID, t.ActiveRun)
@@ -108,6 +103,9 @@ func (c *Commands) runCreated(ctx context.Context, actor auth.Principal, in NewR
 	if in.AssistantID == "" {
 		return events.RunCreated{}, errs.Missing("assistant_id")
 	}
+	if err := validateNewRun(in); err != nil {
+		return events.RunCreated{}, err
+	}
 	a, err := c.assistant(ctx, actor, in.AssistantID)
 	if err != nil {
 		return events.RunCreated{}, err
@@ -157,6 +155,36 @@ func (c *Commands) runCreated(ctx context.Context, actor auth.Principal, in NewR
 	}
 	run.ExpiresAt = c.store.Now().Add(c.runTimeout).UTC()
 	return run, validateRun(run)
+}
+
+// validateNewRun bounds what a request sets of a run, before the run copies its assistant's settings.
+func validateNewRun(in NewRun) error {
+	if err := checkChars("model", in.Model, maxModelChars); err != nil {
+		return err
+	}
+	if in.Instructions != nil {
+		if err := checkChars("instructions", *in.Instructions, maxInstructionsChars); err != nil {
+			return err
+		}
+	}
+	if err := checkChars("additional_instructions", in.AdditionalInstructions, maxInstructionsChars); err != nil {
+		return err
+	}
+	if err := checkCount("additional_messages", len(in.AdditionalMessages), maxMessages); err != nil {
+		return err
+	}
+	for i, m := range in.AdditionalMessages {
+		if err := validateMessage(fmt.Sprintf("additional_messages[%d]", i), m); err != nil {
+			return err
+		}
+	}
+	if err := checkJSON("tool_choice", in.ToolChoice); err != nil {
+		return err
+	}
+	if err := checkJSON("response_format", in.ResponseFormat); err != nil {
+		return err
+	}
+	return checkReasoningEffort(in.ReasoningEffort)
 }
 
 func validateRun(r events.RunCreated) error {
@@ -320,6 +348,9 @@ func (c *Commands) CancelRun(ctx context.Context, actor auth.Principal, threadID
 // SubmitToolOutputs answers every tool call a run waits for, in one request, and queues the run again. It returns
 // the sequence of the event it appended, from which a stream of the run's progress starts.
 func (c *Commands) SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (uint64, error) {
+	if err := validateToolOutputs(outputs); err != nil {
+		return 0, err
+	}
 	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(t *Thread, r *ThreadRun) ([]events.Event, error) {
 		if r.Status != events.RunStatusRequiresAction {
 			return nil, errs.E(errs.Invalid, "Runs in status %q do not accept tool outputs.", r.Status)
@@ -343,6 +374,26 @@ func (c *Commands) SubmitToolOutputs(ctx context.Context, actor auth.Principal, 
 	return seq, c.waitFor(ctx, res, projections.Runs{}, projections.RunSteps{})
 }
 
+// validateToolOutputs bounds what a client submits: outputs that name a call, each of a bounded size.
+func validateToolOutputs(outputs []events.ToolOutput) error {
+	if err := checkCount("tool_outputs", len(outputs), maxToolOutputs); err != nil {
+		return err
+	}
+	for i, o := range outputs {
+		at := fmt.Sprintf("tool_outputs[%d]", i)
+		if o.ToolCallID == "" {
+			return errs.Missing(at + ".tool_call_id")
+		}
+		if err := checkBytes(at+".tool_call_id", o.ToolCallID, maxToolCallIDBytes); err != nil {
+			return err
+		}
+		if err := checkChars(at+".output", o.Output, maxToolOutputChars); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // waitingStep is the tool-calls step a run in requires_action waits on.
 func (t *Thread) waitingStep(r *ThreadRun) *ThreadStep {
 	for i := len(r.Steps) - 1; i >= 0; i-- {
@@ -360,10 +411,7 @@ func matchOutputs(step *ThreadStep, outputs []events.ToolOutput) error {
 		want = append(want, c.ID)
 	}
 	got := make([]string, 0, len(outputs))
-	for i, o := range outputs {
-		if o.ToolCallID == "" {
-			return errs.Missing(fmt.Sprintf("tool_outputs[%d].tool_call_id", i))
-		}
+	for _, o := range outputs {
 		got = append(got, o.ToolCallID)
 	}
 	sortedWant, sortedGot := slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(got))

@@ -14,15 +14,6 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
-// Limits of a session and its messages.
-const (
-	// MaxMessageText bounds a message's text, in bytes.
-	MaxMessageText = 32 << 10
-	// MaxMessageEmbeds bounds how many embeds one message carries.
-	MaxMessageEmbeds = 16
-	maxSessionName   = 200
-)
-
 // MessageEmbedder checks and stores what a new message carries (the embed commands do).
 type MessageEmbedder interface {
 	MessageEmbeds(ctx context.Context, actor auth.Principal, in map[string]EmbedSource) (map[string]events.MessageEmbed, error)
@@ -98,6 +89,9 @@ func (c *Sessions) Create(ctx context.Context, actor auth.Principal, in NewSessi
 
 // Delete closes a session of the caller's account. It returns the stream sequence of the deletion.
 func (c *Sessions) Delete(ctx context.Context, actor auth.Principal, id string) (uint64, error) {
+	if !validID(id) {
+		return 0, errs.NotFoundf("session", id)
+	}
 	res, err := c.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(s *session.State) ([]events.Event, error) {
 		return session.Delete(s, actor.AccountID, id)
 	})

@@ -3,13 +3,16 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -241,21 +244,81 @@ func validateMessage(field string, m NewMessage) error {
 	default:
 		return errs.InvalidField(at("role"), "invalid value: '%s'. Supported values are: 'user' and 'assistant'", m.Role)
 	}
-	if len(m.Content) == 0 {
-		return errs.Missing(at("content"))
+	if err := validateContent(at("content"), m.Content); err != nil {
+		return err
 	}
-	for i, p := range m.Content {
-		switch p.Type {
-		case "text", "image_file", "image_url":
-		default:
-			return errs.InvalidField(at("content"), "content part %d: invalid type '%s'. Supported values are: 'text', 'image_file' and 'image_url'", i, p.Type)
-		}
+	if err := checkJSON(at("attachments"), m.Attachments); err != nil {
+		return err
 	}
 	return ValidateMetadata(at("metadata"), m.Metadata)
 }
 
+// validateContent checks a message's content parts: text within the message's limit (all parts together), images
+// by a file of this server or an http(s) URL.
+func validateContent(field string, parts []events.ContentPart) error {
+	if len(parts) == 0 {
+		return errs.Missing(field)
+	}
+	if err := checkCount(field, len(parts), maxContentParts); err != nil {
+		return err
+	}
+	chars := 0
+	for i, p := range parts {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		switch p.Type {
+		case "text":
+			chars += utf8.RuneCountInString(p.Text)
+		case "image_file":
+			if p.ImageFile == nil {
+				return errs.Missing(at + ".image_file")
+			}
+			if err := ids.Check(at+".image_file.file_id", ids.File, p.ImageFile.FileID); err != nil {
+				return err
+			}
+			if err := checkDetail(at+".image_file.detail", p.ImageFile.Detail); err != nil {
+				return err
+			}
+		case "image_url":
+			if p.ImageURL == nil {
+				return errs.Missing(at + ".image_url")
+			}
+			// OpenAI takes an image "by its external URL": a file:// or any other scheme would have the
+			// server read what it should not.
+			if err := CheckURL(at+".image_url.url", p.ImageURL.URL); err != nil {
+				return err
+			}
+			if err := checkDetail(at+".image_url.detail", p.ImageURL.Detail); err != nil {
+				return err
+			}
+		case "":
+			return errs.Missing(at + ".type")
+		default:
+			return errs.InvalidField(at+".type", "invalid value. Supported values are: 'text', 'image_file' and 'image_url'")
+		}
+	}
+	if chars > maxContentChars {
+		return errs.InvalidField(field, "string too long. Expected a string with maximum length %d, but got a string with length %d instead", maxContentChars, chars)
+	}
+	return nil
+}
+
+// checkDetail accepts an image's detail as OpenAI defines it ("" = not given).
+func checkDetail(field, v string) error {
+	switch v {
+	case "", "auto", "low", "high":
+		return nil
+	}
+	return errs.InvalidField(field, "invalid value. Supported values are: 'auto', 'low', and 'high'")
+}
+
 func validateThread(in NewThread) error {
 	if err := ValidateMetadata("metadata", in.Metadata); err != nil {
+		return err
+	}
+	if err := checkJSON("tool_resources", in.ToolResources); err != nil {
+		return err
+	}
+	if err := checkCount("messages", len(in.Messages), maxMessages); err != nil {
 		return err
 	}
 	for i, m := range in.Messages {
@@ -301,6 +364,9 @@ func (c *Commands) CreateThread(ctx context.Context, actor auth.Principal, in Ne
 // ModifyThread replaces a thread's metadata and, when given, its tool resources.
 func (c *Commands) ModifyThread(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) error {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
+		return err
+	}
+	if err := checkJSON("tool_resources", toolResources); err != nil {
 		return err
 	}
 	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {

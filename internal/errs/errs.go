@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+	"unicode/utf8"
 )
 
 // Code classifies an error for every face.
@@ -16,16 +17,18 @@ type Code string
 
 // The codes.
 const (
-	Invalid         Code = "invalid"
-	NotFound        Code = "not_found"
-	Conflict        Code = "conflict"
-	Unauthorized    Code = "unauthorized"
-	Forbidden       Code = "forbidden"
-	RateLimited     Code = "rate_limited"
-	TooLarge        Code = "too_large"
-	Unavailable     Code = "unavailable"
-	Internal        Code = "internal"
-	DeadlineExpired Code = "timeout"
+	Invalid      Code = "invalid"
+	NotFound     Code = "not_found"
+	Conflict     Code = "conflict"
+	Unauthorized Code = "unauthorized"
+	Forbidden    Code = "forbidden"
+	RateLimited  Code = "rate_limited"
+	TooLarge     Code = "too_large"
+	// MethodNotAllowed is a request of a method the route does not have (405).
+	MethodNotAllowed Code = "method_not_allowed"
+	Unavailable      Code = "unavailable"
+	Internal         Code = "internal"
+	DeadlineExpired  Code = "timeout"
 )
 
 // Error is an error a user can read.
@@ -50,14 +53,58 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// E builds an error with a code and a formatted message.
-func E(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+// MaxArg bounds what one string argument of E, InvalidField, NotFoundf and Limit puts into a message, in bytes; an
+// error or Stringer argument (a report the platform wrote, which may quote a little of the input) may take up to
+// MaxErrArg. A message may quote what was sent (a bad value, a name, an ID) so that the user sees which, but never
+// whole: a request may carry megabytes, and an error that repeats them back is a second copy in every log and
+// client.
+const (
+	MaxArg    = 200
+	MaxErrArg = 2000
+)
+
+// clip shortens every argument longer than its bound, at a rune boundary, saying how long it was.
+func clip(args []any) []any {
+	var out []any
+	for i, a := range args {
+		var s string
+		limit := MaxErrArg
+		switch v := a.(type) {
+		case string:
+			s, limit = v, MaxArg
+		case error:
+			s = v.Error()
+		case fmt.Stringer:
+			s = v.String()
+		default:
+			continue
+		}
+		if len(s) <= limit {
+			continue
+		}
+		if out == nil {
+			out = append([]any(nil), args...)
+		}
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		out[i] = fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
 
-// InvalidField reports bad input in one field.
+// E builds an error with a code and a formatted message (each argument clipped to MaxArg).
+func E(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, clip(args)...)}
+}
+
+// InvalidField reports bad input in one field (each argument clipped to MaxArg).
 func InvalidField(field, format string, args ...any) *Error {
-	return &Error{Code: Invalid, Field: field, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: Invalid, Field: field, Message: fmt.Sprintf(format, clip(args)...)}
 }
 
 // Missing reports a required field that was not given.
@@ -68,12 +115,12 @@ func Missing(field string) *Error {
 // NotFoundf reports an object that does not exist, or that the caller may not see: the two are the same answer,
 // so that another account's objects are not revealed.
 func NotFoundf(kind, id string) *Error {
-	return &Error{Code: NotFound, Message: fmt.Sprintf("no %s found with id '%s'", kind, id)}
+	return &Error{Code: NotFound, Message: fmt.Sprintf("no %s found with id '%s'", clip([]any{kind, id})...)}
 }
 
 // Limit reports a usage limit reached.
 func Limit(retryAfter time.Duration, format string, args ...any) *Error {
-	return &Error{Code: RateLimited, RetryAfter: retryAfter, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: RateLimited, RetryAfter: retryAfter, Message: fmt.Sprintf(format, clip(args)...)}
 }
 
 // CodeOf returns the code of err, Internal when it has none.
@@ -122,6 +169,8 @@ func HTTPStatus(code Code) int {
 		return http.StatusTooManyRequests
 	case TooLarge:
 		return http.StatusRequestEntityTooLarge
+	case MethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	case Unavailable:
 		return http.StatusServiceUnavailable
 	case DeadlineExpired:

@@ -17,6 +17,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/ids"
 )
 
 // EmbedsFace is /api/embeds: uploads, and the open route that serves a signed URL's bytes.
@@ -127,7 +128,12 @@ func firstFilePart(r *http.Request, boundary string) (*multipart.Part, error) {
 
 func (f *EmbedsFace) get(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.From(r.Context())
-	e, err := f.cmds.Embed(r.Context(), p, chi.URLParam(r, "id"))
+	id := chi.URLParam(r, "id")
+	if err := ids.Check("id", ids.Embed, id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	e, err := f.cmds.Embed(r.Context(), p, id)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -145,6 +151,10 @@ func (f *EmbedsFace) get(w http.ResponseWriter, r *http.Request) {
 // cached until the URL expires.
 func (f *EmbedsFace) content(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
+	if err := ids.Check("id", ids.Embed, id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	q := r.URL.Query()
 	if err := f.signer.Verify(r.Context(), id, q.Get("exp"), q.Get("sig")); err != nil {
 		f.WriteError(w, r, err)

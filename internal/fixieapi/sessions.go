@@ -14,6 +14,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/ids"
 )
 
 // SessionsFace is /api/sessions: a session's events read from the log, for replay and debugging.
@@ -69,6 +70,10 @@ func EventOf(e events.Envelope) EventJSON {
 func (f *SessionsFace) events(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.From(r.Context())
 	handle := chi.URLParam(r, "handle")
+	if err := ids.Check("handle", ids.Session, handle); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	var from uint64
 	if s := r.URL.Query().Get("from"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/metrics"
 )
 
@@ -72,6 +73,10 @@ type Config struct {
 	Logger  *slog.Logger
 	// Ready says whether the node can serve: nil when ready, or what is missing.
 	Ready func(ctx context.Context) error
+	// Live says whether the node is alive: nil, or why it cannot recover without a restart (its NATS connection
+	// closed for good). /healthz answers 503 with the reason, so that a supervisor restarts the node rather than
+	// leave it not ready forever. Nil: always alive.
+	Live  func(ctx context.Context) error
 	Faces []Face
 	// Open are routes at the root that need no key at all: the web console, a public page that calls the faces
 	// with the key its user types.
@@ -85,7 +90,13 @@ func New(cfg Config) chi.Router {
 	}
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, middleware.RealIP, accessLog(cfg.Logger, cfg.Metrics), recoverer(cfg.Logger))
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	r.Get("/healthz", func(w http.ResponseWriter, req *http.Request) {
+		if cfg.Live != nil {
+			if err := cfg.Live(req.Context()); err != nil {
+				WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "dead", "reason": err.Error()})
+				return
+			}
+		}
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
@@ -129,9 +140,13 @@ func New(cfg Config) chi.Router {
 		_, initAuth := f.(InitAuthFace)
 		r.Route(f.Prefix(), func(sub chi.Router) {
 			sub.Use(authenticate(cfg.Auth, cfg.Limiter, f, initAuth))
+			sub.MethodNotAllowed(methodNotAllowed(f.WriteError))
 			f.Routes(sub)
 		})
 	}
+	r.MethodNotAllowed(methodNotAllowed(func(w http.ResponseWriter, req *http.Request, err error) {
+		WriteError(cfg.Logger, w, req, err)
+	}))
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		// Faces may nest (/api and /api/userstorage): the longest matching prefix answers.
 		var owner Face
@@ -149,6 +164,36 @@ func New(cfg Config) chi.Router {
 		WriteJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no route " + req.Method + " " + req.URL.Path}})
 	})
 	return r
+}
+
+// CheckPathIDs is middleware that answers 400 naming the parameter (through write, in the face's shape) when an ID
+// in the path is not one the platform hands out (ids.Check), before any handler sees it. kinds maps a route
+// parameter to its kind; other parameters pass. Use it on a group (chi's Group or With), whose middleware runs
+// after routing, when the parameters are known.
+func CheckPathIDs(kinds map[string]ids.Kind, write func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if rc := chi.RouteContext(r.Context()); rc != nil {
+				for i, name := range rc.URLParams.Keys {
+					if k, ok := kinds[name]; ok {
+						if err := ids.Check(name, k, rc.URLParams.Values[i]); err != nil {
+							write(w, r, err)
+							return
+						}
+					}
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// methodNotAllowed answers a method a route does not have with a 405 in the face's error shape (chi's own has an
+// empty body, which no client can read).
+func methodNotAllowed(write func(http.ResponseWriter, *http.Request, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		write(w, r, errs.E(errs.MethodNotAllowed, "%s is not a method of %s", r.Method, r.URL.Path))
+	}
 }
 
 // restFace answers errors of the root's own guarded endpoints in Contrail's REST shape.

@@ -40,6 +40,57 @@ func ValidToken(s string) bool {
 	return true
 }
 
+// MaxSubjectLen bounds every subject, filter and KV key the platform sends, in bytes. The server counts a whole
+// protocol line against its max_control_line (4 KiB by default) and closes the connection of a client that sends a
+// longer one, which the client does not reconnect: one unchecked 4 kB ID would take the node's connection down.
+// The platform's own subjects are a few hundred bytes at most.
+const MaxSubjectLen = 1024
+
+// ValidSubject reports whether s is a subject the platform may send: tokens of printable characters without
+// whitespace, none empty, at most MaxSubjectLen bytes in all. With wildcards, '*' and '>' may stand as whole
+// tokens ('>' last), as in a filter; without, they may not appear at all.
+func ValidSubject(s string, wildcards bool) bool {
+	if s == "" || len(s) > MaxSubjectLen {
+		return false
+	}
+	tokens := strings.Split(s, ".")
+	for i, t := range tokens {
+		if t == "" {
+			return false
+		}
+		if t == "*" || t == ">" {
+			if !wildcards || (t == ">" && i != len(tokens)-1) {
+				return false
+			}
+			continue
+		}
+		for _, r := range t {
+			if r <= ' ' || r == 0x7f || r == '*' || r == '>' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ValidKey reports whether s is a KV key the platform may use (with wildcards, a key filter): the characters KV
+// allows (letters, digits, '-', '_', '/', '=', '.'), no empty token, at most MaxSubjectLen bytes.
+func ValidKey(s string, wildcards bool) bool {
+	if !ValidSubject(s, wildcards) {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case r == '-', r == '_', r == '/', r == '=', r == '.':
+		case wildcards && (r == '*' || r == '>'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func (n Names) upper() string { return strings.ToUpper(n.Prefix) }
 
 // EventsStream names the one stream that holds the log: EVENTS for the default prefix, <PREFIX>_EVENTS otherwise.

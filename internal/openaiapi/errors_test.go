@@ -132,8 +132,30 @@ func TestBadInput(t *testing.T) {
 		{"additional message bad", "POST", runs, fmt.Sprintf(`{"assistant_id":%q,"additional_messages":[{"role":"user","content":7}]}`, a.ID), nil, 400, "additional_messages[0].content"},
 		{"unknown step", "GET", runs + "/" + run.ID + "/steps/step_nope", nil, nil, 404, "-"},
 		{"unknown message", "DELETE", "/v1/threads/" + th.ID + "/messages/msg_nope", nil, nil, 404, "-"},
-		{"ids that are not ids", "GET", "/v1/threads/a.b.c", nil, nil, 404, "-"},
-		{"wildcard ids", "GET", "/v1/threads/" + th.ID + "/messages/*", nil, nil, 404, "-"},
+		// An ID that is not one of this server's is refused by name, as OpenAI does ("Invalid 'thread_id'").
+		{"ids that are not ids", "GET", "/v1/threads/a.b.c", nil, nil, 400, "thread_id"},
+		{"wildcard ids", "GET", "/v1/threads/" + th.ID + "/messages/*", nil, nil, 400, "message_id"},
+		{"an id of another kind", "GET", "/v1/assistants/" + th.ID, nil, nil, 400, "assistant_id"},
+		{"modify a wildcard assistant", "POST", "/v1/assistants/*", `{"name":"x"}`, nil, 400, "assistant_id"},
+		{"delete a wildcard assistant", "DELETE", "/v1/assistants/*", nil, nil, 400, "assistant_id"},
+		{"an assistant id of 4000 characters", "GET", "/v1/assistants/asst_" + strings.Repeat("A", 4000), nil, nil, 400, "assistant_id"},
+		{"a run of a wildcard assistant", "POST", runs, `{"assistant_id":"asst_*"}`, nil, 400, "assistant_id"},
+		// Limits (issue 10, item 3): each a 400 naming the field, whose message does not repeat the value.
+		{"a model name of 100 kB", "POST", "/v1/assistants", fmt.Sprintf(`{"model":%q}`, strings.Repeat("m", 100<<10)), nil, 400, "model"},
+		{"instructions of 5 MB", "POST", "/v1/assistants", fmt.Sprintf(`{"model":"gpt-4o","instructions":%q}`, strings.Repeat("i", 5<<20)), nil, 400, "instructions"},
+		{"a tool description of 100 kB", "POST", "/v1/assistants", fmt.Sprintf(`{"model":"gpt-4o","tools":[{"type":"function","function":{"name":"f","description":%q}}]}`, strings.Repeat("d", 100<<10)), nil, 400, "tools[0].function.description"},
+		{"tool parameters of 100 kB", "POST", "/v1/assistants", fmt.Sprintf(`{"model":"gpt-4o","tools":[{"type":"function","function":{"name":"f","parameters":{"description":%q}}}]}`, strings.Repeat("p", 100<<10)), nil, 400, "tools[0].function.parameters"},
+		{"a metadata key of 100 kB", "POST", "/v1/assistants", fmt.Sprintf(`{"model":"gpt-4o","metadata":{%q:"v"}}`, strings.Repeat("k", 100<<10)), nil, 400, "metadata"},
+		{"reasoning effort unknown", "POST", "/v1/assistants", `{"model":"gpt-4o","reasoning_effort":"extreme"}`, nil, 400, "reasoning_effort"},
+		{"message content of 5 MB", "POST", "/v1/threads/" + th.ID + "/messages", fmt.Sprintf(`{"role":"user","content":%q}`, strings.Repeat("c", 5<<20)), nil, 400, "content"},
+		{"an image by a file URL", "POST", "/v1/threads/" + th.ID + "/messages", `{"role":"user","content":[{"type":"image_url","image_url":{"url":"file:///etc/passwd"}}]}`, nil, 400, "content[0].image_url.url"},
+		{"an image by a URL without a host", "POST", "/v1/threads", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"http:///x.png"}}]}]}`, nil, 400, "messages[0].content[0].image_url.url"},
+		{"an image file that is not a file ID", "POST", "/v1/threads/" + th.ID + "/messages", `{"role":"user","content":[{"type":"image_file","image_file":{"file_id":"*"}}]}`, nil, 400, "content[0].image_file.file_id"},
+		{"additional instructions of 5 MB", "POST", runs, fmt.Sprintf(`{"assistant_id":%q,"additional_instructions":%q}`, a.ID, strings.Repeat("i", 5<<20)), nil, 400, "additional_instructions"},
+		{"a tool call id of 100 kB", "POST", runs + "/" + run.ID + "/submit_tool_outputs", fmt.Sprintf(`{"tool_outputs":[{"tool_call_id":%q,"output":"1"}]}`, strings.Repeat("c", 100<<10)), nil, 400, "tool_outputs[0].tool_call_id"},
+		{"a tool output of 5 MB", "POST", runs + "/" + run.ID + "/submit_tool_outputs", fmt.Sprintf(`{"tool_outputs":[{"tool_call_id":"call_1","output":%q}]}`, strings.Repeat("o", 5<<20)), nil, 400, "tool_outputs[0].output"},
+		// Within every limit in characters, but four bytes each: the event would not fit in the log.
+		{"an event too large for the log", "POST", "/v1/assistants", fmt.Sprintf(`{"model":"gpt-4o","instructions":%q,"tools":%s}`, strings.Repeat("💥", 256_000), bigTools(16)), nil, 413, "-"},
 		{"unknown file", "GET", "/v1/files/file-nope", nil, nil, 404, "id"},
 		{"file upload as JSON", "POST", "/v1/files", `{"purpose":"assistants"}`, nil, 400, "-"},
 		{"file upload without purpose", "POST", "/v1/files", noPurpose, []string{"Content-Type", noPurposeCT}, 400, "purpose"},
@@ -150,10 +172,13 @@ func TestBadInput(t *testing.T) {
 	for _, c := range cases {
 		resp := do(t, e.node, e.key, c.method, c.path, c.body, c.header...)
 		if resp.Status != c.status {
-			t.Errorf("%s: %s %s: want %d, got %d: %s", c.name, c.method, c.path, c.status, resp.Status, resp.Body)
+			t.Errorf("%s: %s %.80s: want %d, got %d: %.300s", c.name, c.method, c.path, c.status, resp.Status, resp.Body)
 			continue
 		}
 		body := checkErrorBody(t, resp.Status, resp.Body)
+		if len(resp.Body) > 2000 {
+			t.Errorf("%s: an error of %d bytes (it repeats the input?): %.300s", c.name, len(resp.Body), resp.Body)
+		}
 		switch c.param {
 		case "":
 		case "-":
@@ -184,6 +209,16 @@ func TestBadInput(t *testing.T) {
 	if resp.Status != http.StatusOK || !strings.Contains(string(resp.Body), `"name":"ok"`) {
 		t.Fatalf("unknown fields: %d %s", resp.Status, resp.Body)
 	}
+}
+
+// bigTools is n function tools, each with a description at its limit in characters (1024) of four bytes each.
+func bigTools(n int) string {
+	tools := make([]map[string]any, n)
+	for i := range tools {
+		tools[i] = map[string]any{"type": "function", "function": map[string]any{"name": fmt.Sprintf("f%d", i), "description": strings.Repeat("💥", 1024)}}
+	}
+	raw, _ := json.Marshal(tools)
+	return string(raw)
 }
 
 func manyPairs(n int) string {

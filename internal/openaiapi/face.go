@@ -18,6 +18,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
@@ -78,40 +79,45 @@ func (f *Face) Routes(r chi.Router) {
 	// Routes are registered flat, each with the methods the API defines for it: a sub-router's "/" would also
 	// answer "/v1/assistants/", and the router's listing (chi.Walk, which the route checks read) would name a
 	// path the API does not have.
-	r.Get("/assistants", f.listAssistants)
-	r.Post("/assistants", f.createAssistant)
-	r.Get("/assistants/{assistant_id}", f.getAssistant)
-	r.Post("/assistants/{assistant_id}", f.modifyAssistant)
-	r.Delete("/assistants/{assistant_id}", f.deleteAssistant)
+	// Every ID in a path is checked before a handler sees it, so that none reaches a subject or a key unchecked:
+	// 400 naming the parameter, as OpenAI answers ("Invalid 'thread_id'").
+	r.Group(func(r chi.Router) {
+		r.Use(httpapi.CheckPathIDs(pathIDs, f.WriteError))
+		r.Get("/assistants", f.listAssistants)
+		r.Post("/assistants", f.createAssistant)
+		r.Get("/assistants/{assistant_id}", f.getAssistant)
+		r.Post("/assistants/{assistant_id}", f.modifyAssistant)
+		r.Delete("/assistants/{assistant_id}", f.deleteAssistant)
 
-	r.Get("/threads", f.listThreads)
-	r.Post("/threads", f.createThread)
-	r.Post("/threads/runs", f.createThreadAndRun)
-	r.Get("/threads/{thread_id}", f.getThread)
-	r.Post("/threads/{thread_id}", f.modifyThread)
-	r.Delete("/threads/{thread_id}", f.deleteThread)
-	r.Get("/threads/{thread_id}/messages", f.listMessages)
-	r.Post("/threads/{thread_id}/messages", f.createMessage)
-	r.Get("/threads/{thread_id}/messages/{message_id}", f.getMessage)
-	r.Post("/threads/{thread_id}/messages/{message_id}", f.modifyMessage)
-	r.Delete("/threads/{thread_id}/messages/{message_id}", f.deleteMessage)
-	r.Get("/threads/{thread_id}/runs", f.listRuns)
-	r.Post("/threads/{thread_id}/runs", f.createRun)
-	r.Get("/threads/{thread_id}/runs/{run_id}", f.getRun)
-	r.Post("/threads/{thread_id}/runs/{run_id}", f.modifyRun)
-	r.Post("/threads/{thread_id}/runs/{run_id}/cancel", f.cancelRun)
-	r.Post("/threads/{thread_id}/runs/{run_id}/submit_tool_outputs", f.submitToolOutputs)
-	r.Get("/threads/{thread_id}/runs/{run_id}/steps", f.listSteps)
-	r.Get("/threads/{thread_id}/runs/{run_id}/steps/{step_id}", f.getStep)
+		r.Get("/threads", f.listThreads)
+		r.Post("/threads", f.createThread)
+		r.Post("/threads/runs", f.createThreadAndRun)
+		r.Get("/threads/{thread_id}", f.getThread)
+		r.Post("/threads/{thread_id}", f.modifyThread)
+		r.Delete("/threads/{thread_id}", f.deleteThread)
+		r.Get("/threads/{thread_id}/messages", f.listMessages)
+		r.Post("/threads/{thread_id}/messages", f.createMessage)
+		r.Get("/threads/{thread_id}/messages/{message_id}", f.getMessage)
+		r.Post("/threads/{thread_id}/messages/{message_id}", f.modifyMessage)
+		r.Delete("/threads/{thread_id}/messages/{message_id}", f.deleteMessage)
+		r.Get("/threads/{thread_id}/runs", f.listRuns)
+		r.Post("/threads/{thread_id}/runs", f.createRun)
+		r.Get("/threads/{thread_id}/runs/{run_id}", f.getRun)
+		r.Post("/threads/{thread_id}/runs/{run_id}", f.modifyRun)
+		r.Post("/threads/{thread_id}/runs/{run_id}/cancel", f.cancelRun)
+		r.Post("/threads/{thread_id}/runs/{run_id}/submit_tool_outputs", f.submitToolOutputs)
+		r.Get("/threads/{thread_id}/runs/{run_id}/steps", f.listSteps)
+		r.Get("/threads/{thread_id}/runs/{run_id}/steps/{step_id}", f.getStep)
 
-	r.Get("/models", f.listModels)
-	r.Get("/models/*", f.getModel)
+		r.Get("/models", f.listModels)
+		r.Get("/models/*", f.getModel)
 
-	r.Get("/files", f.listFiles)
-	r.Post("/files", f.createFile)
-	r.Get("/files/{file_id}", f.getFile)
-	r.Delete("/files/{file_id}", f.deleteFile)
-	r.Get("/files/{file_id}/content", f.fileContent)
+		r.Get("/files", f.listFiles)
+		r.Post("/files", f.createFile)
+		r.Get("/files/{file_id}", f.getFile)
+		r.Delete("/files/{file_id}", f.deleteFile)
+		r.Get("/files/{file_id}/content", f.fileContent)
+	})
 
 	// Vector stores, their files and file batches use GET, POST and DELETE; until they are built every such
 	// request gets a sentence saying so, and any other method the 405 above, as for every /v1 path.
@@ -120,6 +126,12 @@ func (f *Face) Routes(r chi.Router) {
 			r.Method(method, pattern, f.unsupported("Vector stores"))
 		}
 	}
+}
+
+// pathIDs are the kinds of the IDs the routes' paths name, by parameter.
+var pathIDs = map[string]ids.Kind{
+	"assistant_id": ids.Assistant, "thread_id": ids.Thread, "message_id": ids.Message, "run_id": ids.Run,
+	"step_id": ids.Step, "file_id": ids.File,
 }
 
 // unsupported answers the routes of the API this server does not implement yet in OpenAI's error shape.
@@ -162,8 +174,11 @@ func errorFor(err error) (int, errorObject) {
 	case errs.Invalid:
 	case errs.NotFound:
 	case errs.Conflict:
-		// OpenAI answers a state conflict with 400; its SDKs would retry a 409.
-		status = http.StatusBadRequest
+		// What reaches here as a conflict is contention (the object changed under the request, past the
+		// command's retries): a 409, which OpenAI's SDKs retry. A request that does not fit the object's state
+		// (a run already active) is errs.Invalid, a 400 they do not retry.
+		obj.Code = strp("conflict")
+	case errs.MethodNotAllowed:
 	case errs.Unauthorized:
 		obj.Code = strp("invalid_api_key")
 	case errs.Forbidden:

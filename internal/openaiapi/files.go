@@ -16,7 +16,9 @@ import (
 
 // fileNotFound is OpenAI's answer for a file that is not there.
 func fileNotFound(id string) error {
-	return &errs.Error{Code: errs.NotFound, Field: "id", Message: "No such File object: " + id}
+	e := errs.E(errs.NotFound, "No such File object: %s", id) // clipped: the ID may be anything a client sent
+	e.Field = "id"
+	return e
 }
 
 // createFile takes a multipart upload: "purpose" and "file" (with its filename). The file's bytes stream to the
@@ -95,7 +97,9 @@ func uploadError(err error) error {
 	if errs.As(err) != nil {
 		return err
 	}
-	return errs.E(errs.Invalid, "could not read the upload: %v", err)
+	// The form's parts are the file and its purpose; a part the reader cannot parse is most often the file's
+	// (its name is in the part's header).
+	return errs.InvalidField("file", "could not read the upload: %v", err)
 }
 
 // limited reads at most n bytes and notes whether there was more.

@@ -8,6 +8,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -18,8 +19,8 @@ func (f *Face) newRun(in fields) (commands.NewRun, error) {
 	if nr.AssistantID, err = in.str("assistant_id"); err != nil {
 		return nr, err
 	}
-	if nr.AssistantID == "" {
-		return nr, errs.Missing("assistant_id")
+	if err := ids.Check("assistant_id", ids.Assistant, nr.AssistantID); err != nil {
+		return nr, err
 	}
 	if nr.Model, err = in.str("model"); err != nil {
 		return nr, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -21,7 +22,14 @@ func TestAnAgentCallsBackWithTheTokenItWasGiven(t *testing.T) {
 	t.Parallel()
 	n := platformtest.Start(t)
 	alice, aliceKey := n.NewAccount(t, "alice")
-	const agentID = "agt_prefs"
+	// Alice's agent: user storage keeps values only for agents their user may use. The platform is not asked to
+	// call it here (the test calls its func directly), so its registered URL answers nothing.
+	nowhere := "http://127.0.0.1:9/"
+	registered, err := n.Commands.CreateAgent(context.Background(), alice, commands.AgentInput{Handle: "prefs", QueryURL: &nowhere})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentID := registered.ID
 
 	verifier, err := agentkit.NewVerifier(n.URL+"/.well-known/jwks.json", n.Config.Public(), agentkit.WithAgentID(agentID))
 	if err != nil {

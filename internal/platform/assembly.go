@@ -1,12 +1,14 @@
 package platform
 
 import (
+	"context"
 	"slices"
 
 	"github.com/contrailhq/contrail/graph"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/adminapi"
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/fixieapi"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/limits"
@@ -54,9 +56,7 @@ func (p *Platform) faces() []httpapi.Face {
 			Commands: p.Commands, Views: p.Views, JS: p.JS, Store: p.Store, Names: p.Layout.Names, Logger: p.Logger,
 			Signer: p.Signer, Limits: p.Limits, Usage: p.Limits, Now: p.Now,
 		}),
-		// Every account may keep storage for any agent ID until user storage's tests register the agents they use;
-		// then pass the registry's visibility check (commands.FindAgent) here.
-		userstorage.NewFace(p.UserStorage, nil, p.Logger),
+		userstorage.NewFace(p.UserStorage, p.storageVisible, p.Logger),
 		openaiapi.New(openaiapi.Deps{
 			Commands: p.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC, Names: p.Layout.Names, Blobs: p.Blobs,
 			Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
@@ -84,4 +84,18 @@ func (p *Platform) listedModels() []openaiapi.Model {
 		owner = provider.Name()
 	}
 	return append(out, openaiapi.Model{ID: def, OwnedBy: owner})
+}
+
+// storageVisible says whether a caller may use an agent's user storage: an agent's token reaches its own storage
+// (the face checks that it names its agent); a key reaches the storage of the agents its account may use (built-ins,
+// its own, published ones). Another account's unpublished agent is not found, as the registry answers it.
+func (p *Platform) storageVisible(ctx context.Context, caller auth.Principal, agentID string) (bool, error) {
+	if caller.AgentID != "" {
+		return caller.AgentID == agentID, nil
+	}
+	_, err := p.Commands.FindAgent(ctx, caller, agentID)
+	if errs.CodeOf(err) == errs.NotFound {
+		return false, nil
+	}
+	return err == nil, err
 }

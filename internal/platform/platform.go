@@ -96,6 +96,11 @@ type Platform struct {
 	// agentModels is the model the agents' dispatch uses: the router, wrapped when Options.WrapModels says so.
 	agentModels llm.Provider
 
+	// stopping is set when Stop or Kill begins: a connection closed after it is closed on purpose.
+	stopping atomic.Bool
+	// closed is closed when the node's NATS connection closes for good while the node runs.
+	closed chan struct{}
+
 	handlersReady atomic.Bool
 	handlersDone  chan error
 	stopHandlers  context.CancelFunc
@@ -132,7 +137,8 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		host, _ := os.Hostname()
 		cfg.NodeName = fmt.Sprintf("%s-%s", host, events.RandomToken(3))
 	}
-	p := &Platform{Config: cfg, Logger: logger, Metrics: metrics.New(), Now: opts.Now, handlersDone: make(chan error, 1)}
+	p := &Platform{Config: cfg, Logger: logger, Metrics: metrics.New(), Now: opts.Now, handlersDone: make(chan error, 1),
+		closed: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			p.Stop(context.Background())
@@ -208,6 +214,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		Metrics: p.Metrics,
 		Logger:  logger.With("component", "http"),
 		Ready:   p.Ready,
+		Live:    p.Live,
 		Faces:   p.faces(),
 		Open:    []httpapi.OpenFace{pages},
 	})
@@ -266,6 +273,16 @@ func (p *Platform) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// nats.go reconnects after a lost connection, but closes it for good after some errors the server sends (a
+	// protocol line over max_control_line was one: a 4 kB ID in a subject). The node cannot serve again without a
+	// restart; it must not look alive.
+	p.NC.SetClosedHandler(func(nc *nats.Conn) {
+		if p.stopping.Load() {
+			return
+		}
+		p.Logger.Error("the NATS connection closed for good; this node cannot serve until it is restarted", "err", nc.LastError())
+		close(p.closed)
+	})
 	p.JS, err = jetstream.New(p.NC)
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
@@ -389,9 +406,29 @@ func (p *Platform) Ready(ctx context.Context) error {
 	return nil
 }
 
+// Live says whether the node can still serve once ready: not when its NATS connection closed for good (see
+// Closed). /healthz answers with it.
+func (p *Platform) Live(context.Context) error {
+	select {
+	case <-p.closed:
+		reason := "closed"
+		if err := p.NC.LastError(); err != nil {
+			reason = err.Error()
+		}
+		return fmt.Errorf("nats connection lost for good (%s): restart the node", reason)
+	default:
+		return nil
+	}
+}
+
+// Closed is closed when the node's NATS connection closes for good while the node runs: the node cannot serve
+// again, and whoever runs it should stop it and start it again.
+func (p *Platform) Closed() <-chan struct{} { return p.closed }
+
 // Stop takes the node down cleanly: handlers stop taking events and finish or hand back those in flight,
 // projections stop, the connection drains, and the embedded server shuts down.
 func (p *Platform) Stop(ctx context.Context) {
+	p.stopping.Store(true)
 	p.stopOnce.Do(func() {
 		p.stopRouting()
 		if p.stopSweeper != nil {
@@ -432,6 +469,7 @@ func (p *Platform) Stop(ctx context.Context) {
 // Kill drops the node as a crash would: the embedded server goes away without the node stopping anything first.
 // For tests of crash safety.
 func (p *Platform) Kill() {
+	p.stopping.Store(true)
 	p.stopOnce.Do(func() {
 		p.stopRouting()
 		if p.stopSweeper != nil {

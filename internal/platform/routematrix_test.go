@@ -167,15 +167,77 @@ func contrailErrorShape(body []byte) error {
 	return nil
 }
 
-func TestRouteMatrix(t *testing.T) {
-	t.Parallel()
-	n := platformtest.Start(t)
-	ctx := context.Background()
+// matrix is what the route matrix and the bad-input sweep start from: two accounts, the owner's objects made by
+// every face's fixtures, and what requests need to name them.
+type matrix struct {
+	a, b     owner
+	fixtures []fixture
+	made     map[string]objects
+	// values are the URL parameter values naming A's objects; "caller.<param>" names B's own (see fixture.Caller).
+	values   map[string]string
+	secrets  []string
+	ownScope map[string]bool
+	// bodies are the request bodies routes need to get past validation, filled with the values.
+	bodies map[string]any
+}
+
+// newMatrix makes two accounts and, through every fixture, A's objects (and B's own where a fixture needs them).
+func newMatrix(t *testing.T, n *platformtest.Node) *matrix {
+	t.Helper()
 	newOwner := func(name string) owner {
 		p, key := n.NewAccount(t, name+"-"+events.RandomToken(4))
 		return owner{p, key}
 	}
-	a, b := newOwner("matrix-owner"), newOwner("matrix-other")
+	m := &matrix{a: newOwner("matrix-owner"), b: newOwner("matrix-other"), fixtures: matrixFixtures(),
+		made: map[string]objects{}, values: map[string]string{}, ownScope: map[string]bool{}, bodies: map[string]any{}}
+	m.secrets = []string{m.a.Username}
+	for _, f := range m.fixtures {
+		objs := f.Make(t, n, m.a)
+		m.made[f.Name] = objs
+		for k, v := range objs.Params {
+			m.values[k] = v
+		}
+		m.secrets = append(m.secrets, objs.Secrets...)
+	}
+	// B's own objects, for requests that must name one to reach the check on A's.
+	for _, f := range m.fixtures {
+		if f.Caller == nil {
+			continue
+		}
+		for k, v := range f.Caller(t, n, m.b) {
+			m.values["caller."+k] = v
+		}
+	}
+	for _, f := range m.fixtures {
+		for _, r := range f.OwnScope {
+			m.ownScope[r] = true
+		}
+		for r, body := range f.Bodies {
+			if s, ok := body.(string); ok {
+				body = fill(s, m.values)
+			}
+			m.bodies[r] = body
+		}
+	}
+	return m
+}
+
+// intact runs every fixture's check that A's objects are as they were made.
+func (m *matrix) intact(t *testing.T, n *platformtest.Node) {
+	t.Helper()
+	for _, f := range m.fixtures {
+		if f.Intact != nil {
+			f.Intact(t, n, m.a, m.made[f.Name])
+		}
+	}
+}
+
+func TestRouteMatrix(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	ctx := context.Background()
+	m := newMatrix(t, n)
+	a, b, values, secrets, ownScope, bodies := m.a, m.b, m.values, m.secrets, m.ownScope, m.bodies
 	revoked, err := n.Commands.IssueKey(ctx, a.Principal, a.AccountID, "to revoke", "")
 	if err != nil {
 		t.Fatal(err)
@@ -187,41 +249,7 @@ func TestRouteMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	// A's objects, made once per fixture.
-	fixtures := matrixFixtures()
-	made := map[string]objects{}
-	values := map[string]string{}
-	secrets := []string{a.Username}
-	for _, f := range fixtures {
-		objs := f.Make(t, n, a)
-		made[f.Name] = objs
-		for k, v := range objs.Params {
-			values[k] = v
-		}
-		secrets = append(secrets, objs.Secrets...)
-	}
-	// B's own objects, for requests that must name one to reach the check on A's.
-	for _, f := range fixtures {
-		if f.Caller == nil {
-			continue
-		}
-		for k, v := range f.Caller(t, n, b) {
-			values["caller."+k] = v
-		}
-	}
-	ownScope, bodies := map[string]bool{}, map[string]any{}
-	for _, f := range fixtures {
-		for _, r := range f.OwnScope {
-			ownScope[r] = true
-		}
-		for r, body := range f.Bodies {
-			if s, ok := body.(string); ok {
-				body = fill(s, values)
-			}
-			bodies[r] = body
-		}
-	}
+	fixtures := m.fixtures
 	open := toSet(openRoutes())
 	admin := toSet(adminRoutes())
 	agentFaces := agentTokenPrefixes()
@@ -303,11 +331,7 @@ func TestRouteMatrix(t *testing.T) {
 			checkNoLeak(t, "probe "+p.Method+" "+p.Path, path, body, resp.Body, secrets)
 		}
 	}
-	for _, f := range fixtures {
-		if f.Intact != nil {
-			f.Intact(t, n, a, made[f.Name])
-		}
-	}
+	m.intact(t, n)
 	for r := range open {
 		if !slices.ContainsFunc(all, func(x route) bool { return x.String() == r }) {
 			t.Errorf("%s is listed as open but the router has no such route", r)

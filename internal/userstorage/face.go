@@ -22,7 +22,7 @@ import (
 const Prefix = "/api/userstorage"
 
 // AgentVisible says whether principal p may use the storage of agentID. The agent registry decides (another
-// account's unpublished agent is not visible); nil lets every agent ID through.
+// account's unpublished agent is not visible, and answers 404); nil lets every agent ID through.
 type AgentVisible func(ctx context.Context, p auth.Principal, agentID string) (bool, error)
 
 // Face is Fixie's user storage API:
@@ -93,6 +93,10 @@ func (f *Face) scope(r *http.Request) (Scope, error) {
 	if err != nil {
 		return Scope{}, err
 	}
+	sc := Scope{Account: p.AccountID, AgentID: agentID}
+	if err := sc.validate(); err != nil {
+		return Scope{}, err
+	}
 	if p.AgentID != "" && p.AgentID != agentID {
 		return Scope{}, errs.E(errs.Forbidden, "this token was issued to another agent; it reaches only that agent's storage")
 	}
@@ -105,8 +109,7 @@ func (f *Face) scope(r *http.Request) (Scope, error) {
 			return Scope{}, errs.NotFoundf("agent", agentID)
 		}
 	}
-	sc := Scope{Account: p.AccountID, AgentID: agentID}
-	return sc, sc.validate()
+	return sc, nil
 }
 
 func (f *Face) scopeAndKey(r *http.Request) (Scope, string, error) {

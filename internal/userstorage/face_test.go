@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 	"github.com/contrailhq/contrail/internal/userstorage"
 )
@@ -34,6 +35,18 @@ func path(agent, key string) string {
 	return p
 }
 
+// registerAgent registers an agent of the account behind key (at a URL nothing answers: storage does not call it)
+// and returns its ID. Storage is kept only for agents the caller may use.
+func registerAgent(t *testing.T, n *platformtest.Node, p auth.Principal, handle string) string {
+	t.Helper()
+	u := "http://127.0.0.1:9/"
+	a, err := n.Commands.CreateAgent(context.Background(), p, commands.AgentInput{Handle: handle, QueryURL: &u})
+	if err != nil {
+		t.Fatalf("register agent %s: %v", handle, err)
+	}
+	return a.ID
+}
+
 func keysOf(t *testing.T, r platformtest.Response) []string {
 	t.Helper()
 	if r.Status != 200 {
@@ -53,8 +66,8 @@ func keysOf(t *testing.T, r platformtest.Response) []string {
 func TestUserStorageSpeaksTheFixieSDKShapes(t *testing.T) {
 	t.Parallel()
 	n := platformtest.Start(t)
-	_, key := n.NewAccount(t, "alice")
-	const agent = "agt_notes"
+	alice, key := n.NewAccount(t, "alice")
+	agent := registerAgent(t, n, alice, "notes")
 
 	if got := keysOf(t, n.Do(t, key, "GET", path(agent, ""), nil)); len(got) != 0 {
 		t.Fatalf("a fresh storage lists %v", got)
@@ -105,11 +118,31 @@ func TestUserStorageSpeaksTheFixieSDKShapes(t *testing.T) {
 			t.Fatalf("%s of a deleted key: %d %s", m, r.Status, r.Body)
 		}
 	}
-	// Storage belongs to (user, agent): another agent of the same user and another user see none of it.
-	if got := keysOf(t, n.Do(t, key, "GET", path("agt_other", ""), nil)); len(got) != 0 {
+	// Storage belongs to (user, agent): another agent of the same user sees none of it.
+	if got := keysOf(t, n.Do(t, key, "GET", path("fixie", ""), nil)); len(got) != 0 {
 		t.Fatalf("another agent's storage lists %v", got)
 	}
+	// Another user cannot use alice's unpublished agent at all: its storage is not found, as the agent is not.
 	_, bob := n.NewAccount(t, "bob")
+	for _, m := range []string{"GET", "POST", "DELETE"} {
+		for _, p := range []string{path(agent, ""), path(agent, "complex-key")} {
+			if m != "GET" && p == path(agent, "") {
+				continue
+			}
+			r := n.Do(t, bob, m, p, sdkValue(t, "planted"))
+			if r.Status != 404 || bytes.Contains(r.Body, []byte("key1")) {
+				t.Errorf("another user: %s %s on alice's unpublished agent: %d %s", m, p, r.Status, r.Body)
+			}
+		}
+	}
+	if r := n.Do(t, key, "GET", path(agent, "complex-key"), nil); r.Status != 200 || !bytes.Contains(r.Body, []byte("key1")) {
+		t.Fatalf("alice's value after bob's requests: %d %s", r.Status, r.Body)
+	}
+	// Published, the agent is one bob may use: he keeps his own storage for it, and sees none of alice's.
+	published := true
+	if _, err := n.Commands.UpdateAgent(context.Background(), alice, commands.AgentInput{Handle: "notes", Published: &published}); err != nil {
+		t.Fatal(err)
+	}
 	if got := keysOf(t, n.Do(t, bob, "GET", path(agent, ""), nil)); len(got) != 0 {
 		t.Fatalf("another user lists %v", got)
 	}
@@ -128,13 +161,13 @@ func TestUserStorageRefusesBadInputByName(t *testing.T) {
 		status             int
 		want               string
 	}{
-		{"anonymous", "GET", path("agt_1", ""), nil, 401, "missing API key"},
-		{"not JSON", "POST", path("agt_1", "k"), "nope", 400, `"field":"data"`},
-		{"no data", "POST", path("agt_1", "k"), `{"other": 1}`, 400, "missing required parameter: 'data'"},
-		{"key too long", "POST", path("agt_1", strings.Repeat("k", userstorage.MaxKeyLength+1)), `{"data": 1}`, 400, `"field":"key"`},
-		{"control character", "POST", "/api/userstorage/agt_1/a%00b", `{"data": 1}`, 400, "control character"},
-		{"value too large", "POST", path("agt_1", "big"), `{"data": "` + strings.Repeat("x", userstorage.MaxValueSize) + `"}`, 413, "1 MiB"},
-		{"body too large", "POST", path("agt_1", "big"), strings.Repeat(" ", userstorage.MaxValueSize+8<<10), 413, "1 MiB"},
+		{"anonymous", "GET", path("fixie", ""), nil, 401, "missing API key"},
+		{"not JSON", "POST", path("fixie", "k"), "nope", 400, `"field":"data"`},
+		{"no data", "POST", path("fixie", "k"), `{"other": 1}`, 400, "missing required parameter: 'data'"},
+		{"key too long", "POST", path("fixie", strings.Repeat("k", userstorage.MaxKeyLength+1)), `{"data": 1}`, 400, `"field":"key"`},
+		{"control character", "POST", "/api/userstorage/fixie/a%00b", `{"data": 1}`, 400, "control character"},
+		{"value too large", "POST", path("fixie", "big"), `{"data": "` + strings.Repeat("x", userstorage.MaxValueSize) + `"}`, 413, "1 MiB"},
+		{"body too large", "POST", path("fixie", "big"), strings.Repeat(" ", userstorage.MaxValueSize+8<<10), 413, "1 MiB"},
 	}
 	for _, c := range cases {
 		k := key
@@ -157,10 +190,10 @@ func TestUserStorageKeepsValuesUpToOneMiB(t *testing.T) {
 	if len(big) != userstorage.MaxValueSize {
 		t.Fatalf("test value is %d bytes", len(big))
 	}
-	if r := n.Do(t, key, "POST", path("agt_1", "big"), `{"data":`+big+`}`); r.Status != 200 {
+	if r := n.Do(t, key, "POST", path("fixie", "big"), `{"data":`+big+`}`); r.Status != 200 {
 		t.Fatalf("POST 1 MiB: %d %s", r.Status, r.Body)
 	}
-	r := n.Do(t, key, "GET", path("agt_1", "big"), nil)
+	r := n.Do(t, key, "GET", path("fixie", "big"), nil)
 	if r.Status != 200 || string(r.Body) != `{"data":`+big+"}\n" {
 		t.Fatalf("GET 1 MiB: %d, %d bytes", r.Status, len(r.Body))
 	}
@@ -173,13 +206,13 @@ func TestUserStorageKeepsValuesUpToOneMiB(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, v := range values {
 		wg.Go(func() {
-			if r := n.Do(t, key, "POST", path("agt_1", "race"), `{"data":`+v+`}`); r.Status != 200 {
+			if r := n.Do(t, key, "POST", path("fixie", "race"), `{"data":`+v+`}`); r.Status != 200 {
 				t.Errorf("racing POST: %d %s", r.Status, r.Body)
 			}
 		})
 	}
 	wg.Wait()
-	r = n.Do(t, key, "GET", path("agt_1", "race"), nil)
+	r = n.Do(t, key, "GET", path("fixie", "race"), nil)
 	whole := false
 	for _, v := range values {
 		whole = whole || string(r.Body) == `{"data":`+v+"}\n"
@@ -188,7 +221,7 @@ func TestUserStorageKeepsValuesUpToOneMiB(t *testing.T) {
 		t.Fatalf("after racing writes the value is none of those written (%d bytes)", len(r.Body))
 	}
 	for _, k := range []string{"race", "big"} {
-		if r := n.Do(t, key, "DELETE", path("agt_1", k), nil); r.Status != 200 {
+		if r := n.Do(t, key, "DELETE", path("fixie", k), nil); r.Status != 200 {
 			t.Fatalf("DELETE %s: %d", k, r.Status)
 		}
 	}
@@ -212,6 +245,7 @@ func TestAgentsReachOnlyTheirOwnStorageWithTheirToken(t *testing.T) {
 	n := platformtest.Start(t, platformtest.WithClock(func() time.Time { return time.Unix(0, now.Load()) }))
 	alice, key := n.NewAccount(t, "alice")
 	ctx := context.Background()
+	agent := registerAgent(t, n, alice, "prefs")
 	token := func(c auth.AgentClaims) string {
 		tok, err := n.Signer.AgentToken(ctx, c)
 		if err != nil {
@@ -219,16 +253,16 @@ func TestAgentsReachOnlyTheirOwnStorageWithTheirToken(t *testing.T) {
 		}
 		return tok
 	}
-	tok := token(auth.AgentClaims{User: alice.AccountID, AgentID: "agt_1", SessionID: "ses_1"})
-	if r := n.Do(t, tok, "POST", path("agt_1", "prefs"), sdkValue(t, "dark mode")); r.Status != 200 {
+	tok := token(auth.AgentClaims{User: alice.AccountID, AgentID: agent, SessionID: "ses_1"})
+	if r := n.Do(t, tok, "POST", path(agent, "prefs"), sdkValue(t, "dark mode")); r.Status != 200 {
 		t.Fatalf("the agent storing for its user: %d %s", r.Status, r.Body)
 	}
 	// The user sees what the agent stored for them, and the Fixie SDK's audience works the same.
-	if got := keysOf(t, n.Do(t, key, "GET", path("agt_1", ""), nil)); len(got) != 1 || got[0] != "prefs" {
+	if got := keysOf(t, n.Do(t, key, "GET", path(agent, ""), nil)); len(got) != 1 || got[0] != "prefs" {
 		t.Fatalf("the user lists %v", got)
 	}
-	fixie := token(auth.AgentClaims{User: alice.AccountID, AgentID: "agt_1", Audience: auth.FixieAudience})
-	if r := n.Do(t, fixie, "GET", path("agt_1", "prefs"), nil); r.Status != 200 {
+	fixie := token(auth.AgentClaims{User: alice.AccountID, AgentID: agent, Audience: auth.FixieAudience})
+	if r := n.Do(t, fixie, "GET", path(agent, "prefs"), nil); r.Status != 200 {
 		t.Fatalf("a Fixie SDK agent's token: %d %s", r.Status, r.Body)
 	}
 
@@ -238,9 +272,9 @@ func TestAgentsReachOnlyTheirOwnStorageWithTheirToken(t *testing.T) {
 		want              string
 	}{
 		{"another agent's storage", tok, path("agt_2", "prefs"), 403, "issued to another agent"},
-		{"an anonymous token", token(auth.AgentClaims{AgentID: "agt_1"}), path("agt_1", "prefs"), 401, "anonymous"},
-		{"a user that does not exist", token(auth.AgentClaims{User: "acct_nobody", AgentID: "agt_1"}), path("agt_1", "prefs"), 401, "its user does not exist"},
-		{"another platform's audience", token(auth.AgentClaims{User: alice.AccountID, AgentID: "agt_1", Audience: "https://elsewhere.test"}), path("agt_1", "prefs"), 401, "audience"},
+		{"an anonymous token", token(auth.AgentClaims{AgentID: agent}), path(agent, "prefs"), 401, "anonymous"},
+		{"a user that does not exist", token(auth.AgentClaims{User: "acct_nobody", AgentID: agent}), path(agent, "prefs"), 401, "its user does not exist"},
+		{"another platform's audience", token(auth.AgentClaims{User: alice.AccountID, AgentID: agent, Audience: "https://elsewhere.test"}), path(agent, "prefs"), 401, "audience"},
 		{"the admin face", tok, "/admin/whoami", 403, "agent token"},
 		{"the admin face, keys", tok, "/admin/keys", 403, "agent token"},
 	}
@@ -252,7 +286,7 @@ func TestAgentsReachOnlyTheirOwnStorageWithTheirToken(t *testing.T) {
 	}
 	// The token lives as long as a query may: after that the agent needs the fresh one of its next call.
 	now.Add(int64(auth.DefaultTokenLifetime + time.Minute))
-	if r := n.Do(t, tok, "GET", path("agt_1", "prefs"), nil); r.Status != 401 || !strings.Contains(string(r.Body), "expired") {
+	if r := n.Do(t, tok, "GET", path(agent, "prefs"), nil); r.Status != 401 || !strings.Contains(string(r.Body), "expired") {
 		t.Fatalf("an expired token: %d %s", r.Status, r.Body)
 	}
 }

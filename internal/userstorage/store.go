@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
 
@@ -75,30 +75,11 @@ func Open(ctx context.Context, js jetstream.JetStream, names natsx.Names) (*Stor
 
 var enc = base64.RawURLEncoding
 
-// validName checks a caller-chosen name: not empty, not too long, UTF-8 without control characters.
-func validName(field, s string, max int) error {
-	if s == "" {
-		return errs.Missing(field)
-	}
-	if len(s) > max {
-		return errs.InvalidField(field, "%s is longer than %d bytes", field, max)
-	}
-	if !utf8.ValidString(s) {
-		return errs.InvalidField(field, "%s is not valid UTF-8", field)
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return errs.InvalidField(field, "%s contains a control character", field)
-		}
-	}
-	return nil
-}
-
 func (sc Scope) validate() error {
 	if sc.Account == "" || !natsx.ValidToken(sc.Account) {
 		return errs.E(errs.Unauthorized, "user storage needs a user")
 	}
-	return validName("agent_id", sc.AgentID, MaxAgentLength)
+	return ids.CheckName("agentId", sc.AgentID, MaxAgentLength)
 }
 
 func (sc Scope) prefix() string { return sc.Account + "." + enc.EncodeToString([]byte(sc.AgentID)) }
@@ -115,7 +96,7 @@ func (sc Scope) check(key string) error {
 	if err := sc.validate(); err != nil {
 		return err
 	}
-	return validName("key", key, MaxKeyLength)
+	return ids.CheckName("key", key, MaxKeyLength)
 }
 
 // Put stores value (JSON) under key, replacing what was there.
