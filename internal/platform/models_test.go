@@ -52,6 +52,24 @@ func ask(t *testing.T, n *platformtest.Node, key, text string) (reply, typ strin
 	return sent.Data.SendSessionMessage.Response.Text, sent.Data.SendSessionMessage.Response.Type, errors
 }
 
+// TestModelOfflineMeansTheOfflineModel: CONTRAIL_MODEL=offline (--model offline) next to OPENAI_BASE_URL answers with
+// the built-in model; "offline" is never sent upstream as a model name.
+func TestModelOfflineMeansTheOfflineModel(t *testing.T) {
+	t.Parallel()
+	upstream := llmtest.NewServer(t)
+	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) {
+		c.OpenAIBaseURL, c.OpenAIAPIKey, c.Model = upstream.URL, "sk-test", "offline"
+	}))
+	_, key := n.NewAccount(t, "ada")
+	reply, typ, errs := ask(t, n, key, "What can you do?")
+	if typ != "response" || len(errs) != 0 || !strings.Contains(reply, "offline model") {
+		t.Fatalf("answer %q (%s), errors %v: want the offline model's notice", reply, typ, errs)
+	}
+	if got := upstream.Requests(); len(got) != 0 {
+		t.Fatalf("the upstream server was asked %d times (first model %q)", len(got), got[0].Model)
+	}
+}
+
 // TestJSONLogsNameEachKeyOnce reads every JSON log line of a node whose model server fails once (the provider logs
 // its retry) and finds no key twice in one object.
 func TestJSONLogsNameEachKeyOnce(t *testing.T) {

@@ -174,7 +174,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		return nil, err
 	}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
-		Agents: p.Agents, Queries: p.Limits, Metadata: p.Dispatch.Client()})
+		Agents: p.Agents, Queries: p.Limits, Metadata: p.Dispatch.Client(), Models: p.Models})
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}
