@@ -42,8 +42,11 @@ type Config struct {
 	Index  *router.Index
 	// Find resolves what a model calls an agent (a handle, published or the caller's own) to an agent the caller
 	// may use.
-	Find   func(ctx context.Context, p auth.Principal, ref string) (agents.Info, error)
-	Logger *slog.Logger
+	Find func(ctx context.Context, p auth.Principal, ref string) (agents.Info, error)
+	// AgentName gives a registered agent's Fixie name, "<username>/<handle>", which the tokens of calls to it carry
+	// in "aid" (nil: its ID).
+	AgentName func(ctx context.Context, info agents.Info) (string, error)
+	Logger    *slog.Logger
 	// MaxDepth bounds how deep agents may delegate to agents (default 3).
 	MaxDepth int
 	// MaxCalls bounds the model calls of one Code Shot query (default 10).
@@ -136,8 +139,16 @@ func (d *Dispatch) recorded(ctx context.Context, q agents.Query, path string) ([
 }
 
 // claims are the token claims of a call to an agent on behalf of a query.
-func claims(q agents.Query, info agents.Info) agentproto.Claims {
-	return agentproto.Claims{User: q.Caller.AccountID, AgentID: info.ID, SessionID: q.Session, Audience: info.Audience}
+func (d *Dispatch) claims(ctx context.Context, q agents.Query, info agents.Info) (agentproto.Claims, error) {
+	c := agentproto.Claims{User: q.Caller.AccountID, AgentID: info.ID, SessionID: q.Session, Audience: info.Audience}
+	if d.cfg.AgentName != nil {
+		name, err := d.cfg.AgentName(ctx, info)
+		if err != nil {
+			return c, fmt.Errorf("name agent %s for its token: %w", info.Handle, err)
+		}
+		c.AgentName = name
+	}
+	return c, nil
 }
 
 // history renders the session's earlier exchanges for a conversational Code Shot agent: "Q: ...\nA: ...".

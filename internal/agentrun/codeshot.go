@@ -42,8 +42,12 @@ func (d *Dispatch) runCodeShot(ctx context.Context, spec loop.Spec, info agents.
 	if err != nil {
 		return agents.Reply{}, err
 	}
+	cl, err := d.claims(ctx, q, info)
+	if err != nil {
+		return agents.Reply{}, err
+	}
 	var funcs loop.Funcs
-	hf := &httpFuncs{client: d.cfg.Client, url: funcURL, claims: claims(q, info), handle: info.Handle}
+	hf := &httpFuncs{client: d.cfg.Client, url: funcURL, claims: cl, handle: info.Handle}
 	if funcURL != "" {
 		funcs = hf
 	}

@@ -29,7 +29,11 @@ func (d *Dispatch) standalone(_ context.Context, info agents.Info) (agents.Agent
 				sent = text
 			}
 		}
-		m, err := d.cfg.Client.Query(ctx, info.QueryURL, msg, claims(q, info), onPartial)
+		cl, err := d.claims(ctx, q, info)
+		if err != nil {
+			return agents.Reply{}, err
+		}
+		m, err := d.cfg.Client.Query(ctx, info.QueryURL, msg, cl, onPartial)
 		if err != nil {
 			return agents.Reply{}, err
 		}

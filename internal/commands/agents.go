@@ -187,7 +187,7 @@ func (c *Commands) DeleteAgent(ctx context.Context, actor auth.Principal, handle
 }
 
 // FindAgent resolves what a client calls an agent — a built-in's ID or handle, an agent ID, one of the caller's
-// handles, a published agent's handle, or "owner/handle" — to an agent the caller may use.
+// handles, a published agent's handle, or its Fixie name "<username>/<handle>" — to an agent the caller may use.
 func (c *Commands) FindAgent(ctx context.Context, actor auth.Principal, ref string) (agents.Info, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
@@ -206,8 +206,8 @@ func (c *Commands) FindAgent(ctx context.Context, actor auth.Principal, ref stri
 		}
 		return agents.Info{}, errs.NotFoundf("agent", ref)
 	}
-	if owner, handle, ok := strings.Cut(ref, "/"); ok {
-		return c.findPublished(ctx, actor, handle, owner, ref)
+	if strings.Contains(ref, "/") {
+		return c.findByName(ctx, actor, ref)
 	}
 	if id, ok, err := c.handleOwner(ctx, actor.AccountID, ref); err != nil {
 		return agents.Info{}, err
@@ -221,6 +221,38 @@ func (c *Commands) FindAgent(ctx context.Context, actor auth.Principal, ref stri
 		}
 	}
 	return c.findPublished(ctx, actor, ref, "", ref)
+}
+
+// findByName finds an agent by its Fixie name, "<username>/<handle>": the agent with that handle of the account
+// that goes by the username (see username), if the caller may use it. A name no account holds yet is looked for
+// among published agents by their owners' names.
+func (c *Commands) findByName(ctx context.Context, actor auth.Principal, name string) (agents.Info, error) {
+	owner, handle, err := ParseAgentName("agent", name)
+	if err != nil {
+		return agents.Info{}, err
+	}
+	account, err := c.ownerAccount(ctx, actor.AccountID, actor.Username, owner)
+	if err != nil {
+		return agents.Info{}, err
+	}
+	if account == "" {
+		return c.findPublished(ctx, actor, handle, owner, name)
+	}
+	id, ok, err := c.handleOwner(ctx, account, handle)
+	if err != nil {
+		return agents.Info{}, err
+	}
+	if !ok {
+		return agents.Info{}, errs.NotFoundf("agent", name)
+	}
+	rec, err := c.agents.Load(ctx, id)
+	if err != nil {
+		return agents.Info{}, err
+	}
+	if !rec.Exists || rec.Deleted || !rec.VisibleTo(actor.AccountID) {
+		return agents.Info{}, errs.NotFoundf("agent", name)
+	}
+	return rec.Info, nil
 }
 
 // findPublished looks for a published agent by handle (and owner name, when given) in the read model: handles are
@@ -353,16 +385,27 @@ func (c *Commands) validHandle(field, h string) error {
 	if len(h) > maxHandle {
 		return errs.InvalidField(field, "%s is longer than %d characters", field, maxHandle)
 	}
-	for i, r := range h {
-		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (i > 0 && (r == '-' || r == '_'))
-		if !ok {
-			return errs.InvalidField(field, "%s %q: use lower-case letters, digits, '-' and '_', starting with a letter or digit", field, h)
-		}
+	if !validHandleChars(h) {
+		return errs.InvalidField(field, "%s %q: use lower-case letters, digits, '-' and '_', starting with a letter or digit", field, h)
 	}
 	if _, ok := c.agents.Builtin(h); ok {
 		return errs.InvalidField(field, "%s %q is the handle of a built-in agent", field, h)
 	}
 	return nil
+}
+
+// validHandleChars reports whether h can be a handle: 1 to 64 lower-case letters, digits, '-' or '_', starting with a
+// letter or a digit.
+func validHandleChars(h string) bool {
+	if h == "" || len(h) > maxHandle {
+		return false
+	}
+	for i, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (i > 0 && (r == '-' || r == '_'))) {
+			return false
+		}
+	}
+	return true
 }
 
 func validAgentFields(in AgentInput) error {

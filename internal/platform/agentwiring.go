@@ -47,6 +47,9 @@ func (p *Platform) assembleAgents(ctx context.Context) error {
 		Find: func(ctx context.Context, pr auth.Principal, ref string) (agents.Info, error) {
 			return p.Commands.FindAgent(ctx, pr, ref)
 		},
+		AgentName: func(ctx context.Context, info agents.Info) (string, error) {
+			return p.Commands.FixieAgentName(ctx, info.Account, info.Handle)
+		},
 		Logger: p.Logger.With("component", "agents"),
 	})
 	p.Agents = agents.NewRegistry(p.Store, p.Dispatch.Builtins(agents.FixieBuiltin(p.Models, model))...)

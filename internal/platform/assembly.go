@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"context"
 	"slices"
 
 	"github.com/contrailhq/contrail/graph"
@@ -58,7 +59,11 @@ func (p *Platform) faces() []httpapi.Face {
 		}),
 		// Every account may keep storage for any agent ID until user storage's tests register the agents they use;
 		// then pass the registry's visibility check (commands.FindAgent) here.
-		userstorage.NewFace(p.UserStorage, nil, p.Logger),
+		userstorage.NewFace(p.UserStorage, nil, p.Logger).WithAgentNames(
+			func(ctx context.Context, pr auth.Principal, name string) (string, error) {
+				a, err := p.Commands.FindAgent(ctx, pr, name)
+				return a.ID, err
+			}),
 		openaiapi.New(openaiapi.Deps{
 			Commands: p.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC, Names: p.Layout.Names, Blobs: p.Blobs,
 			Models: p.Models, Logger: p.Logger.With("face", "v1"),

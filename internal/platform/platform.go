@@ -206,7 +206,7 @@ func (p *Platform) openSecurity(ctx context.Context) error {
 	}
 	public := p.Config.Public()
 	p.Signer, err = auth.OpenSigner(ctx, auth.SignerConfig{KV: kv, Secret: p.Config.SigningSecret, Audience: public,
-		Now: p.Now, Logger: p.Logger.With("component", "signer")})
+		Audiences: []string{auth.FixieAudience}, Now: p.Now, Logger: p.Logger.With("component", "signer")})
 	if err != nil {
 		return err
 	}
