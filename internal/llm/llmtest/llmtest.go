@@ -113,20 +113,7 @@ func (r Reply) DropAfter(n int) Reply { r.dropAt = max(n, 0) + 1; return r }
 
 // Request is a request the server received, decoded from the wire.
 type Request struct {
-	Model               string
-	Messages            []llm.Message
-	Tools               []llm.Tool
-	ToolChoice          json.RawMessage // as sent: "auto", or {"type":"function","function":{"name":...}}
-	ParallelToolCalls   *bool
-	Temperature         *float64
-	TopP                *float64
-	MaxTokens           int
-	MaxCompletionTokens int
-	Stop                []string
-	ResponseFormat      json.RawMessage
-	Seed                *int64
-	Stream              bool
-	IncludeUsage        bool
+	openaiwire.Request
 	// Header holds the request's HTTP headers (Authorization, ...).
 	Header http.Header
 	// Body is the request body as sent, for fields not decoded above.

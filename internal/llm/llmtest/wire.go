@@ -17,24 +17,7 @@ func decodeRequest(r *http.Request) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	return Request{
-		Model:               w.Model,
-		Messages:            w.Messages,
-		Tools:               w.Tools,
-		ToolChoice:          w.ToolChoice,
-		ParallelToolCalls:   w.ParallelToolCalls,
-		Temperature:         w.Temperature,
-		TopP:                w.TopP,
-		MaxTokens:           w.MaxTokens,
-		MaxCompletionTokens: w.MaxCompletionTokens,
-		Stop:                w.Stop,
-		ResponseFormat:      w.ResponseFormat,
-		Seed:                w.Seed,
-		Stream:              w.Stream,
-		IncludeUsage:        w.IncludeUsage,
-		Header:              r.Header.Clone(),
-		Body:                body,
-	}, nil
+	return Request{Request: w, Header: r.Header.Clone(), Body: body}, nil
 }
 
 // completion is the non-streamed answer: a chat.completion object.
