@@ -75,6 +75,9 @@ type SessionReplyFailed struct {
 	Error     string `json:"error"`
 	SentBy    string `json:"sent_by"`
 	AgentID   string `json:"agent_id,omitempty"`
+	// Code classifies the failure in internal/errs's words ("unavailable": a model server or agent that cannot be
+	// reached; "timeout"; ...); empty in events older than the field.
+	Code string `json:"code,omitempty"`
 }
 
 func (SessionReplyFailed) EventType() string { return "session.reply_failed" }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/graph/model"
@@ -261,12 +264,28 @@ func (r mutationResolver) SendSessionMessage(ctx context.Context, in generated.M
 	if wait == nil || !*wait {
 		return out, nil
 	}
-	reply, err := r.awaitReply(ctx, posted.Session, posted.Message.ID, posted.Seq, timeout)
+	reply, failure, err := r.awaitReply(ctx, posted.Session, posted.Message.ID, posted.Seq, timeout)
 	if err != nil {
 		return nil, err
 	}
 	out.Response, out.TimedOut = reply, reply == nil
+	if failure != nil {
+		// The answer is a failure: the reply says why, and an error entry says so to clients that read errors.
+		failure.Path = graphql.GetPath(ctx)
+		graphql.AddError(ctx, failure)
+	}
 	return out, nil
+}
+
+// failureError is the error entry of a failed answer: its text, and extensions.code by the code the failure was
+// recorded with. A failure with no code of its own (an agent that failed, or one recorded before codes were) is
+// AGENT_FAILED.
+func failureError(text, code string) *gqlerror.Error {
+	ext := ExtensionCode(&errs.Error{Code: errs.Code(code)})
+	if code == "" || errs.Code(code) == errs.Internal || ext == "" {
+		ext = "AGENT_FAILED"
+	}
+	return &gqlerror.Error{Message: text, Extensions: map[string]any{"code": ext}}
 }
 
 func (r *Resolver) postedModel(ctx context.Context, pm commands.PostedMessage) (model.Message, error) {
@@ -276,8 +295,8 @@ func (r *Resolver) postedModel(ctx context.Context, pm commands.PostedMessage) (
 }
 
 // awaitReply follows the session's log after the query until its answer (a reply or a failure) is appended, or the
-// wait is over (nil, no error: the caller returns what exists).
-func (r *Resolver) awaitReply(ctx context.Context, session, queryID string, after uint64, timeout time.Duration) (*model.Message, error) {
+// wait is over (nil, no error: the caller returns what exists). A failure comes back as the error entry it makes too.
+func (r *Resolver) awaitReply(ctx context.Context, session, queryID string, after uint64, timeout time.Duration) (*model.Message, *gqlerror.Error, error) {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for e, err := range r.d.Store.Follow(wctx, after+1, r.d.Names.AggregateFilter("session", session)) {
@@ -285,7 +304,7 @@ func (r *Resolver) awaitReply(ctx context.Context, session, queryID string, afte
 			if wctx.Err() != nil {
 				break
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		m, ok := eventMessage(e)
 		if !ok || m.InReplyTo != queryID || m.Type == events.MessageQuery {
@@ -296,19 +315,22 @@ func (r *Resolver) awaitReply(ctx context.Context, session, queryID string, afte
 		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
 		if err := r.d.Views.WaitFor(rctx, "sessions", e.Sequence); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			rcancel()
-			return nil, err
+			return nil, nil, err
 		}
 		rcancel()
 		mm, err := r.messageModel(ctx, m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &mm, nil
+		if f, ok := e.Event.(events.SessionReplyFailed); ok {
+			return &mm, failureError(f.Error, f.Code), nil
+		}
+		return &mm, nil, nil
 	}
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // eventMessage is the message an event creates, if it creates one.

@@ -98,7 +98,7 @@ func (r *Runner) Handle(ctx context.Context, e events.Envelope) error {
 	if err != nil {
 		if code := errs.CodeOf(err); code == errs.NotFound || code == errs.Unavailable {
 			info.ID, info.Handle = s.FrontendAgentID, s.FrontendAgentHandle
-			return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout), s)
+			return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout), errs.CodeOf(err), s)
 		}
 		return err
 	}
@@ -118,11 +118,11 @@ func (r *Runner) Handle(ctx context.Context, e events.Envelope) error {
 			return ctx.Err() // the node is stopping: the query is handed back and answered after the restart
 		}
 		r.cfg.Logger.Info("agent failed", "agent", info.Handle, "session", e.AggregateID, "message", q.MessageID, "err", err)
-		return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout), s)
+		return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout), errs.CodeOf(err), s)
 	}
 	embeds, err := r.replyEmbeds(ctx, e.Account, reply.Embeds)
 	if err != nil {
-		return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout), s)
+		return r.cfg.Commands.RecordFailure(ctx, e, info, readable(info, err, r.cfg.ReplyTimeout), errs.CodeOf(err), s)
 	}
 	return r.cfg.Commands.RecordReply(ctx, e, info, reply.Text, embeds, s)
 }

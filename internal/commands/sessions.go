@@ -521,8 +521,9 @@ func (c *Commands) RecordReply(ctx context.Context, cause events.Envelope, agent
 	return nil
 }
 
-// RecordFailure appends why the query posted by `cause` has no answer, unless it has one.
-func (c *Commands) RecordFailure(ctx context.Context, cause events.Envelope, agent agents.Info, reason string, ls *LoadedSession) error {
+// RecordFailure appends why the query posted by `cause` has no answer, and the kind of failure (code), unless it has
+// one.
+func (c *Commands) RecordFailure(ctx context.Context, cause events.Envelope, agent agents.Info, reason string, code errs.Code, ls *LoadedSession) error {
 	q := cause.Event.(events.SessionMessagePosted)
 	sentBy := agent.Handle
 	if sentBy == "" {
@@ -533,7 +534,8 @@ func (c *Commands) RecordFailure(ctx context.Context, cause events.Envelope, age
 			return nil, nil
 		}
 		return []events.Event{events.WithID(events.DeriveID(cause.ID, "reply"), events.SessionReplyFailed{
-			MessageID: ReplyID(cause.ID), InReplyTo: q.MessageID, Error: reason, SentBy: sentBy, AgentID: agent.ID})}, nil
+			MessageID: ReplyID(cause.ID), InReplyTo: q.MessageID, Error: reason, SentBy: sentBy, AgentID: agent.ID,
+			Code: string(code)})}, nil
 	})
 	if err != nil {
 		return fmt.Errorf("record failure of %s: %w", q.MessageID, err)

@@ -135,12 +135,14 @@ func (r *Router) Answering(model string) string {
 // Name is "router".
 func (r *Router) Name() string { return "router" }
 
-// Complete resolves req.Model and completes the request with the provider it names.
+// Complete resolves req.Model and completes the request with the provider it names. A failure says which model
+// server failed and what to do about it (see Explain).
 func (r *Router) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	p, name, err := r.Resolve(req.Model)
 	if err != nil {
 		return Response{}, err
 	}
 	req.Model = name
-	return p.Complete(ctx, req, onDelta)
+	resp, err := p.Complete(ctx, req, onDelta)
+	return resp, Explain(p, err)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -67,6 +68,31 @@ func TestModelOfflineMeansTheOfflineModel(t *testing.T) {
 	}
 	if got := upstream.Requests(); len(got) != 0 {
 		t.Fatalf("the upstream server was asked %d times (first model %q)", len(got), got[0].Model)
+	}
+}
+
+// TestModelServerDownIsAnErrorThatSaysWhichAndHowToFix: with OPENAI_BASE_URL pointing at a server that is not
+// there, sendSessionMessage answers with a failure that names the model server and what to do, and an errors entry
+// with a code; not the network's error as the agent's reply.
+func TestModelServerDownIsAnErrorThatSaysWhichAndHowToFix(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) {
+		c.OpenAIBaseURL, c.OpenAIAPIKey, c.Model = down, "sk-test", "gpt-test"
+	}))
+	_, key := n.NewAccount(t, "ada")
+	reply, typ, errs := ask(t, n, key, "hi")
+	if typ != "error" || !strings.Contains(reply, down) || !strings.Contains(reply, "OPENAI_BASE_URL") ||
+		!strings.Contains(reply, "connection refused") || strings.Contains(reply, "dial tcp") || strings.Contains(reply, "attempt") {
+		t.Errorf("answer %q (%s): want a failure naming the model server, what went wrong and how to fix it", reply, typ)
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "SERVICE_UNAVAILABLE: ") || !strings.Contains(errs[0], down) {
+		t.Errorf("errors %v: want one SERVICE_UNAVAILABLE entry naming the model server", errs)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/contrailhq/contrail/internal/codeshot"
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/llm"
 )
 
@@ -126,11 +127,23 @@ type Runner struct {
 // ErrFailed marks a query that ended in a KindFailed step; the error's message is the step's text.
 var ErrFailed = errors.New("code shot query failed")
 
-// FailedError is a query's failure as the user should read it.
-type FailedError struct{ Text string }
+// FailedError is a query's failure as the user should read it, and what caused it when that is known in this run
+// (a resumed query knows only the text it recorded).
+type FailedError struct {
+	Text string
+	Err  error
+}
 
 func (e *FailedError) Error() string { return e.Text }
-func (e *FailedError) Unwrap() error { return ErrFailed }
+
+// Unwrap gives ErrFailed and the cause, so that a caller can tell a model server that is down (errs.Unavailable)
+// from an agent that failed.
+func (e *FailedError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrFailed}
+	}
+	return []error{ErrFailed, e.Err}
+}
 
 // Run answers the query, recording each step in j. It returns the answer text and every step of the query.
 func (r *Runner) Run(ctx context.Context, spec Spec, q Query, j Journal) (string, []Step, error) {
@@ -147,13 +160,14 @@ func (r *Runner) Run(ctx context.Context, spec Spec, q Query, j Journal) (string
 		steps = append(steps, s)
 		return nil
 	}
-	fail := func(format string, args ...any) (string, []Step, error) {
+	failWith := func(cause error, format string, args ...any) (string, []Step, error) {
 		text := fmt.Sprintf(format, args...)
 		if err := record(Step{Kind: KindFailed, Text: text}); err != nil {
 			return "", steps, err
 		}
-		return "", steps, &FailedError{Text: text}
+		return "", steps, &FailedError{Text: text, Err: cause}
 	}
+	fail := func(format string, args ...any) (string, []Step, error) { return failWith(nil, format, args...) }
 	for {
 		if ctx.Err() != nil {
 			return "", steps, ctx.Err()
@@ -207,7 +221,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, q Query, j Journal) (string
 			if ctx.Err() != nil {
 				return "", steps, ctx.Err()
 			}
-			return fail("agent %s: the model failed: %v", spec.Handle, err)
+			return failWith(err, "agent %s: the model failed: %s", spec.Handle, readable(err))
 		}
 		produced := false
 		for i := 0; i < len(lines); i++ {
@@ -238,6 +252,15 @@ func (r *Runner) Run(ctx context.Context, spec Spec, q Query, j Journal) (string
 			return fail("agent %s: the model gave no usable line (it wrote %q)", spec.Handle, strings.Join(lines, " / "))
 		}
 	}
+}
+
+// readable is what a failure says to a user: the message of a coded error (without the cause behind it, which is
+// for logs), or the error itself.
+func readable(err error) string {
+	if errs.As(err) != nil {
+		return errs.MessageOf(err)
+	}
+	return err.Error()
 }
 
 // stepOf turns one line of model output into a step, and says whether the model's turn ends with it. A line the
