@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/contrailhq/contrail/internal/errs"
 )
 
 // Provider names the platform gives meaning to.
@@ -140,7 +142,9 @@ func (r *Router) Name() string { return "router" }
 func (r *Router) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	p, name, err := r.Resolve(req.Model)
 	if err != nil {
-		return Response{}, err
+		// A model string nobody here can run; what it says (the providers configured, how to add one) is for the
+		// user, whose model string it is.
+		return Response{}, &errs.Error{Code: errs.Invalid, Field: "model", Message: err.Error()}
 	}
 	req.Model = name
 	resp, err := p.Complete(ctx, req, onDelta)

@@ -68,6 +68,8 @@ func (p *Platform) faces() []httpapi.Face {
 			Commands: p.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC, Names: p.Layout.Names, Blobs: p.Blobs,
 			Models: p.Models, Logger: p.Logger.With("face", "v1"),
 		}),
+		openaiapi.NewProxy(openaiapi.ProxyDeps{Models: p.Models, Embedder: p.Embedder, Quota: p.Limits, Now: p.Now,
+			Logger: p.Logger.With("face", "openai-proxy")}),
 		graph.New(graph.Deps{
 			Commands: p.Commands, Views: p.Views, Store: p.Store, Agents: p.Agents, NC: p.NC, Names: p.Layout.Names,
 			Embeds: p.EmbedURLs, Auth: p.Auth, Limiter: p.Limits, Logger: p.Logger.With("face", "graphql"),

@@ -44,12 +44,12 @@ func adminRoutes() []string {
 
 // agentTokenPrefixes are the faces that accept the tokens the platform gives agents.
 func agentTokenPrefixes() []string {
-	return []string{"/api/userstorage"}
+	return []string{"/api/userstorage", "/api/openai-proxy"}
 }
 
 // errorShapes maps a face's prefix to the shape of its errors; faces not listed answer in Contrail's own shape.
 func errorShapes() map[string]errorShape {
-	return map[string]errorShape{"/graphql": graphqlErrorShape, "/v1": openAIErrorShape}
+	return map[string]errorShape{"/graphql": graphqlErrorShape, "/v1": openAIErrorShape, "/api/openai-proxy": openAIErrorShape}
 }
 
 // graphqlErrorShape is GraphQL's: {"errors":[{"message":...,"extensions":{"code":"UNAUTHENTICATED"}}]}.
