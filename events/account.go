@@ -42,6 +42,15 @@ type AccountLimitsChanged struct {
 
 func (AccountLimitsChanged) EventType() string { return "account.limits_changed" }
 
+// UsernameClaimed gives a name to the account that goes by it in agent IDs ("<username>/<handle>", as Fixie wrote
+// them). Account names need not be unique; the first account to need its name as a username holds it.
+type UsernameClaimed struct {
+	Username string `json:"username"`
+	Account  string `json:"account"`
+}
+
+func (UsernameClaimed) EventType() string { return "username.claimed" }
+
 func accountEvents() []Event {
-	return []Event{AccountCreated{}, AccountKeyIssued{}, AccountKeyRevoked{}, AccountLimitsChanged{}}
+	return []Event{AccountCreated{}, AccountKeyIssued{}, AccountKeyRevoked{}, AccountLimitsChanged{}, UsernameClaimed{}}
 }

@@ -88,6 +88,9 @@ type SessionReplyFailed struct {
 	Error     string `json:"error"`
 	SentBy    string `json:"sent_by"`
 	AgentID   string `json:"agent_id,omitempty"`
+	// Code classifies the failure in internal/errs's words ("unavailable": a model server or agent that cannot be
+	// reached; "timeout"; ...); empty in events older than the field.
+	Code string `json:"code,omitempty"`
 }
 
 func (SessionReplyFailed) EventType() string { return "session.reply_failed" }
@@ -116,6 +119,9 @@ type SessionAgentStep struct {
 	Call int `json:"call,omitempty"`
 	// Embeds are what a func or an agent answered with besides text (stored embeds, or external URIs).
 	Embeds map[string]MessageEmbed `json:"embeds,omitempty"`
+	// Code classifies a failed step in internal/errs's words ("unavailable": a model server or agent that cannot be
+	// reached), carried to the query's failure.
+	Code string `json:"code,omitempty"`
 }
 
 func (SessionAgentStep) EventType() string { return "session.agent_step" }

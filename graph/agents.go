@@ -66,11 +66,21 @@ func (r queryResolver) AllAgents(ctx context.Context, first *int, after *string)
 	return page(out, func(a model.Agent) string { return a.Cursor }, first, after, "agent")
 }
 
-// AgentByID finds an agent the caller may see.
+// AgentByID finds an agent the caller may see, by its ID or by its Fixie name ("<username>/<handle>").
 func (r queryResolver) AgentByID(ctx context.Context, agentID string) (*model.Agent, error) {
 	p, err := principal(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if strings.Contains(agentID, "/") {
+		if _, _, err := commands.ParseAgentName("agentId", agentID); err != nil {
+			return nil, err
+		}
+		a, err := r.d.Commands.FindAgent(ctx, p, agentID)
+		if err != nil {
+			return nil, err
+		}
+		return r.agentWithOwner(ctx, a)
 	}
 	if err := checkAgentRef("agentId", agentID); err != nil {
 		return nil, err

@@ -180,3 +180,53 @@ func TestDailyQuota(t *testing.T) {
 		t.Fatalf("RATE_LIMITED without retryAfterSeconds: %+v", e)
 	}
 }
+
+// TestAgentByFixieName: agentById takes the name Fixie gave agents and tokens carry in "aid", "<username>/<handle>",
+// as well as the agent's ID, with the same tenancy; a malformed name is BAD_USER_INPUT naming agentId.
+func TestAgentByFixieName(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	_, aliceKey := n.NewAccount(t, "alice")
+	_, bobKey := n.NewAccount(t, "bob")
+	alice := client{t: t, n: n, key: aliceKey}
+	bob := client{t: t, n: n, key: bobKey}
+	var created struct{ CreateAgent struct{ Agent agentJSON } }
+	alice.do(`mutation { createAgent(agentData: {handle: "dice", queryUrl: "http://127.0.0.1:9/"}) { agent { agentId } } }`, nil, &created)
+	id := created.CreateAgent.Agent.AgentID
+
+	byName := `query($id: String!) { agentById(agentId: $id) { agentId handle owner { username } } }`
+	var got struct{ AgentByID agentJSON }
+	alice.do(byName, map[string]any{"id": "alice/dice"}, &got)
+	if got.AgentByID.AgentID != id || got.AgentByID.Owner == nil || got.AgentByID.Owner.Username != "alice" {
+		t.Fatalf("agentById(alice/dice) = %+v, want %s", got.AgentByID, id)
+	}
+	bob.fail(byName, map[string]any{"id": "alice/dice"}, "NOT_FOUND")
+	alice.fail(byName, map[string]any{"id": "alice/nope"}, "NOT_FOUND")
+	alice.do(`mutation { updateAgent(agentData: {handle: "dice", published: true}) { agent { agentId } } }`, nil, nil)
+	bob.do(byName, map[string]any{"id": "alice/dice"}, &got)
+	if got.AgentByID.AgentID != id {
+		t.Fatalf("bob's agentById(alice/dice) = %+v", got.AgentByID)
+	}
+	// Account names need not be unique; a name stands for the first account that needed it in an agent name, and
+	// another account of that name goes by its ID.
+	twin, twinKey := n.NewAccount(t, "alice")
+	client{t: t, n: n, key: twinKey}.do(`mutation { createAgent(agentData: {handle: "dice", queryUrl: "http://127.0.0.1:9/"}) { agent { agentId } } }`, nil, &created)
+	if name, err := n.Commands.FixieAgentName(t.Context(), twin.AccountID, "dice"); err != nil || name != twin.AccountID+"/dice" {
+		t.Fatalf("the second alice's agent is named %q (%v), want %s/dice", name, err, twin.AccountID)
+	}
+	client{t: t, n: n, key: twinKey}.do(byName, map[string]any{"id": twin.AccountID + "/dice"}, &got)
+	if got.AgentByID.AgentID != created.CreateAgent.Agent.AgentID {
+		t.Fatalf("agentById(<account>/dice) = %+v", got.AgentByID)
+	}
+	bob.do(byName, map[string]any{"id": "alice/dice"}, &got)
+	if got.AgentByID.AgentID != id {
+		t.Fatalf("alice/dice names %s, want the first alice's %s", got.AgentByID.AgentID, id)
+	}
+	for _, bad := range []string{"alice/dice/x", "al ice/dice", "alice/Dice", "/dice", "alice/", "*/>", "alice/" + strings.Repeat("d", 65),
+		strings.Repeat("a", 4000) + "/dice"} {
+		e := alice.fail(byName, map[string]any{"id": bad}, "BAD_USER_INPUT")
+		if e.Extensions["field"] != "agentId" || len(e.Message) > 200 {
+			t.Errorf("agentById(%.40q): %q, field %v; want a short message naming agentId", bad, e.Message, e.Extensions["field"])
+		}
+	}
+}

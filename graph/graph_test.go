@@ -2,7 +2,10 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -297,5 +300,44 @@ func TestWebsocketKeyInUpgradeHeader(t *testing.T) {
 		t.Fatalf("subscribed to an unknown session: %s", d)
 	case <-time.After(10 * time.Second):
 		t.Fatal("no answer to the subscription")
+	}
+}
+
+// TestFailedAnswerIsAnError: a query whose agent fails answers sendSessionMessage with the failure as the reply
+// (type error) and an errors entry at the mutation's path, with a code: AGENT_FAILED for the agent's own failure,
+// and the code the failure was recorded with otherwise (an agent deleted meanwhile: NOT_FOUND).
+func TestFailedAnswerIsAnError(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	_, key := n.NewAccount(t, "ada")
+	c := client{t: t, n: n, key: key}
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(500)
+		_, _ = w.Write([]byte(`{"detail":"the agent's disk is full"}`))
+	}))
+	t.Cleanup(broken.Close)
+	c.do(`mutation($u: String!) { createAgent(agentData: {handle: "broken", queryUrl: $u, queries: ["anything"]}) { agent { agentId } } }`,
+		map[string]any{"u": broken.URL}, nil)
+	handle := newSession(t, c, "broken")
+	for _, tc := range []struct{ name, code, says string }{
+		{"the agent fails", "AGENT_FAILED", "the agent's disk is full"},
+		{"the agent is gone", "NOT_FOUND", "broken"},
+	} {
+		if tc.code == "NOT_FOUND" {
+			c.do(`mutation { deleteAgent(handle: "broken") { agent { handle } } }`, nil, nil)
+		}
+		out, status := c.post(sendMessage, map[string]any{"s": handle, "t": "hello", "wait": true})
+		var data sent
+		if err := json.Unmarshal(out.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		resp := data.SendSessionMessage.Response
+		if status != 200 || resp == nil || resp.Type != "error" || !strings.Contains(resp.Text, tc.says) {
+			t.Fatalf("%s: %d %s, want the failure as the reply", tc.name, status, out.Data)
+		}
+		if len(out.Errors) != 1 || out.Errors[0].code() != tc.code || out.Errors[0].Message != resp.Text ||
+			fmt.Sprint(out.Errors[0].Path) != "[sendSessionMessage]" {
+			t.Fatalf("%s: errors %+v, want one %s at sendSessionMessage saying what the reply says", tc.name, out.Errors, tc.code)
+		}
 	}
 }

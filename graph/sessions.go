@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/contrailhq/contrail/domain/session"
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/graph/model"
@@ -280,12 +282,28 @@ func (r mutationResolver) SendSessionMessage(ctx context.Context, in generated.M
 	if wait == nil || !*wait {
 		return out, nil
 	}
-	reply, err := r.awaitReply(ctx, in.Session, posted.Message.ID, posted.Seq, timeout)
+	reply, failure, err := r.awaitReply(ctx, in.Session, posted.Message.ID, posted.Seq, timeout)
 	if err != nil {
 		return nil, err
 	}
 	out.Response, out.TimedOut = reply, reply == nil
+	if failure != nil {
+		// The answer is a failure: the reply says why, and an error entry says so to clients that read errors.
+		failure.Path = graphql.GetPath(ctx)
+		graphql.AddError(ctx, failure)
+	}
 	return out, nil
+}
+
+// failureError is the error entry of a failed answer: its text, and extensions.code by the code the failure was
+// recorded with. A failure with no code of its own (an agent that failed, or one recorded before codes were) is
+// AGENT_FAILED.
+func failureError(text, code string) *gqlerror.Error {
+	ext := ExtensionCode(&errs.Error{Code: errs.Code(code)})
+	if code == "" || errs.Code(code) == errs.Internal || ext == "" {
+		ext = "AGENT_FAILED"
+	}
+	return &gqlerror.Error{Message: text, Extensions: map[string]any{"code": ext}}
 }
 
 // maxContentType bounds an embed's content type (bytes).
@@ -320,9 +338,9 @@ func checkMessageInput(in generated.MessageInput) error {
 }
 
 // awaitReply waits for the query's answer (a reply or a failure), or until the wait is over (nil, no error: the
-// caller returns what exists). It listens on the answer's subjects before it looks in the log, so an answer
+// caller returns what exists). A failure comes back as the error entry it makes too. It listens on the answer's subjects before it looks in the log, so an answer
 // appended in between is seen either way; no consumer is made for it.
-func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, after uint64, timeout time.Duration) (*model.Message, error) {
+func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, after uint64, timeout time.Duration) (*model.Message, *gqlerror.Error, error) {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	answers := make(chan *nats.Msg, 8)
@@ -335,7 +353,7 @@ func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, af
 	for _, name := range []string{"reply_posted", "reply_failed"} {
 		sub, err := r.d.NC.ChanSubscribe(r.d.Names.EventSubject("session", sessionID, name), answers)
 		if err != nil {
-			return nil, fmt.Errorf("await the reply to %s: %w", queryID, err)
+			return nil, nil, fmt.Errorf("await the reply to %s: %w", queryID, err)
 		}
 		subs = append(subs, sub)
 	}
@@ -373,18 +391,18 @@ func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, af
 			m, ok, err = find(events.Fresh)
 		case <-wctx.Done():
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
 			if m, ok, err = find(events.Fresh); err != nil || !ok {
-				return nil, nil
+				return nil, nil, nil
 			}
 		}
 	}
 	if err != nil {
 		if wctx.Err() != nil && ctx.Err() == nil {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	// The client may read the session next: let the read model show the reply first (briefly; it is there soon
 	// anyway).
@@ -392,13 +410,16 @@ func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, af
 		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
 		if err := r.d.Views.WaitFor(rctx, "sessions", m.Seq); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			rcancel()
-			return nil, err
+			return nil, nil, err
 		}
 		rcancel()
 	}
 	mm, err := r.messageModel(ctx, m)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &mm, nil
+	if m.Type == events.MessageError {
+		return &mm, failureError(m.Text, m.Code), nil
+	}
+	return &mm, nil, nil
 }

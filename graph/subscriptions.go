@@ -33,17 +33,26 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 	if err != nil {
 		return nil, err
 	}
-	_, v, err := r.d.Sessions.Get(ctx, p, handle)
+	state, v, err := r.d.Sessions.Get(ctx, p, handle)
 	if err != nil {
 		_ = sub.Unsubscribe()
 		return nil, err
+	}
+	// Deltas come at once; the log's events a moment later. A reply's deltas wait until the query they answer has
+	// been sent from the log (queries from before the subscription were shown already), so a client never sees a
+	// reply start before its question.
+	shown := make(map[string]bool, len(state.Messages))
+	for _, m := range state.Messages {
+		shown[m.ID] = true
 	}
 	logEvents := r.follow(ctx, v.Seq+1, handle)
 	out := make(chan *generated.SessionUpdate, 16)
 	go func() {
 		defer close(out)
 		defer func() { _ = sub.Unsubscribe() }()
-		done := map[string]bool{} // replies whose message was sent
+		done := map[string]bool{}                // replies whose message was sent
+		held := map[string][]agents.LiveDelta{} // deltas of replies to queries not sent yet, by query
+		heldCount := 0
 		send := func(u *generated.SessionUpdate) bool {
 			select {
 			case out <- u:
@@ -52,13 +61,26 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 				return false
 			}
 		}
+		passDelta := func(d agents.LiveDelta) bool {
+			if done[d.MessageID] {
+				return true
+			}
+			return send(&generated.SessionUpdate{Kind: "delta", Delta: &generated.MessageDelta{MessageID: d.MessageID,
+				InReplyTo: d.InReplyTo, Index: d.Index, Text: d.Text}})
+		}
 		sendDelta := func(m *nats.Msg) bool {
 			var d agents.LiveDelta
 			if json.Unmarshal(m.Data, &d) != nil || d.Type != "delta" || done[d.MessageID] {
 				return true
 			}
-			return send(&generated.SessionUpdate{Kind: "delta", Delta: &generated.MessageDelta{MessageID: d.MessageID,
-				InReplyTo: d.InReplyTo, Index: d.Index, Text: d.Text}})
+			if !shown[d.InReplyTo] {
+				if heldCount < maxHeldDeltas {
+					held[d.InReplyTo] = append(held[d.InReplyTo], d)
+					heldCount++
+				}
+				return true
+			}
+			return passDelta(d)
 		}
 		ready := int(v.Seq)
 		if !send(&generated.SessionUpdate{Kind: "ready", Sequence: &ready}) {
@@ -100,6 +122,7 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 					}
 				}
 				done[mv.ID] = true
+				shown[mv.ID] = true
 				m, err := r.messageModel(ctx, mv)
 				if err != nil {
 					r.d.Logger.Warn("sessionMessages: show message", "session", handle, "err", err)
@@ -109,11 +132,22 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 				if !send(&generated.SessionUpdate{Kind: "message", Sequence: &seq, Message: &m}) {
 					return
 				}
+				// The deltas held for a reply to this query may go now.
+				for _, d := range held[mv.ID] {
+					if !passDelta(d) {
+						return
+					}
+				}
+				heldCount -= len(held[mv.ID])
+				delete(held, mv.ID)
 			}
 		}
 	}()
 	return out, nil
 }
+
+// maxHeldDeltas bounds the deltas a subscription holds for replies to queries it has not sent yet.
+const maxHeldDeltas = 4096
 
 // SessionEvents streams the session's raw events from a stream sequence (0 = the beginning), history then live,
 // with no gap or duplicate at the switch (one ordered consumer serves both).

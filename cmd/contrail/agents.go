@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -58,6 +59,31 @@ func (c *client) graphqlWarnings(ctx context.Context, query string, vars map[str
 		return resp.Extensions.Warnings, fmt.Errorf("%s", strings.Join(msgs, "; "))
 	}
 	return resp.Extensions.Warnings, json.Unmarshal(resp.Data, out)
+}
+
+// graphqlPartial sends an operation and decodes whatever data came back, also beside errors: a query's failed
+// answer comes as the reply (a message of type error) and as an error entry. It returns the errors' messages.
+func (c *client) graphqlPartial(ctx context.Context, query string, vars map[string]any, out any) ([]string, error) {
+	var resp struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := c.do(ctx, "POST", "/graphql", map[string]any{"query": query, "variables": vars}, &resp); err != nil {
+		return nil, err
+	}
+	var msgs []string
+	for _, e := range resp.Errors {
+		msgs = append(msgs, e.Message)
+	}
+	if len(resp.Data) == 0 || string(resp.Data) == "null" {
+		if len(msgs) > 0 {
+			return msgs, fmt.Errorf("%s", strings.Join(msgs, "; "))
+		}
+		return nil, errors.New("the node answered no data")
+	}
+	return msgs, json.Unmarshal(resp.Data, out)
 }
 
 // agentStatus says what a listed agent can do. A Code Shot agent without few-shots has not had its description

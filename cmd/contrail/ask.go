@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -91,13 +92,17 @@ func newAskCmd() *cobra.Command {
 				TimedOut bool
 			}
 		}
-		err = c.graphql(ctx, `mutation($s: String!, $t: String!, $w: Int) { sendSessionMessage(messageData: {session: $s, text: $t},
+		// A failed answer comes both as the reply and as an error entry: the reply says it.
+		gqlErrs, err := c.graphqlPartial(ctx, `mutation($s: String!, $t: String!, $w: Int) { sendSessionMessage(messageData: {session: $s, text: $t},
 			wait: true, timeoutSeconds: $w) { message { `+messageFields+` } response { `+messageFields+` } timedOut } }`,
 			map[string]any{"s": session, "t": args[0], "w": int(timeout / time.Second)}, &out)
 		if err != nil {
 			return fmt.Errorf("ask in session %s: %w", session, err)
 		}
 		reply := out.SendSessionMessage.Response
+		if reply == nil && len(gqlErrs) > 0 {
+			return fmt.Errorf("ask in session %s: %s", session, strings.Join(gqlErrs, "; "))
+		}
 		if reply == nil {
 			return fmt.Errorf("no answer within %s; it will still come to session %s (`contrail replay session %s` shows how far it got)",
 				timeout, session, session)

@@ -93,8 +93,9 @@ func Reply(s *State, q *Query, t Target, text string, embeds map[string]events.M
 		MessageID: q.ReplyID, InReplyTo: q.MessageID, Text: text, Embeds: embeds, SentBy: t.Handle, AgentID: t.ID})}
 }
 
-// Fail ends a query with a failure the user can read, so that no query is left hanging.
-func Fail(s *State, q *Query, t Target, reason string) []events.Event {
+// Fail ends a query with a failure the user can read, so that no query is left hanging; code is its kind in
+// internal/errs's words ("" when not known).
+func Fail(s *State, q *Query, t Target, reason, code string) []events.Event {
 	if !s.Exists || s.Deleted || q.Answered {
 		return nil
 	}
@@ -103,7 +104,7 @@ func Fail(s *State, q *Query, t Target, reason string) []events.Event {
 		sentBy = "contrail"
 	}
 	return []events.Event{events.WithID(events.DeriveID(q.EventID, "reply"), events.SessionReplyFailed{
-		MessageID: q.ReplyID, InReplyTo: q.MessageID, Error: reason, SentBy: sentBy, AgentID: t.ID})}
+		MessageID: q.ReplyID, InReplyTo: q.MessageID, Error: reason, SentBy: sentBy, AgentID: t.ID, Code: code})}
 }
 
 // TextAt is what the agent at path p was asked.
@@ -214,7 +215,7 @@ func Close(s *State, q *Query, p *Path, o Outcome) []events.Event {
 	if p.Depth() == 0 {
 		t := p.TargetOf()
 		if o.Failed {
-			return Fail(s, q, t, o.Text)
+			return Fail(s, q, t, o.Text, o.Code)
 		}
 		return Reply(s, q, t, o.Text, o.Embeds)
 	}
@@ -228,7 +229,7 @@ func Close(s *State, q *Query, p *Path, o Outcome) []events.Event {
 	}
 	st := events.SessionAgentStep{Kind: StepAgentSays, Name: last.Name, Text: o.Text, Embeds: o.Embeds}
 	if o.Failed {
-		st = events.SessionAgentStep{Kind: StepFailed,
+		st = events.SessionAgentStep{Kind: StepFailed, Code: o.Code,
 			Text: fmt.Sprintf("agent %s: asking agent %s failed: %s", parent.Dispatch.AgentHandle, last.Name, o.Text)}
 	}
 	return Record(s, q, parent, len(parent.Steps), st)

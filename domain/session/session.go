@@ -121,15 +121,17 @@ func (p *Path) Answered() (Outcome, bool) {
 	case StepAnswer:
 		return Outcome{Text: last.Text, Embeds: last.Embeds}, true
 	case StepFailed:
-		return Outcome{Failed: true, Text: last.Text}, true
+		return Outcome{Failed: true, Text: last.Text, Code: last.Code}, true
 	}
 	return Outcome{}, false
 }
 
-// Outcome is how a path ended: an answer, or a failure the user can read.
+// Outcome is how a path ended: an answer, or a failure the user can read (and its kind, in internal/errs's
+// words, when it is known).
 type Outcome struct {
 	Failed bool
 	Text   string
+	Code   string
 	Embeds map[string]events.MessageEmbed
 }
 

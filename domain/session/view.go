@@ -21,6 +21,8 @@ type Message struct {
 	Time      time.Time                      `json:"time"`
 	// Seq is the stream sequence of the event that created the message.
 	Seq uint64 `json:"seq"`
+	// Code classifies a failure (a message of type error) in internal/errs's words, when it is known.
+	Code string `json:"code,omitempty"`
 }
 
 // ChatMessage is the message an event adds to a session's chat log, if it adds one: the one mapping from session
@@ -33,7 +35,7 @@ func ChatMessage(e events.Envelope) (Message, bool) {
 	case events.SessionReplyPosted:
 		m.ID, m.Text, m.Embeds, m.SentBy, m.Type, m.InReplyTo = d.MessageID, d.Text, d.Embeds, d.SentBy, events.MessageResponse, d.InReplyTo
 	case events.SessionReplyFailed:
-		m.ID, m.Text, m.SentBy, m.Type, m.InReplyTo = d.MessageID, d.Error, d.SentBy, events.MessageError, d.InReplyTo
+		m.ID, m.Text, m.SentBy, m.Type, m.InReplyTo, m.Code = d.MessageID, d.Error, d.SentBy, events.MessageError, d.InReplyTo, d.Code
 	default:
 		return m, false
 	}

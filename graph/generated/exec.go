@@ -992,7 +992,7 @@ scalar Map
 type Query {
   "Every agent the caller may use: built-ins, the caller's own, and published ones. Pages with first/after (after = a cursor from a previous page)."
   allAgents(first: Int, after: String): [Agent!]!
-  "An agent by ID. Another account's unpublished agent is NOT_FOUND."
+  "An agent by ID (agt_...) or by its Fixie name, <username>/<handle> (what tokens carry in aid). Another account's unpublished agent is NOT_FOUND."
   agentById(agentId: String!): Agent
   "An agent by handle: the caller's own first, then built-ins and published ones (owner/handle names one owner's)."
   agentByHandle(handle: String!): Agent

@@ -21,13 +21,14 @@ import (
 )
 
 // TestFixieSDKShapedAgent registers an agent that behaves as one built with the Fixie Python SDK: it answers GET /
-// in YAML, and it verifies every request's token against the platform's JWKS, with the only audience the SDK
-// accepts and the agent-id claim checked against its own id.
+// in YAML, and it verifies every request's token against the platform's JWKS, with the audience the SDK accepts and
+// the agent-id claim checked against its Fixie name, "<username>/<handle>" (FIXIE_ALLOWED_AGENT_ID). It is
+// registered with no audience given: every token carries the SDK's.
 func TestFixieSDKShapedAgent(t *testing.T) {
 	t.Parallel()
 	n := platformtest.Start(t)
 	_, key := n.NewAccount(t, "ada")
-	verifier, err := agentkit.NewVerifier(n.URL+"/.well-known/jwks.json", auth.FixieAudience)
+	verifier, err := agentkit.NewVerifier(n.URL+"/.well-known/jwks.json", auth.FixieAudience, agentkit.WithAgentID("ada/randint"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +62,8 @@ func TestFixieSDKShapedAgent(t *testing.T) {
 			Agent struct{ AgentID, Kind string }
 		}
 	}
-	gql(t, n, key, `mutation($u: String!, $aud: String!) { createAgent(agentData: {handle: "randint", funcUrl: $u, audience: $aud}) { agent { agentId kind } } }`,
-		map[string]any{"u": agent.URL, "aud": auth.FixieAudience}, &created)
+	gql(t, n, key, `mutation($u: String!) { createAgent(agentData: {handle: "randint", funcUrl: $u}) { agent { agentId kind } } }`,
+		map[string]any{"u": agent.URL}, &created)
 	id := created.CreateAgent.Agent.AgentID
 	if created.CreateAgent.Agent.Kind != "codeshot" {
 		t.Fatalf("the YAML description was not read: %+v", created.CreateAgent.Agent)
@@ -81,9 +82,19 @@ func TestFixieSDKShapedAgent(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{"GET / " + id, "POST /genrand " + id}
+	want := []string{"GET / ada/randint", "POST /genrand ada/randint"}
 	if fmt.Sprint(seen) != fmt.Sprint(want) {
-		t.Fatalf("the agent accepted %v, want %v (tokens with aud %s and aid = the agent's id)", seen, want, auth.FixieAudience)
+		t.Fatalf("the agent accepted %v, want %v (tokens with aud %s and aid = the agent's Fixie name)", seen, want, auth.FixieAudience)
+	}
+	// GraphQL finds the agent by that name as by its ID.
+	for _, ref := range []string{id, "ada/randint"} {
+		var got struct {
+			AgentByID struct{ AgentID, Handle string }
+		}
+		gql(t, n, key, `query($id: String!) { agentById(agentId: $id) { agentId handle } }`, map[string]any{"id": ref}, &got)
+		if got.AgentByID.AgentID != id || got.AgentByID.Handle != "randint" {
+			t.Fatalf("agentById(%q) = %+v", ref, got.AgentByID)
+		}
 	}
 }
 

@@ -114,7 +114,7 @@ func (h *Handlers) codeShotStep(ctx context.Context, e events.Envelope, tr trigg
 		if !unusable(err) {
 			return err
 		}
-		return h.record(ctx, e, snap, from, failed(readable(snap.path.Dispatch.AgentHandle, err, h.cfg.StepTimeout)))
+		return h.record(ctx, e, snap, from, failedWith(err, readable(snap.path.Dispatch.AgentHandle, err, h.cfg.StepTimeout)))
 	}
 	act := loop.Next(spec.Handle, snap.path.Steps, h.cfg.MaxCalls)
 	switch act.Kind {
@@ -139,7 +139,7 @@ func (h *Handlers) codeShotStep(ctx context.Context, e events.Envelope, tr trigg
 			if stopping(ctx) {
 				return ctx.Err() // handed back: the step is made again after the restart, or on another node
 			}
-			return h.record(ctx, e, snap, from, failed(fmt.Sprintf("agent %s: the model failed: %v", spec.Handle, err)))
+			return h.record(ctx, e, snap, from, failedWith(err, fmt.Sprintf("agent %s: the model failed: %s", spec.Handle, readableErr(err))))
 		}
 		return h.record(ctx, e, snap, from, loop.Steps(spec.Handle, resp.Text, act.Call)...)
 	case loop.CallFunc:
@@ -147,14 +147,18 @@ func (h *Handlers) codeShotStep(ctx context.Context, e events.Envelope, tr trigg
 			return h.record(ctx, e, snap, from, failed(fmt.Sprintf("agent %s asked for func %s, but no func can be called here", spec.Handle, act.Name)))
 		}
 		key := loop.Key(snap.query.ReplyID, snap.path.Name, act.Index)
+		cl, err := h.claims(ctx, snap, info)
+		if err != nil {
+			return err
+		}
 		sctx, cancel := h.stepContext(ctx)
-		m, err := h.cfg.Client.CallFunc(agentproto.WithIdempotencyKey(sctx, key), funcURL, act.Name, agentproto.Message{Text: act.Text}, claims(snap, info))
+		m, err := h.cfg.Client.CallFunc(agentproto.WithIdempotencyKey(sctx, key), funcURL, act.Name, agentproto.Message{Text: act.Text}, cl)
 		cancel()
 		if err != nil {
 			if stopping(ctx) {
 				return ctx.Err()
 			}
-			return h.record(ctx, e, snap, from, failed(fmt.Sprintf("agent %s: func %s failed: %v", spec.Handle, act.Name, err)))
+			return h.record(ctx, e, snap, from, failedWith(err, fmt.Sprintf("agent %s: func %s failed: %s", spec.Handle, act.Name, readableErr(err))))
 		}
 		embeds, err := h.cfg.Embeds.Keep(ctx, snap.account, m.Embeds)
 		if err != nil {
@@ -228,7 +232,7 @@ func (h *Handlers) codeShotAgent(ctx context.Context, snap snapshot) (agent.Info
 
 // resolve finds the agent a path asks for by name, as the session's account may use it.
 func (h *Handlers) resolve(ctx context.Context, account, ref string) (session.Target, error) {
-	info, seq, err := h.cfg.Agents.Find(ctx, account, ref)
+	info, seq, err := h.cfg.Agents.Find(ctx, account, "", ref)
 	if err != nil {
 		return session.Target{}, err
 	}
@@ -260,4 +264,23 @@ func (h *Handlers) record(ctx context.Context, e events.Envelope, snap snapshot,
 
 func failed(reason string) events.SessionAgentStep {
 	return events.SessionAgentStep{Kind: session.StepFailed, Text: reason}
+}
+
+// failedWith is a failure step that keeps the kind of its cause (a model server that cannot be reached is
+// "unavailable"), so that the query's failure carries it to the client.
+func failedWith(cause error, reason string) events.SessionAgentStep {
+	st := failed(reason)
+	if code := errs.CodeOf(cause); code != errs.Internal {
+		st.Code = string(code)
+	}
+	return st
+}
+
+// readableErr is what a failure says of its cause: the message of a coded error (its cause is for the logs), or
+// the error itself.
+func readableErr(err error) string {
+	if errs.As(err) != nil {
+		return errs.MessageOf(err)
+	}
+	return err.Error()
 }

@@ -91,7 +91,7 @@ func (h *Handlers) answerPlainly(ctx context.Context, e events.Envelope, snap sn
 		if stopping(ctx) {
 			return ctx.Err()
 		}
-		o = session.Outcome{Failed: true, Text: readable(snap.path.Dispatch.AgentHandle, fmt.Errorf("the model failed: %w", err), h.cfg.StepTimeout)}
+		o = failure(snap.path.Dispatch.AgentHandle, fmt.Errorf("the model failed: %w", err), h.cfg.StepTimeout)
 	}
 	return h.update(ctx, e, actorOf(snap.path.Dispatch.AgentID), func(s *session.State, q *session.Query, p *session.Path) []events.Event {
 		if len(q.Paths) > 1 && len(snapshotChildren(q, p)) != len(snap.children) {

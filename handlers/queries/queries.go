@@ -52,6 +52,12 @@ type Embeds interface {
 	Keep(ctx context.Context, account string, in map[string]agentproto.Embed) (map[string]events.MessageEmbed, error)
 }
 
+// AgentNamer names a registered agent as Fixie did, "<username>/<handle>": what the tokens of calls to it carry
+// in "aid" (the Fixie SDK checks it).
+type AgentNamer interface {
+	FixieAgentName(ctx context.Context, accountID, handle string) (string, error)
+}
+
 // Config wires the handlers.
 type Config struct {
 	Sessions *Sessions
@@ -68,7 +74,9 @@ type Config struct {
 	NC     *nats.Conn
 	Names  natsx.Names
 	Embeds Embeds
-	Logger *slog.Logger
+	// AgentNames names agents in their tokens (nil: tokens name agents by ID).
+	AgentNames AgentNamer
+	Logger     *slog.Logger
 	// MaxDepth bounds how deep agents may delegate to agents (default 3).
 	MaxDepth int
 	// MaxCalls bounds the model calls of one Code Shot query (default 10).
@@ -182,7 +190,7 @@ func finish(s *session.State, q *session.Query, p *session.Path, from int, steps
 	case session.StepAnswer:
 		return append(evs, session.Close(s, q, p, session.Outcome{Text: last.Text, Embeds: last.Embeds})...)
 	case session.StepFailed:
-		return append(evs, session.Close(s, q, p, session.Outcome{Failed: true, Text: last.Text})...)
+		return append(evs, session.Close(s, q, p, session.Outcome{Failed: true, Text: last.Text, Code: last.Code})...)
 	}
 	return evs
 }
@@ -220,8 +228,16 @@ func (h *Handlers) targetOf(info agent.Info, seq uint64) (session.Target, error)
 }
 
 // claims are the token claims of a call to an agent on behalf of a query.
-func claims(snap snapshot, info agent.Info) agentproto.Claims {
-	return agentproto.Claims{User: snap.account, AgentID: info.ID, SessionID: snap.session, Audience: info.Audience}
+func (h *Handlers) claims(ctx context.Context, snap snapshot, info agent.Info) (agentproto.Claims, error) {
+	c := agentproto.Claims{User: snap.account, AgentID: info.ID, SessionID: snap.session, Audience: info.Audience}
+	if h.cfg.AgentNames != nil && !info.Builtin() {
+		name, err := h.cfg.AgentNames.FixieAgentName(ctx, info.Account, info.Handle)
+		if err != nil {
+			return c, fmt.Errorf("name agent %s for its token: %w", info.Handle, err)
+		}
+		c.AgentName = name
+	}
+	return c, nil
 }
 
 // streams reports whether the path's answer is the reply's text as the user sees it come: the top path's, or the
@@ -260,6 +276,15 @@ func readable(handle string, err error, timeout time.Duration) string {
 		msg = msg[:1000] + "…"
 	}
 	return fmt.Sprintf("Agent %s failed: %s", handle, strings.TrimSpace(msg))
+}
+
+// failure is an outcome that says in a sentence why an agent gave no answer, and keeps the kind of its cause.
+func failure(handle string, err error, timeout time.Duration) session.Outcome {
+	o := session.Outcome{Failed: true, Text: readable(handle, err, timeout)}
+	if code := errs.CodeOf(err); code != errs.Internal {
+		o.Code = string(code)
+	}
+	return o
 }
 
 // stepContext bounds one step's call out, and tells a timeout of the step from the node stopping.

@@ -44,7 +44,7 @@ func (h *Handlers) standalone(ctx context.Context, e events.Envelope) error {
 		}
 		st := events.SessionAgentStep{Kind: session.StepAnswer, Text: o.Text, Embeds: o.Embeds}
 		if o.Failed {
-			st = failed(o.Text)
+			st = events.SessionAgentStep{Kind: session.StepFailed, Text: o.Text, Code: o.Code}
 		}
 		return finish(s, q, p, 0, st)
 	}, d.ReplyID, d.Path)
@@ -62,7 +62,7 @@ func (h *Handlers) askStandalone(ctx context.Context, e events.Envelope, snap sn
 		if !unusable(err) {
 			return session.Outcome{}, err
 		}
-		return session.Outcome{Failed: true, Text: readable(d.AgentHandle, err, h.cfg.StepTimeout)}, nil
+		return failure(d.AgentHandle, err, h.cfg.StepTimeout), nil
 	}
 	msg := agentproto.Message{Text: snap.query.TextAt(&snap.path), Embeds: map[string]agentproto.Embed{}}
 	if snap.path.Depth() == 0 {
@@ -88,15 +88,19 @@ func (h *Handlers) askStandalone(ctx context.Context, e events.Envelope, snap sn
 			sent = text
 		}
 	}
+	cl, err := h.claims(ctx, snap, info)
+	if err != nil {
+		return session.Outcome{}, err
+	}
 	sctx, cancel := h.stepContext(ctx)
-	m, err := h.cfg.Client.Query(sctx, info.QueryURL, msg, claims(snap, info), relay)
+	m, err := h.cfg.Client.Query(sctx, info.QueryURL, msg, cl, relay)
 	cancel()
 	if err != nil {
 		if stopping(ctx) {
 			return session.Outcome{}, ctx.Err()
 		}
 		h.cfg.Logger.Info("agent failed", "agent", info.Handle, "session", snap.session, "err", err)
-		return session.Outcome{Failed: true, Text: readable(info.Handle, err, h.cfg.StepTimeout)}, nil
+		return failure(info.Handle, err, h.cfg.StepTimeout), nil
 	}
 	relay(m.Text)
 	embeds, err := h.cfg.Embeds.Keep(ctx, snap.account, m.Embeds)

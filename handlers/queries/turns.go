@@ -31,10 +31,10 @@ func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
 	}
 	for {
 		var next session.Query
-		var frontID, account string
+		var frontID, frontHandle, account string
 		err := h.cfg.Sessions.Read(ctx, e.AggregateID, e.Sequence, func(s *session.State, _ events.Version) error {
 			if q := s.Next(); q != nil {
-				next, frontID, account = *q, s.FrontAgentID, s.Account
+				next, frontID, frontHandle, account = *q, s.FrontAgentID, s.FrontAgentHandle, s.Account
 			}
 			return nil
 		})
@@ -49,13 +49,16 @@ func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
 		if err != nil && !unusable(err) {
 			return err
 		}
-		reason := ""
+		var fail session.Outcome
 		if err != nil {
 			target = session.Target{ID: frontID, Handle: info.Handle}
 			if target.Handle == "" {
+				target.Handle = frontHandle
+			}
+			if target.Handle == "" {
 				target.Handle = frontID
 			}
-			reason = readable(target.Handle, err, h.cfg.StepTimeout)
+			fail = failure(target.Handle, err, h.cfg.StepTimeout)
 		}
 		meta := events.Meta{Account: account, Actor: actorOf(target.ID), CorrelationID: next.MessageID, CausationID: e.ID}
 		res, err := h.cfg.Sessions.Update(ctx, e.AggregateID, e.Sequence, meta, func(s *session.State) ([]events.Event, error) {
@@ -63,15 +66,15 @@ func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
 			if q == nil || q.MessageID != next.MessageID {
 				return nil, nil // dispatched meanwhile, or the session moved on
 			}
-			if reason != "" {
-				return session.Fail(s, q, target, reason), nil
+			if fail.Failed {
+				return session.Fail(s, q, target, fail.Text, fail.Code), nil
 			}
 			return session.Dispatch(s, q, target), nil
 		})
 		if err != nil {
 			return fmt.Errorf("dispatch query %s of session %s: %w", next.MessageID, e.AggregateID, err)
 		}
-		if reason == "" || len(res.Events) == 0 {
+		if !fail.Failed || len(res.Events) == 0 {
 			return nil
 		}
 		// The query failed at once: the next one may go.

@@ -107,8 +107,9 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.CloseTimeout == 0 {
 		cfg.CloseTimeout = 20 * time.Second
 	}
-	// Watermill logs every message at Info; that is Debug for us.
-	wmLog := watermill.NewSlogLoggerWithLevelMapping(cfg.Logger.With("component", "handlers"),
+	// Watermill logs every message at Info; that is Debug for us. Its lines say they are watermill's; the caller's
+	// logger already names the component, and a second "component" would repeat the key.
+	wmLog := watermill.NewSlogLoggerWithLevelMapping(cfg.Logger.With("library", "watermill"),
 		map[slog.Level]slog.Level{slog.LevelInfo: slog.LevelDebug})
 	grace, cancel := context.WithCancel(context.Background())
 	return &Runtime{cfg: cfg, handlers: map[string]Handler{}, wmLog: wmLog, stopping: make(chan struct{}),

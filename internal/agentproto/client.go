@@ -21,8 +21,11 @@ import (
 type Claims struct {
 	// User is the user the call is made for ("sub"); empty means anonymous.
 	User string
-	// AgentID is the agent the token is meant for ("aid"); agents check it against their own ID.
+	// AgentID is the agent the token is meant for, by its Contrail ID ("agt").
 	AgentID string
+	// AgentName is the agent as Fixie named it, "<username>/<handle>" ("aid"): agents built with the Fixie SDK
+	// check it against FIXIE_ALLOWED_AGENT_ID. Empty means AgentID.
+	AgentName string
 	// SessionID is the session the call belongs to, if any.
 	SessionID string
 	// Audience is who the token is for ("aud"): the platform's API URL, as in Fixie. When empty, the Client fills
@@ -164,7 +167,9 @@ type exchange struct {
 	accept        string
 	body          []byte
 	claims        Claims
-	timeout       time.Duration
+	// platform is the platform's URL (the Client's audience), for advice in errors.
+	platform string
+	timeout  time.Duration
 	// limit is the time the call actually had: the timeout, or less when the caller's deadline came first.
 	limit time.Duration
 }
@@ -193,6 +198,7 @@ func (x *exchange) newError(kind error, status int, cause error, message string)
 // then call cancel, which ends the call's deadline.
 func (c *Client) do(ctx context.Context, x *exchange) (*http.Response, context.CancelFunc, error) {
 	x.limit = x.timeout
+	x.platform = c.audience
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < x.limit {
 		x.limit = max(time.Until(dl), 0)
 	}
@@ -318,9 +324,10 @@ func (x *exchange) statusError(status int, body []byte) *Error {
 				detail += " (" + last + ")"
 			}
 		}
-		e = x.fail(ErrAgentFailed, status, nil, "the agent failed: %s", detail)
+		e = x.fail(ErrAgentFailed, status, nil, "the agent failed: %s%s", detail, x.handshakeAdvice())
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		e = x.fail(ErrUnauthorized, status, nil, "the agent refused the platform's token (HTTP %d): %s", status, detail)
+		e = x.fail(ErrUnauthorized, status, nil, "the agent refused the platform's token (HTTP %d): %s (the token is for agent %q: "+
+			"an agent built with the Fixie SDK takes only tokens whose agent is its FIXIE_ALLOWED_AGENT_ID)", status, detail, x.agentName())
 	default:
 		e = x.fail(ErrStatus, status, nil, "the agent answered HTTP %d %s: %s", status, http.StatusText(status), detail)
 	}
@@ -333,6 +340,25 @@ func (x *exchange) statusError(status int, body []byte) *Error {
 		e.Reply = &m
 	}
 	return e
+}
+
+// agentName is the agent the call's token names ("aid").
+func (x *exchange) agentName() string {
+	if x.claims.AgentName != "" {
+		return x.claims.AgentName
+	}
+	return x.claims.AgentID
+}
+
+// handshakeAdvice explains a failed description: an agent's GET / does little but check the platform's token, and an
+// agent built with the Fixie SDK answers a bare HTTP 500 when it cannot (it cannot fetch the keys from the URL it was
+// told, or the token is not for its audiences).
+func (x *exchange) handshakeAdvice() string {
+	if x.op != "fetch metadata" || x.platform == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (an agent built with the Fixie SDK answers so when it cannot check the platform's token: run it "+
+		"with FIXIE_API_URL=%s, so that it fetches this platform's keys from %s/.well-known/jwks.json)", x.platform, x.platform)
 }
 
 // replyMessage returns the message of a successful reply, or the error it carries.

@@ -348,7 +348,7 @@ func TestCallFuncOtherStatuses(t *testing.T) {
 		says   []string
 	}{
 		{401, `{"detail":"Not authenticated"}`, ErrUnauthorized, []string{"refused the platform's token", "HTTP 401", "Not authenticated"}},
-		{403, `{"detail":"Invalid token"}`, ErrUnauthorized, []string{"HTTP 403", "Invalid token"}},
+		{403, `{"detail":"Invalid token"}`, ErrUnauthorized, []string{"HTTP 403", "Invalid token", `agent "agt_genrand"`, "FIXIE_ALLOWED_AGENT_ID"}},
 		{422, `{"detail":[{"loc":["body","message"],"msg":"field required"}]}`, ErrStatus, []string{"HTTP 422", "field required"}},
 		{418, "short and stout", ErrStatus, []string{"HTTP 418 I'm a teapot", "short and stout"}},
 		{504, "", ErrStatus, []string{"HTTP 504", "(empty body)"}},
@@ -522,5 +522,31 @@ func TestQueryFailures(t *testing.T) {
 				t.Errorf("%d partial texts delivered, want %d", partials, tt.partial)
 			}
 		})
+	}
+}
+
+// TestRefusalsSayWhatTheTokenNamed: an agent's own words for a refusal come through, with the agent the token
+// named; a description that fails with a bare 500 (the Fixie SDK's answer when it cannot check the token) says how
+// to point the agent at this platform's keys.
+func TestRefusalsSayWhatTheTokenNamed(t *testing.T) {
+	t.Parallel()
+	refuse, _ := serve(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 403, `{"detail":"Invalid token"}`) })
+	claims := Claims{User: "alice", AgentID: "agt_1", AgentName: "alice/dice"}
+	_, err := newClient().Metadata(context.Background(), refuse.URL, claims)
+	wantError(t, err, ErrUnauthorized, refuse.URL, "Invalid token", `agent "alice/dice"`, "FIXIE_ALLOWED_AGENT_ID")
+	_, err = newClient().CallFunc(context.Background(), refuse.URL, "roll", Message{}, claims)
+	wantError(t, err, ErrUnauthorized, refuse.URL, "Invalid token", `agent "alice/dice"`)
+
+	broken, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(500)
+		_, _ = w.Write([]byte("Internal Server Error"))
+	})
+	_, err = newClient().Metadata(context.Background(), broken.URL, claims)
+	wantError(t, err, ErrAgentFailed, broken.URL, "Internal Server Error", "FIXIE_API_URL=http://platform.test",
+		"http://platform.test/.well-known/jwks.json")
+	_, err = newClient().CallFunc(context.Background(), broken.URL, "roll", Message{}, claims)
+	if e := wantError(t, err, ErrAgentFailed, broken.URL, "Internal Server Error"); strings.Contains(e.Message, "FIXIE_API_URL") {
+		t.Errorf("a func that failed is not a handshake: %s", e.Message)
 	}
 }

@@ -15,10 +15,11 @@ import (
 
 // Registry is the agent directory.
 type Registry struct {
-	agents   *events.Repo[agent.State, *agent.State]
-	handles  *events.Repo[agent.HandleClaim, *agent.HandleClaim]
-	views    *projections.Runner
-	builtins []agent.Info
+	agents    *events.Repo[agent.State, *agent.State]
+	handles   *events.Repo[agent.HandleClaim, *agent.HandleClaim]
+	usernames *events.Repo[agent.UsernameClaim, *agent.UsernameClaim]
+	views     *projections.Runner
+	builtins  []agent.Info
 }
 
 // NewRegistry returns the directory over the log (registered agents and handle claims), the agents read model
@@ -40,10 +41,11 @@ func NewRegistry(store *events.Store, views *projections.Runner, builtins ...age
 		}
 	}
 	return &Registry{
-		agents:   events.NewRepo[agent.State](store, agent.Aggregate, 0),
-		handles:  events.NewRepo[agent.HandleClaim](store, agent.HandleAggregate, 0),
-		views:    views,
-		builtins: bs,
+		agents:    events.NewRepo[agent.State](store, agent.Aggregate, 0),
+		handles:   events.NewRepo[agent.HandleClaim](store, agent.HandleAggregate, 0),
+		usernames: events.NewRepo[agent.UsernameClaim](store, agent.UsernameAggregate, 0),
+		views:     views,
+		builtins:  bs,
 	}
 }
 
@@ -104,10 +106,17 @@ func (r *Registry) HandleOwner(ctx context.Context, account, handle string) (str
 // maxRefLen bounds what names an agent (an ID, a handle, owner/handle): longer names name no agent.
 const maxRefLen = 256
 
+// UsernameHolder reads which account holds a username ("" for none), from the claim's own history.
+func (r *Registry) UsernameHolder(ctx context.Context, name string) (string, error) {
+	u, _, err := r.usernames.Get(ctx, agent.UsernameID(name), events.Fresh)
+	return u.Account, err
+}
+
 // Find resolves what a client or an agent calls an agent — a built-in's ID or handle, an agent ID, one of the
-// account's handles, a published agent's handle, or "owner/handle" — to an agent the account may use, with the
-// sequence of its last event.
-func (r *Registry) Find(ctx context.Context, account, ref string) (Info, uint64, error) {
+// account's handles, a published agent's handle, or its Fixie name "<username>/<handle>" — to an agent the account
+// may use, with the sequence of its last event. username is the caller's account name (it stands for the caller in
+// a Fixie name nobody holds yet; "" when not known).
+func (r *Registry) Find(ctx context.Context, account, username, ref string) (Info, uint64, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return Info{}, 0, errs.Missing("agent")
@@ -122,20 +131,55 @@ func (r *Registry) Find(ctx context.Context, account, ref string) (Info, uint64,
 		return r.Get(ctx, account, ref, events.Fresh)
 	}
 	if owner, handle, ok := strings.Cut(ref, "/"); ok {
-		return r.findPublished(ctx, handle, owner, ref)
+		return r.findByName(ctx, account, username, owner, handle, ref)
 	}
-	if id, ok, err := r.HandleOwner(ctx, account, ref); err != nil {
-		return Info{}, 0, err
-	} else if ok {
-		s, v, err := r.agents.Get(ctx, id, events.Fresh)
-		if err != nil {
-			return Info{}, 0, err
-		}
-		if s.Live() {
-			return s.Info, v.Seq, nil
-		}
+	if info, seq, ok, err := r.ownHandle(ctx, account, ref); err != nil || ok {
+		return info, seq, err
 	}
 	return r.findPublished(ctx, ref, "", ref)
+}
+
+// ownHandle finds the agent behind one of an account's handles.
+func (r *Registry) ownHandle(ctx context.Context, account, handle string) (Info, uint64, bool, error) {
+	id, ok, err := r.HandleOwner(ctx, account, handle)
+	if err != nil || !ok {
+		return Info{}, 0, false, err
+	}
+	s, v, err := r.agents.Get(ctx, id, events.Fresh)
+	if err != nil || !s.Live() {
+		return Info{}, 0, false, err
+	}
+	return s.Info, v.Seq, true, nil
+}
+
+// findByName finds an agent by its Fixie name: the agent with that handle of the account that goes by the username
+// (an account ID names itself), if account may use it. A name no account holds is looked for among published
+// agents by their owners' names.
+func (r *Registry) findByName(ctx context.Context, account, username, owner, handle, ref string) (Info, uint64, error) {
+	if owner == "" || handle == "" || strings.Contains(handle, "/") {
+		return Info{}, 0, errs.NotFoundf("agent", ref)
+	}
+	holder := owner
+	if !strings.HasPrefix(owner, "acct_") {
+		var err error
+		if holder, err = r.UsernameHolder(ctx, owner); err != nil {
+			return Info{}, 0, err
+		}
+		if holder == "" && username != "" && strings.EqualFold(owner, username) {
+			holder = account
+		}
+	}
+	if holder == "" {
+		return r.findPublished(ctx, handle, owner, ref)
+	}
+	info, seq, ok, err := r.ownHandle(ctx, holder, handle)
+	if err != nil {
+		return Info{}, 0, err
+	}
+	if !ok || !info.VisibleTo(account) {
+		return Info{}, 0, errs.NotFoundf("agent", ref)
+	}
+	return info, seq, nil
 }
 
 // findPublished looks for a published agent by handle (and owner name, when given) in the read model: handles are

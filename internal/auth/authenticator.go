@@ -13,8 +13,8 @@ import (
 // platform issued to an agent, which the agent sends back when it calls the platform for its user.
 //
 // An agent token is accepted when it verifies with the Signer for one of the platform's own audiences — its
-// public URL, and FixieAudience for agents built with the Fixie SDK, which only accept that one and pass the
-// same token back — and names a user ("sub") whose account exists. Anonymous tokens (no "sub") are refused: an
+// public URL, and FixieAudience, which every token carries for agents built with the Fixie SDK — and names a user
+// ("sub") whose account exists. Anonymous tokens (no "sub") are refused: an
 // agent can only act for a user. The principal carries the user's account and the agent's ID, never the admin
 // flag; the HTTP layer lets it through only to faces that accept agent tokens (httpapi.AgentFace).
 type Authenticator struct {
@@ -47,7 +47,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (Princi
 	if !ok {
 		return Principal{}, errs.E(errs.Unauthorized, "invalid agent token: its user does not exist")
 	}
-	return Principal{AccountID: acct.ID, Username: acct.Name, AgentID: c.AgentID, RequestsPerMinute: acct.RequestsPerMinute}, nil
+	return Principal{AccountID: acct.ID, Username: acct.Name, AgentID: c.AgentID, AgentName: c.AgentName,
+		RequestsPerMinute: acct.RequestsPerMinute}, nil
 }
 
 // account reads an account of the read model.

@@ -20,6 +20,9 @@ type Principal struct {
 	// AgentID is set when an agent calls back with the token the platform gave it. Such a principal acts for the
 	// user (AccountID) but only where a face accepts agent tokens (httpapi.AgentFace), and never as an admin.
 	AgentID string `json:"agent_id,omitempty"`
+	// AgentName is that agent as Fixie named it, "<username>/<handle>": the ID the Fixie SDK uses in the paths
+	// it calls (user storage).
+	AgentName string `json:"agent_name,omitempty"`
 	// RequestsPerMinute is the account's per-key request limit as authentication found it (0 = the platform
 	// default). It travels with the principal so that the rate limiter, which runs on every request, needs no
 	// second read of the account.

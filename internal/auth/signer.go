@@ -32,8 +32,9 @@ func SigningBucketSpec() natsx.BucketSpec {
 	return natsx.BucketSpec{Name: SigningBucket, Description: "Ed25519 key set that signs the tokens agents receive"}
 }
 
-// FixieAudience is the only audience agents built with the Fixie Python SDK (fixieai 1.0.4) accept. An agent
-// registered as such gets tokens with this audience instead of the platform's own URL.
+// FixieAudience is the first of the audiences agents built with the Fixie SDK accept (its constants.py lists
+// FIXIE_AGENT_API_AUDIENCES; PyJWT accepts a token whose "aud" list holds any of them). The platform puts it in
+// every token next to its own URL (SignerConfig.Audiences), so such an agent works without being told about it.
 const FixieAudience = "https://app.fixie.ai/api"
 
 // DefaultTokenLifetime is how long an agent token is valid. Agents receive a fresh one with every call, so it only
@@ -52,12 +53,16 @@ const leeway = 30 * time.Second
 type AgentClaims struct {
 	// User is the account the call is made for (claim "sub"); empty means anonymous.
 	User string
-	// AgentID is the agent the token is meant for (claim "aid"); agents check it against their own ID.
+	// AgentID is the agent the token is meant for, by its Contrail ID (claim "agt"), which stays the same when the
+	// agent is renamed. The platform knows an agent calling back by it.
 	AgentID string
+	// AgentName is the agent as Fixie named it, "<username>/<handle>" (claim "aid"): the Fixie SDK checks it
+	// against FIXIE_ALLOWED_AGENT_ID. Empty means AgentID.
+	AgentName string
 	// SessionID is the session the call belongs to, if any (claim "sid").
 	SessionID string
-	// Audience is who the token is for (claim "aud"): the platform's own URL unless the agent needs another
-	// (FixieAudience). Empty means the signer's default.
+	// Audience is who the token is for (claim "aud", next to SignerConfig.Audiences): the platform's own URL unless
+	// the agent was registered with another. Empty means the signer's default.
 	Audience string
 }
 
@@ -70,6 +75,9 @@ type SignerConfig struct {
 	Secret string
 	// Audience is the default audience of tokens and what Verify expects when given none: the platform's URL.
 	Audience string
+	// Audiences are put in every token's "aud" next to its own audience: FixieAudience, for agents built with the
+	// Fixie SDK.
+	Audiences []string
 	// Issuer is the "iss" of tokens (default: Audience).
 	Issuer string
 	// Lifetime of a token (default DefaultTokenLifetime).
@@ -358,9 +366,11 @@ func (s *Signer) load(ctx context.Context) (*keySet, error) {
 	return s.decode(entry.Revision(), doc)
 }
 
-// tokenClaims is the JWT payload: sub, aud, iat, exp, jti (and iss), plus the agent ("aid") and session ("sid").
+// tokenClaims is the JWT payload: sub, aud, iat, exp, jti (and iss), plus the agent ("aid" as Fixie named it,
+// "agt" by its Contrail ID) and session ("sid"). Tokens signed before "agt" existed name the agent in "aid" only.
 type tokenClaims struct {
-	AgentID   string `json:"aid"`
+	AgentName string `json:"aid"`
+	AgentID   string `json:"agt,omitempty"`
 	SessionID string `json:"sid,omitempty"`
 	jwt.RegisteredClaims
 }
@@ -377,9 +387,18 @@ func (s *Signer) AgentToken(ctx context.Context, c AgentClaims) (string, error) 
 	if c.AgentID == "" {
 		return "", errs.Missing("agent_id")
 	}
-	aud := c.Audience
-	if aud == "" {
-		aud = s.cfg.Audience
+	aud := jwt.ClaimStrings{c.Audience}
+	if c.Audience == "" {
+		aud[0] = s.cfg.Audience
+	}
+	for _, a := range s.cfg.Audiences {
+		if !slices.Contains(aud, a) {
+			aud = append(aud, a)
+		}
+	}
+	name := c.AgentName
+	if name == "" {
+		name = c.AgentID
 	}
 	set, err := s.load(ctx)
 	if err != nil {
@@ -388,12 +407,13 @@ func (s *Signer) AgentToken(ctx context.Context, c AgentClaims) (string, error) 
 	key := set.keys[set.current]
 	now := s.cfg.Now()
 	claims := tokenClaims{
+		AgentName: name,
 		AgentID:   c.AgentID,
 		SessionID: c.SessionID,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    s.cfg.Issuer,
 			Subject:   c.User,
-			Audience:  jwt.ClaimStrings{aud},
+			Audience:  aud,
 			IssuedAt:  jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(s.cfg.Lifetime)),
 			ID:        events.RandomToken(16),
@@ -434,8 +454,11 @@ func (s *Signer) Verify(ctx context.Context, token string, audiences ...string) 
 	if err != nil {
 		return AgentClaims{}, errs.E(errs.Unauthorized, "invalid agent token: %s", strings.TrimPrefix(err.Error(), "token is unverifiable: "))
 	}
-	if claims.AgentID == "" {
+	if claims.AgentName == "" {
 		return AgentClaims{}, errs.E(errs.Unauthorized, `invalid agent token: it names no agent ("aid")`)
+	}
+	if claims.AgentID == "" {
+		claims.AgentID = claims.AgentName
 	}
 	aud := ""
 	for _, a := range claims.Audience {
@@ -444,7 +467,8 @@ func (s *Signer) Verify(ctx context.Context, token string, audiences ...string) 
 			break
 		}
 	}
-	return AgentClaims{User: claims.Subject, AgentID: claims.AgentID, SessionID: claims.SessionID, Audience: aud}, nil
+	return AgentClaims{User: claims.Subject, AgentID: claims.AgentID, AgentName: claims.AgentName,
+		SessionID: claims.SessionID, Audience: aud}, nil
 }
 
 // publicKey finds a kid among the keys seen, reading the set again when it is new (a rotation on another node).

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,7 +120,7 @@ func TestAgentTokenCarriesTheClaimsAgentsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := auth.AgentClaims{User: "acct_1", AgentID: "agt_1", SessionID: "ses_1", Audience: platformURL}
+	want := auth.AgentClaims{User: "acct_1", AgentID: "agt_1", AgentName: "agt_1", SessionID: "ses_1", Audience: platformURL}
 	if got != want {
 		t.Fatalf("verified %+v, want %+v", got, want)
 	}
@@ -138,6 +139,49 @@ func TestAgentTokenCarriesTheClaimsAgentsRead(t *testing.T) {
 
 	if _, err := s.AgentToken(ctx, auth.AgentClaims{User: "acct_1"}); errs.CodeOf(err) != errs.Invalid {
 		t.Fatalf("a token without an agent: %v, want invalid", err)
+	}
+}
+
+// TestTokensNameTheAgentAsFixieDid: "aid" is the agent's "<username>/<handle>", which the Fixie SDK checks against
+// FIXIE_ALLOWED_AGENT_ID, "agt" its Contrail ID; "aud" lists the Fixie SDK's audience next to the platform's URL, so
+// that an SDK agent accepts the token with no audience set for it, and the platform takes the token back.
+func TestTokensNameTheAgentAsFixieDid(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	s, err := auth.OpenSigner(ctx, auth.SignerConfig{KV: signingKV(t, srv.JS), Audience: platformURL,
+		Audiences: []string{auth.FixieAudience}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.AgentToken(ctx, auth.AgentClaims{User: "acct_1", AgentID: "agt_1", AgentName: "ada/dice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, payload := segments(t, tok)
+	if payload["aid"] != "ada/dice" || payload["agt"] != "agt_1" {
+		t.Fatalf("payload %v: want aid ada/dice and agt agt_1", payload)
+	}
+	if aud, _ := payload["aud"].([]any); len(aud) != 2 || aud[0] != platformURL || aud[1] != auth.FixieAudience {
+		t.Fatalf("aud %v, want [%s %s]", payload["aud"], platformURL, auth.FixieAudience)
+	}
+	for _, audiences := range [][]string{nil, {auth.FixieAudience}} {
+		c, err := s.Verify(ctx, tok, audiences...)
+		if err != nil || c.AgentID != "agt_1" || c.AgentName != "ada/dice" || c.User != "acct_1" {
+			t.Fatalf("verify for %v: %+v %v", audiences, c, err)
+		}
+	}
+	// An agent registered with an audience of its own gets it, and the Fixie SDK's beside it, once.
+	own, _ := s.AgentToken(ctx, auth.AgentClaims{User: "acct_1", AgentID: "agt_1", Audience: "https://agent.example/api"})
+	if _, p := segments(t, own); fmt.Sprint(p["aud"]) != "[https://agent.example/api "+auth.FixieAudience+"]" {
+		t.Fatalf("aud %v", p["aud"])
+	}
+	fixie, _ := s.AgentToken(ctx, auth.AgentClaims{User: "acct_1", AgentID: "agt_1", Audience: auth.FixieAudience})
+	if _, p := segments(t, fixie); fmt.Sprint(p["aud"]) != "["+auth.FixieAudience+"]" {
+		t.Fatalf("aud %v", p["aud"])
+	}
+	if _, err := s.Verify(ctx, tok, "https://elsewhere.test"); errs.CodeOf(err) != errs.Unauthorized {
+		t.Fatalf("a token verified for an audience it does not name: %v", err)
 	}
 }
 

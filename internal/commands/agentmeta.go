@@ -41,7 +41,12 @@ func (c *Commands) fetchMetadata(ctx context.Context, actor auth.Principal, id s
 	if u == "" || c.metadata == nil {
 		return nil
 	}
-	md, err := c.metadata.Metadata(ctx, u, agentproto.Claims{User: actor.AccountID, AgentID: id, Audience: value(in.Audience, "")})
+	name, err := c.FixieAgentName(ctx, actor.AccountID, strings.TrimSpace(in.Handle))
+	if err != nil {
+		return err
+	}
+	md, err := c.metadata.Metadata(ctx, u, agentproto.Claims{User: actor.AccountID, AgentID: id, AgentName: name,
+		Audience: value(in.Audience, "")})
 	var perr *agentproto.Error
 	if errors.As(err, &perr) && (perr.Status == 404 || perr.Status == 405) && in.Kind == nil {
 		standalone := agents.KindStandalone

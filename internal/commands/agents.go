@@ -177,12 +177,18 @@ func (c *Commands) DeleteAgent(ctx context.Context, actor auth.Principal, handle
 }
 
 // FindAgent resolves what a client calls an agent — a built-in's ID or handle, an agent ID, one of the caller's
-// handles, a published agent's handle, or "owner/handle" — to an agent the caller may use (agents.Registry.Find).
+// handles, a published agent's handle, or its Fixie name "<username>/<handle>" — to an agent the caller may use
+// (agents.Registry.Find).
 func (c *Commands) FindAgent(ctx context.Context, actor auth.Principal, ref string) (agents.Info, error) {
 	if len(strings.TrimSpace(ref)) > MaxAgentRef {
 		return agents.Info{}, errs.NotFoundf("agent", ref) // longer than any agent's name (the faces say so by name)
 	}
-	info, _, err := c.agents.Find(ctx, actor.AccountID, ref)
+	if strings.Contains(ref, "/") {
+		if _, _, err := ParseAgentName("agent", strings.TrimSpace(ref)); err != nil {
+			return agents.Info{}, err
+		}
+	}
+	info, _, err := c.agents.Find(ctx, actor.AccountID, actor.Username, ref)
 	return info, err
 }
 
@@ -279,16 +285,27 @@ func (c *Commands) validHandle(field, h string) error {
 	if len(h) > maxHandle {
 		return errs.InvalidField(field, "%s is longer than %d characters", field, maxHandle)
 	}
-	for i, r := range h {
-		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (i > 0 && (r == '-' || r == '_'))
-		if !ok {
-			return errs.InvalidField(field, "%s %q: use lower-case letters, digits, '-' and '_', starting with a letter or digit", field, h)
-		}
+	if !validHandleChars(h) {
+		return errs.InvalidField(field, "%s %q: use lower-case letters, digits, '-' and '_', starting with a letter or digit", field, h)
 	}
 	if _, ok := c.agents.Builtin(h); ok {
 		return errs.InvalidField(field, "%s %q is the handle of a built-in agent", field, h)
 	}
 	return nil
+}
+
+// validHandleChars reports whether h can be a handle: 1 to 64 lower-case letters, digits, '-' or '_', starting with a
+// letter or a digit.
+func validHandleChars(h string) bool {
+	if h == "" || len(h) > maxHandle {
+		return false
+	}
+	for i, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (i > 0 && (r == '-' || r == '_'))) {
+			return false
+		}
+	}
+	return true
 }
 
 func validAgentFields(in AgentInput) error {

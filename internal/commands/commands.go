@@ -21,6 +21,14 @@ type Commands struct {
 	// runTimeout is how long an Assistants run may take before the sweeper expires it.
 	runTimeout time.Duration
 	metadata   AgentMetadata
+	models     ModelNames
+}
+
+// ModelNames says which model will answer for a model string (the model router).
+type ModelNames interface {
+	// Answering is the model string a run should record: "offline" where the offline model answers in place of
+	// a bare name, else the string itself.
+	Answering(model string) string
 }
 
 // Config wires Commands.
@@ -40,6 +48,8 @@ type Config struct {
 	// Metadata reads an agent's description from its URL when it is registered or refreshed (nil: registrations
 	// keep what the caller gives).
 	Metadata AgentMetadata
+	// Models names the model that will answer a run (nil: runs record the model string as given).
+	Models ModelNames
 }
 
 // New returns the command side.
@@ -57,7 +67,8 @@ func New(cfg Config) *Commands {
 		cfg.Agents = agents.NewRegistry(cfg.Store, cfg.Views, agents.Builtins()...)
 	}
 	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait, agents: cfg.Agents,
-		queries: cfg.Queries, blobs: cfg.Blobs, runTimeout: cfg.RunTimeout, metadata: cfg.Metadata}
+		queries: cfg.Queries, blobs: cfg.Blobs, runTimeout: cfg.RunTimeout, metadata: cfg.Metadata,
+		models: cfg.Models}
 }
 
 // Store is the log the commands append to.

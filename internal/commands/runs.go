@@ -126,6 +126,10 @@ func (c *Commands) runCreated(ctx context.Context, actor auth.Principal, in NewR
 	if in.Model != "" {
 		run.Model = in.Model
 	}
+	if c.models != nil {
+		// A run shows the model that answers it: never "gpt-4o" where the offline model does.
+		run.Model = c.models.Answering(run.Model)
+	}
 	if in.Instructions != nil {
 		run.Instructions = *in.Instructions
 	}

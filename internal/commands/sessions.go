@@ -68,7 +68,7 @@ func (c *Sessions) Create(ctx context.Context, actor auth.Principal, in NewSessi
 	if ref == "" {
 		ref = agents.FixieID
 	}
-	agent, _, err := c.agents.Find(ctx, actor.AccountID, ref)
+	agent, _, err := c.agents.Find(ctx, actor.AccountID, actor.Username, ref)
 	if code := errs.CodeOf(err); code == errs.NotFound || code == errs.Invalid {
 		return CreatedSession{}, errs.InvalidField("frontendAgentId", "no agent %q that you may use", ref)
 	}

@@ -1,11 +1,16 @@
 package llm
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/contrailhq/contrail/internal/errs"
 )
 
 // The kinds of failure a caller can act on. Providers wrap them (test with errors.Is); a caller retries or
@@ -121,4 +126,63 @@ func nonEmpty(ss ...string) []string {
 		}
 	}
 	return out
+}
+
+// Located is a provider that talks to a server of its own, and can say where it is (for messages a user acts on).
+type Located interface {
+	BaseURL() string
+}
+
+// Explain turns provider p's failure into an error a user can act on (internal/errs): which model server failed, how,
+// and what to do about it. An error that already carries a code, or that a context ended, is returned as it is.
+func Explain(p Provider, err error) error {
+	if err == nil || errs.As(err) != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	where := fmt.Sprintf("the %s model provider", p.Name())
+	if l, ok := p.(Located); ok {
+		where = fmt.Sprintf("the model server at %s (provider %s)", l.BaseURL(), p.Name())
+	}
+	var httpErr *HTTPError
+	isHTTP := errors.As(err, &httpErr)
+	switch {
+	case errors.Is(err, ErrRateLimited):
+		wait := time.Duration(0)
+		if isHTTP {
+			wait = httpErr.RetryAfter
+		}
+		return &errs.Error{Code: errs.RateLimited, RetryAfter: wait, Err: err,
+			Message: where + " is limiting requests (HTTP 429): try again later, or raise the limit with its operator"}
+	case errors.Is(err, ErrUnavailable):
+		return &errs.Error{Code: errs.Unavailable, Err: err, Message: fmt.Sprintf("%s cannot answer (%s): check that it is "+
+			"running and that OPENAI_BASE_URL points at it, or unset OPENAI_BASE_URL to use the built-in offline model", where, cause(err))}
+	case isHTTP && (httpErr.Status == http.StatusUnauthorized || httpErr.Status == http.StatusForbidden):
+		return &errs.Error{Code: errs.Unavailable, Err: err, Message: fmt.Sprintf("%s refused the platform's API key (%s): "+
+			"check OPENAI_API_KEY", where, cause(err))}
+	case errors.Is(err, ErrBadRequest):
+		return &errs.Error{Code: errs.Invalid, Err: err, Message: fmt.Sprintf("%s refused the request (%s)", where, cause(err))}
+	}
+	return err
+}
+
+// cause is the heart of a failure, for a message: the server's answer, or the network's error without the
+// request around it ("connect: connection refused").
+func cause(err error) string {
+	var httpErr *HTTPError
+	if errors.As(err, &httpErr) {
+		msg := strings.TrimPrefix(httpErr.Error(), httpErr.Provider+": ")
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		return msg
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }

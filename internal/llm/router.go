@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/contrailhq/contrail/internal/errs"
 )
 
 // Provider names the platform gives meaning to.
@@ -82,10 +84,21 @@ func (r *Router) Default() string { return r.def }
 //   - anything else is a bare name for the default provider, "/" and all: "gpt-4o", and also
 //     "meta-llama/Llama-3-8B", whose first segment is an organisation on a model hub, not a provider. To send a
 //     name that starts with a provider's name, prefix it with the provider ("openai/openai/gpt-oss-20b").
+//   - a bare name that is a provider's name: "offline" is the offline model (with no name of its own), even when
+//     the default provider is another, so that --model offline next to OPENAI_BASE_URL never sends "offline"
+//     upstream as a model name; another provider's bare name ("openai") is an error asking for a model after it.
 //   - "" goes to the default provider with an empty name; the provider picks its own default or refuses.
 func (r *Router) Resolve(model string) (Provider, string, error) {
 	prefix, rest, found := strings.Cut(model, "/")
 	if !found {
+		name := strings.ToLower(strings.TrimSpace(model))
+		if p, ok := r.providers[name]; ok && name == ProviderOffline {
+			return p, "", nil
+		}
+		if _, ok := r.providers[name]; ok {
+			return nil, "", fmt.Errorf("model %q names provider %q but no model: write %s/<model>, e.g. %s/gpt-4o-mini: %w",
+				model, name, name, name, ErrBadRequest)
+		}
 		return r.providers[r.def], model, nil
 	}
 	// Provider names are lower case; "OpenAI/gpt-4o" means the openai provider too.
@@ -106,15 +119,34 @@ func (r *Router) Resolve(model string) (Provider, string, error) {
 	return r.providers[r.def], model, nil
 }
 
+// Answering is the model string that a record of the work (a run's "model") should show for model: model itself,
+// or "offline" when model resolves to the offline provider without naming it (a bare "gpt-4o" on a platform with
+// no model server), so that nobody reads the name of a model that did not answer.
+func (r *Router) Answering(model string) string {
+	p, _, err := r.Resolve(model)
+	offline, ok := r.providers[ProviderOffline]
+	if err != nil || !ok || p != offline {
+		return model
+	}
+	if prefix, _, found := strings.Cut(model, "/"); found && strings.EqualFold(prefix, ProviderOffline) {
+		return model
+	}
+	return ProviderOffline
+}
+
 // Name is "router".
 func (r *Router) Name() string { return "router" }
 
-// Complete resolves req.Model and completes the request with the provider it names.
+// Complete resolves req.Model and completes the request with the provider it names. A failure says which model
+// server failed and what to do about it (see Explain).
 func (r *Router) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	p, name, err := r.Resolve(req.Model)
 	if err != nil {
-		return Response{}, err
+		// A model string nobody here can run; what it says (the providers configured, how to add one) is for the
+		// user, whose model string it is.
+		return Response{}, &errs.Error{Code: errs.Invalid, Field: "model", Message: err.Error()}
 	}
 	req.Model = name
-	return p.Complete(ctx, req, onDelta)
+	resp, err := p.Complete(ctx, req, onDelta)
+	return resp, Explain(p, err)
 }

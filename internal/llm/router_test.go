@@ -46,6 +46,11 @@ func TestRouterResolve(t *testing.T) {
 		{withOpenAI, "", "openai", "", nil},
 		{withOpenAI, "anthropic/claude-3-5-sonnet", "", "", llm.ErrUnknownProvider},
 		{withOpenAI, "openai/", "", "", llm.ErrBadRequest},
+		// "offline" is the offline model whatever the default; another provider's bare name asks for a model.
+		{withOpenAI, "offline", "offline", "", nil},
+		{withOpenAI, "Offline", "offline", "", nil},
+		{withOpenAI, "openai", "", "", llm.ErrBadRequest},
+		{offlineOnly, "offline", "offline", "", nil},
 		{offlineOnly, "gpt-4o", "offline", "gpt-4o", nil},
 		{offlineOnly, "llama3", "offline", "llama3", nil},
 		{offlineOnly, "openai/gpt-4o", "", "", llm.ErrUnknownProvider},
@@ -65,6 +70,31 @@ func TestRouterResolve(t *testing.T) {
 		}
 		if p.Name() != c.wantProvider || model != c.wantModel {
 			t.Errorf("Resolve(%q) = %s, %q; want %s, %q", c.model, p.Name(), model, c.wantProvider, c.wantModel)
+		}
+	}
+}
+
+// TestRouterAnswering: what a run records as its model says when the offline model answers in place of a bare name.
+func TestRouterAnswering(t *testing.T) {
+	t.Parallel()
+	withOpenAI, _ := llm.NewRouter(map[string]llm.Provider{"openai": named("openai"), "offline": named("offline")}, "")
+	offlineOnly, _ := llm.NewRouter(map[string]llm.Provider{"offline": named("offline")}, "")
+	cases := []struct {
+		router      *llm.Router
+		model, want string
+	}{
+		{withOpenAI, "gpt-4o", "gpt-4o"},
+		{withOpenAI, "offline", "offline"},
+		{withOpenAI, "offline/default", "offline/default"},
+		{offlineOnly, "gpt-4o", "offline"},
+		{offlineOnly, "meta-llama/Llama-3-8B", "offline"},
+		{offlineOnly, "offline", "offline"},
+		// A model nobody can run is left as it is: the call fails naming it.
+		{offlineOnly, "openai/gpt-4o", "openai/gpt-4o"},
+	}
+	for _, c := range cases {
+		if got := c.router.Answering(c.model); got != c.want {
+			t.Errorf("Answering(%q) = %q, want %q", c.model, got, c.want)
 		}
 	}
 }

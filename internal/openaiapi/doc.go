@@ -4,5 +4,8 @@
 // and key. Writes go through the commands; reads come from the read models; streams follow the log and the live
 // token deltas the run worker publishes.
 //
+// It also holds Fixie's OpenAI proxy (/api/openai-proxy/v1, see Proxy): chat completions and embeddings for agents,
+// with the same error object.
+//
 // It must not be imported by handlers, commands or projections.
 package openaiapi

@@ -27,8 +27,12 @@ func TestOfflineModelRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(apiErr(err))
 	}
+	// The assistant keeps the model its owner wrote; the run says which model answered it.
+	if run.Model != "offline" || a.Model != "gpt-4o-mini" {
+		t.Fatalf("run of an assistant on %q says model %q, want offline: no model server is configured", a.Model, run.Model)
+	}
 	run = e.waitRun(t, th.ID, run.ID)
-	if run.Status != openai.RunStatusCompleted || run.Usage.CompletionTokens == 0 {
+	if run.Status != openai.RunStatusCompleted || run.Usage.CompletionTokens == 0 || run.Model != "offline" {
 		t.Fatalf("run: %s", run.RawJSON())
 	}
 	msgs, _ := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})

@@ -73,7 +73,8 @@ func (p *Platform) QueryHandlers(ownRepo bool) *queries.Handlers {
 	return queries.New(queries.Config{
 		Sessions: repo, Agents: p.Agents, Models: p.agentModels, DefaultModel: model,
 		Offline: provider != nil && provider.Name() == llm.ProviderOffline, Client: p.AgentClient, Index: p.Index,
-		NC: p.NC, Names: p.Layout.Names, Embeds: embedKeeper{p: p}, Logger: p.Logger.With("component", "queries"),
+		NC: p.NC, Names: p.Layout.Names, Embeds: embedKeeper{p: p}, AgentNames: p.Commands,
+		Logger: p.Logger.With("component", "queries"),
 	})
 }
 

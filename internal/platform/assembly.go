@@ -56,11 +56,17 @@ func (p *Platform) faces() []httpapi.Face {
 			Commands: p.Commands, Views: p.Views, JS: p.JS, Store: p.Store, Names: p.Layout.Names, Logger: p.Logger,
 			Signer: p.Signer, Limits: p.Limits, Usage: p.Limits, Now: p.Now,
 		}),
-		userstorage.NewFace(p.UserStorage, p.storageVisible, p.Logger),
+		userstorage.NewFace(p.UserStorage, p.storageVisible, p.Logger).WithAgentNames(
+			func(ctx context.Context, pr auth.Principal, name string) (string, error) {
+				a, err := p.Commands.FindAgent(ctx, pr, name)
+				return a.ID, err
+			}),
 		openaiapi.New(openaiapi.Deps{
 			Commands: p.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC, Names: p.Layout.Names, Blobs: p.Blobs,
 			Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
 		}),
+		openaiapi.NewProxy(openaiapi.ProxyDeps{Models: p.Models, Embedder: p.Embedder, Quota: p.Limits, Now: p.Now,
+			Logger: p.Logger.With("face", "openai-proxy")}),
 		graph.New(graph.Deps{
 			Commands: p.Commands, Sessions: p.SessionCommands, Views: p.Views, Store: p.Store, Agents: p.Agents, NC: p.NC, Names: p.Layout.Names,
 			Embeds: p.EmbedURLs, Auth: p.Auth, Limiter: p.Limits, Logger: p.Logger.With("face", "graphql"),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -48,12 +49,12 @@ func adminRoutes() []string {
 
 // agentTokenPrefixes are the faces that accept the tokens the platform gives agents.
 func agentTokenPrefixes() []string {
-	return []string{"/api/userstorage"}
+	return []string{"/api/userstorage", "/api/openai-proxy"}
 }
 
 // errorShapes maps a face's prefix to the shape of its errors; faces not listed answer in Contrail's own shape.
 func errorShapes() map[string]errorShape {
-	return map[string]errorShape{"/graphql": graphqlErrorShape, "/v1": openAIErrorShape}
+	return map[string]errorShape{"/graphql": graphqlErrorShape, "/v1": openAIErrorShape, "/api/openai-proxy": openAIErrorShape}
 }
 
 // graphqlErrorShape is GraphQL's: {"errors":[{"message":...,"extensions":{"code":"UNAUTHENTICATED"}}]}.
@@ -218,19 +219,25 @@ func adminOnlyParams() fixture {
 	}
 }
 
-// userStorageFixture is a value the owner stored for an agent.
+// userStorageFixture is a value the owner stored for an agent, and the owner's unpublished agent named the way
+// Fixie named agents ("<username>/<handle>"), which another account cannot reach storage through.
 func userStorageFixture() fixture {
 	// The built-in fixie agent: every account may keep storage for it.
 	const agent = "fixie"
 	return fixture{
 		Name:   "user storage: value",
-		Params: []string{"agentId", "key"},
+		Params: []string{"agentId", "key", "username", "agentHandle"},
 		Make: func(t *testing.T, n *platformtest.Node, o owner) objects {
 			key, secret := "note-"+events.RandomToken(6), "secret-"+events.RandomToken(8)
 			if r := n.Do(t, o.Key, "POST", "/api/userstorage/"+agent+"/"+key, map[string]string{"data": `"` + secret + `"`}); r.Status != 200 {
 				t.Fatalf("matrix fixture: store a value: %d %s", r.Status, r.Body)
 			}
-			return objects{Params: map[string]string{"agentId": agent, "key": key}, Secrets: []string{key, secret}}
+			unreachable := "http://127.0.0.1:9/"
+			if _, err := n.Commands.CreateAgent(t.Context(), o.Principal, commands.AgentInput{Handle: "notes", QueryURL: &unreachable}); err != nil {
+				t.Fatalf("matrix fixture: register an agent: %v", err)
+			}
+			return objects{Params: map[string]string{"agentId": agent, "key": key, "username": o.Username, "agentHandle": "notes"},
+				Secrets: []string{key, secret}}
 		},
 		// Storage is per (user, agent): another account naming the same agent and key reaches its own.
 		OwnScope: []string{"GET /api/userstorage/{agentId}", "POST /api/userstorage/{agentId}/{key}"},

@@ -18,7 +18,8 @@ func newModels(cfg config.Config, emb embedding.Embedder, logger *slog.Logger) (
 	providers := map[string]llm.Provider{llm.ProviderOffline: offline.New(emb)}
 	switch {
 	case cfg.OpenAIBaseURL != "":
-		p, err := openai.New(cfg.OpenAIBaseURL, cfg.OpenAIAPIKey, nil, logger.With("provider", llm.ProviderOpenAI))
+		// The provider names itself in what it logs; a logger.With("provider") here would repeat the key.
+		p, err := openai.New(cfg.OpenAIBaseURL, cfg.OpenAIAPIKey, nil, logger)
 		if err != nil {
 			return nil, fmt.Errorf("OPENAI_BASE_URL: %w", err)
 		}

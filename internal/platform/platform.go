@@ -191,7 +191,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		return nil, err
 	}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
-		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient})
+		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient, Models: p.Models})
 	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands)
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err
@@ -230,7 +230,7 @@ func (p *Platform) openSecurity(ctx context.Context) error {
 	}
 	public := p.Config.Public()
 	p.Signer, err = auth.OpenSigner(ctx, auth.SignerConfig{KV: kv, Secret: p.Config.SigningSecret, Audience: public,
-		Now: p.Now, Logger: p.Logger.With("component", "signer")})
+		Audiences: []string{auth.FixieAudience}, Now: p.Now, Logger: p.Logger.With("component", "signer")})
 	if err != nil {
 		return err
 	}

@@ -90,8 +90,8 @@ func face(path string) string {
 	switch {
 	case path == "/graphql" || strings.HasPrefix(path, "/graphql/") || strings.HasPrefix(path, "/graphql?"):
 		return "graphql"
-	case strings.HasPrefix(path, "/v1/"):
-		return "openai"
+	case strings.HasPrefix(path, "/v1/"), strings.HasPrefix(path, "/api/openai-proxy/"):
+		return "openai" // the proxy for agents answers in OpenAI's shape, as the openai package expects
 	}
 	return "rest"
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -25,6 +26,10 @@ const Prefix = "/api/userstorage"
 // account's unpublished agent is not visible, and answers 404); nil lets every agent ID through.
 type AgentVisible func(ctx context.Context, p auth.Principal, agentID string) (bool, error)
 
+// AgentNames resolves an agent's Fixie name, "<username>/<handle>", to its ID for principal p (errs.NotFound when p
+// may not use it).
+type AgentNames func(ctx context.Context, p auth.Principal, name string) (string, error)
+
 // Face is Fixie's user storage API:
 //
 //	GET    /api/userstorage/{agentId}        -> [{"key": ...}]
@@ -33,11 +38,17 @@ type AgentVisible func(ctx context.Context, p auth.Principal, agentID string) (b
 //	HEAD   /api/userstorage/{agentId}/{key}  -> 200 or 404
 //	DELETE /api/userstorage/{agentId}/{key}
 //
+// The Fixie SDK names the agent by the "aid" of its token, "<username>/<handle>", written into the path as it is:
+// /api/userstorage/{username}/{agentHandle}/{key} is that agent's key, and /api/userstorage/{username}/{agentHandle}
+// its list when the caller is that agent (from anyone else it is key {agentHandle} of agent ID {username}). Both
+// names reach one storage.
+//
 // Callers are a user with an API key, or an agent with the token the platform gave it for that user, which only
 // reaches the storage of the agent it was issued for.
 type Face struct {
 	store   *Store
 	visible AgentVisible
+	names   AgentNames
 	logger  *slog.Logger
 }
 
@@ -47,6 +58,13 @@ func NewFace(store *Store, visible AgentVisible, logger *slog.Logger) *Face {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Face{store: store, visible: visible, logger: logger}
+}
+
+// WithAgentNames lets the face resolve agents named "<username>/<handle>" (without it, only the agent a token was
+// issued for reaches its storage by that name).
+func (f *Face) WithAgentNames(names AgentNames) *Face {
+	f.names = names
+	return f
 }
 
 // Prefix implements httpapi.Face.
@@ -63,10 +81,12 @@ func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // Routes implements httpapi.Face.
 func (f *Face) Routes(r chi.Router) {
 	r.Get("/{agentId}", f.list)
-	r.Get("/{agentId}/{key}", f.get)
-	r.Head("/{agentId}/{key}", f.head)
-	r.Post("/{agentId}/{key}", f.put)
-	r.Delete("/{agentId}/{key}", f.delete)
+	for _, pattern := range []string{"/{agentId}/{key}", "/{username}/{agentHandle}/{key}"} {
+		r.Get(pattern, f.get)
+		r.Head(pattern, f.head)
+		r.Post(pattern, f.put)
+		r.Delete(pattern, f.delete)
+	}
 }
 
 // param returns a URL parameter decoded. chi matches on the escaped path when the request has one (a key
@@ -83,15 +103,48 @@ func param(r *http.Request, name string) (string, error) {
 	return out, nil
 }
 
+// target is the agent a request names, by ID or Fixie name, and the key, if it names one (see Face).
+func target(r *http.Request) (agent, key string, hasKey bool, err error) {
+	if chi.URLParam(r, "username") != "" {
+		owner, err1 := param(r, "username")
+		handle, err2 := param(r, "agentHandle")
+		key, err3 := param(r, "key")
+		return owner + "/" + handle, key, true, errors.Join(err1, err2, err3)
+	}
+	if agent, err = param(r, "agentId"); err != nil || chi.URLParam(r, "key") == "" {
+		return agent, "", false, err
+	}
+	if key, err = param(r, "key"); err != nil {
+		return "", "", false, err
+	}
+	if p, _ := auth.From(r.Context()); r.Method == http.MethodGet && p.AgentName != "" && p.AgentName == agent+"/"+key {
+		return p.AgentName, "", false, nil // the SDK's list of its own keys
+	}
+	return agent, key, true, nil
+}
+
 // scope is the caller's storage for the agent in the path.
 func (f *Face) scope(r *http.Request) (Scope, error) {
 	p, ok := auth.From(r.Context())
 	if !ok {
 		return Scope{}, errs.E(errs.Unauthorized, "user storage needs a user")
 	}
-	agentID, err := param(r, "agentId")
+	agentID, _, _, err := target(r)
 	if err != nil {
 		return Scope{}, err
+	}
+	if strings.Contains(agentID, "/") {
+		// One agent, one storage: a Fixie name reaches what the agent's ID does.
+		switch {
+		case p.AgentName != "" && p.AgentName == agentID:
+			agentID = p.AgentID
+		case f.names != nil:
+			if agentID, err = f.names(r.Context(), p, agentID); err != nil {
+				return Scope{}, err
+			}
+		default:
+			return Scope{}, errs.NotFoundf("agent", agentID)
+		}
 	}
 	sc := Scope{Account: p.AccountID, AgentID: agentID}
 	if err := sc.validate(); err != nil {
@@ -117,7 +170,7 @@ func (f *Face) scopeAndKey(r *http.Request) (Scope, string, error) {
 	if err != nil {
 		return sc, "", err
 	}
-	key, err := param(r, "key")
+	_, key, _, err := target(r)
 	return sc, key, err
 }
 
@@ -144,6 +197,10 @@ func (f *Face) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) get(w http.ResponseWriter, r *http.Request) {
+	if _, _, hasKey, err := target(r); err == nil && !hasKey {
+		f.list(w, r)
+		return
+	}
 	sc, key, err := f.scopeAndKey(r)
 	if err != nil {
 		f.WriteError(w, r, err)

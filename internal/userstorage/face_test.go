@@ -274,7 +274,7 @@ func TestAgentsReachOnlyTheirOwnStorageWithTheirToken(t *testing.T) {
 		{"another agent's storage", tok, path("agt_2", "prefs"), 403, "issued to another agent"},
 		{"an anonymous token", token(auth.AgentClaims{AgentID: agent}), path(agent, "prefs"), 401, "anonymous"},
 		{"a user that does not exist", token(auth.AgentClaims{User: "acct_nobody", AgentID: agent}), path(agent, "prefs"), 401, "its user does not exist"},
-		{"another platform's audience", token(auth.AgentClaims{User: alice.AccountID, AgentID: agent, Audience: "https://elsewhere.test"}), path(agent, "prefs"), 401, "audience"},
+		{"another platform's audience", elsewhere(t, n, auth.AgentClaims{User: alice.AccountID, AgentID: agent}), path(agent, "prefs"), 401, "audience"},
 		{"the admin face", tok, "/admin/whoami", 403, "agent token"},
 		{"the admin face, keys", tok, "/admin/keys", 403, "agent token"},
 	}
@@ -288,5 +288,78 @@ func TestAgentsReachOnlyTheirOwnStorageWithTheirToken(t *testing.T) {
 	now.Add(int64(auth.DefaultTokenLifetime + time.Minute))
 	if r := n.Do(t, tok, "GET", path(agent, "prefs"), nil); r.Status != 401 || !strings.Contains(string(r.Body), "expired") {
 		t.Fatalf("an expired token: %d %s", r.Status, r.Body)
+	}
+}
+
+// elsewhere signs a token with the node's keys for another platform's audience only, as a deployment that shares the
+// key set but not the URL would.
+func elsewhere(t *testing.T, n *platformtest.Node, c auth.AgentClaims) string {
+	t.Helper()
+	kv, err := n.JS.KeyValue(t.Context(), n.Layout.Names.Bucket(auth.SigningBucket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := auth.OpenSigner(t.Context(), auth.SignerConfig{KV: kv, Audience: "https://elsewhere.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.AgentToken(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// TestTheFixieSDKNamesTheAgentInThePath is user storage as the Fixie SDK calls it: the agent's "aid",
+// "<username>/<handle>", written into the path as it is. Its values are the ones its ID reaches; another account
+// cannot reach them by either name.
+func TestTheFixieSDKNamesTheAgentInThePath(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	ctx := context.Background()
+	alice, key := n.NewAccount(t, "alice")
+	_, bobKey := n.NewAccount(t, "bob")
+	unreachable := "http://127.0.0.1:9/"
+	agent, err := n.Commands.CreateAgent(ctx, alice, commands.AgentInput{Handle: "notes", QueryURL: &unreachable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, err := n.Commands.FixieAgentName(ctx, alice.AccountID, "notes")
+	if err != nil || name != "alice/notes" {
+		t.Fatalf("the agent's Fixie name: %q %v", name, err)
+	}
+	tok, err := n.Signer.AgentToken(ctx, auth.AgentClaims{User: alice.AccountID, AgentID: agent.ID, AgentName: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := n.Do(t, tok, "POST", "/api/userstorage/alice/notes/color", sdkValue(t, "teal")); r.Status != 200 {
+		t.Fatalf("the agent storing under its Fixie name: %d %s", r.Status, r.Body)
+	}
+	if got := keysOf(t, n.Do(t, tok, "GET", "/api/userstorage/alice/notes", nil)); len(got) != 1 || got[0] != "color" {
+		t.Fatalf("the agent lists %v under its Fixie name", got)
+	}
+	for _, p := range []string{path(agent.ID, "color"), "/api/userstorage/alice/notes/color"} {
+		var got struct{ Data string }
+		r := n.Do(t, key, "GET", p, nil)
+		r.JSON(t, &got)
+		if r.Status != 200 || got.Data != `"teal"` {
+			t.Fatalf("alice reads %s: %d %s", p, r.Status, r.Body)
+		}
+	}
+	if r := n.Do(t, bobKey, "GET", "/api/userstorage/alice/notes/color", nil); r.Status != 404 || strings.Contains(string(r.Body), "teal") {
+		t.Fatalf("bob on alice's unpublished agent by its name: %d %s", r.Status, r.Body)
+	}
+	// From anyone but the agent, /{a}/{b} is key b of agent a.
+	if r := n.Do(t, key, "GET", "/api/userstorage/alice/notes", nil); r.Status != 404 {
+		t.Fatalf("alice's key on /alice/notes: %d %s, want 404 (no key notes of an agent alice)", r.Status, r.Body)
+	}
+	other, _ := n.Signer.AgentToken(ctx, auth.AgentClaims{User: alice.AccountID, AgentID: "agt_other", AgentName: "alice/other"})
+	if r := n.Do(t, other, "GET", "/api/userstorage/alice/notes/color", nil); r.Status != 403 {
+		t.Fatalf("another agent's token on this agent's name: %d %s", r.Status, r.Body)
+	}
+	for _, bad := range []string{"/api/userstorage/ali%20ce/notes/color", "/api/userstorage/alice/No*tes/color"} {
+		if r := n.Do(t, key, "GET", bad, nil); r.Status != 400 || !strings.Contains(string(r.Body), "username") && !strings.Contains(string(r.Body), "handle") {
+			t.Errorf("%s: %d %s, want 400 naming what is wrong", bad, r.Status, r.Body)
+		}
 	}
 }

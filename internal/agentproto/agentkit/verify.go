@@ -17,7 +17,7 @@ import (
 
 // Token is a verified platform token.
 type Token struct {
-	// AgentID is the agent the token was issued for (claim "aid").
+	// AgentID is the agent the token was issued for, as Fixie named it (claim "aid", "<username>/<handle>").
 	AgentID string
 	// User is the user the request is made for (claim "sub"); empty means anonymous.
 	User string
@@ -50,8 +50,9 @@ type Verifier struct {
 // VerifierOption configures a Verifier.
 type VerifierOption func(*Verifier)
 
-// WithAgentID makes the Verifier refuse tokens issued for another agent, as the SDK's FIXIE_ALLOWED_AGENT_ID did.
-// Without it, a token for any agent of the platform is accepted.
+// WithAgentID makes the Verifier refuse tokens issued for another agent, as the SDK's FIXIE_ALLOWED_AGENT_ID did:
+// id is the agent's "<username>/<handle>" (claim "aid") or its Contrail ID (claim "agt"). Without it, a token for
+// any agent of the platform is accepted.
 func WithAgentID(id string) VerifierOption { return func(v *Verifier) { v.agentID = id } }
 
 // WithJWKSClient sets the HTTP client that fetches the JWKS.
@@ -97,7 +98,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Token, error) {
 	if aid == "" {
 		return nil, errors.New(`invalid token: it names no agent (claim "aid")`)
 	}
-	if v.agentID != "" && aid != v.agentID {
+	if agt, _ := claims["agt"].(string); v.agentID != "" && aid != v.agentID && agt != v.agentID {
 		return nil, fmt.Errorf("invalid token: it is for agent %q, not this agent (%q)", aid, v.agentID)
 	}
 	sub, _ := claims["sub"].(string)

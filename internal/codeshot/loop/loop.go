@@ -15,6 +15,8 @@
 package loop
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -202,6 +204,57 @@ func AnswerStreamer(stream func(string)) func(llm.Delta) {
 		}
 		if out.Len() > 0 {
 			stream(out.String())
+		}
+	}
+}
+
+// Funcs calls an agent's funcs (in memory: see Run).
+type Funcs interface {
+	Call(ctx context.Context, fn, args, key string) (string, error)
+}
+
+// Run answers a query in memory: it does what Next says until the query is answered, with no journal and no other
+// agents (an "Ask Agent" ends it with a failure). The platform's executor records each step instead and resumes from
+// them (handlers/queries); Run is for tests and tools that want the step machine alone. It returns the answer and
+// the steps; a query that ends in a failure step returns its text as the error.
+func Run(ctx context.Context, model llm.Provider, funcs Funcs, spec Spec, query string, maxCalls int) (string, []events.SessionAgentStep, error) {
+	var steps []events.SessionAgentStep
+	add := func(s ...events.SessionAgentStep) {
+		for _, st := range s {
+			st.Index = len(steps)
+			steps = append(steps, st)
+		}
+	}
+	for {
+		act := Next(spec.Handle, steps, maxCalls)
+		switch act.Kind {
+		case Wait:
+			last := steps[len(steps)-1]
+			if last.Kind == session.StepFailed {
+				return "", steps, errors.New(last.Text)
+			}
+			return last.Text, steps, nil
+		case Fail:
+			add(events.SessionAgentStep{Kind: session.StepFailed, Text: act.Text})
+		case Model:
+			resp, err := model.Complete(ctx, Request(spec, query, nil, steps), nil)
+			if err != nil {
+				return "", steps, fmt.Errorf("agent %s: the model failed: %w", spec.Handle, err)
+			}
+			add(Steps(spec.Handle, resp.Text, act.Call)...)
+		case CallFunc:
+			if funcs == nil {
+				add(events.SessionAgentStep{Kind: session.StepFailed, Text: fmt.Sprintf("agent %s asked for func %s, but no func can be called here", spec.Handle, act.Name)})
+				continue
+			}
+			out, err := funcs.Call(ctx, act.Name, act.Text, Key("mem", spec.Handle, act.Index))
+			if err != nil {
+				add(events.SessionAgentStep{Kind: session.StepFailed, Text: fmt.Sprintf("agent %s: func %s failed: %v", spec.Handle, act.Name, err)})
+				continue
+			}
+			add(events.SessionAgentStep{Kind: session.StepFuncSays, Name: act.Name, Text: out})
+		case AskAgent:
+			add(events.SessionAgentStep{Kind: session.StepFailed, Text: fmt.Sprintf("agent %s asked agent %s, but no agent can be asked here", spec.Handle, act.Name)})
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/llm/openaiwire"
 	"github.com/contrailhq/contrail/internal/llm/tokens"
 )
 
@@ -112,20 +113,7 @@ func (r Reply) DropAfter(n int) Reply { r.dropAt = max(n, 0) + 1; return r }
 
 // Request is a request the server received, decoded from the wire.
 type Request struct {
-	Model               string
-	Messages            []llm.Message
-	Tools               []llm.Tool
-	ToolChoice          json.RawMessage // as sent: "auto", or {"type":"function","function":{"name":...}}
-	ParallelToolCalls   *bool
-	Temperature         *float64
-	TopP                *float64
-	MaxTokens           int
-	MaxCompletionTokens int
-	Stop                []string
-	ResponseFormat      json.RawMessage
-	Seed                *int64
-	Stream              bool
-	IncludeUsage        bool
+	openaiwire.Request
 	// Header holds the request's HTTP headers (Authorization, ...).
 	Header http.Header
 	// Body is the request body as sent, for fields not decoded above.
@@ -163,7 +151,7 @@ func NewServer(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "", "",
+		openaiwire.WriteError(w, http.StatusNotFound, "invalid_request_error", "", "",
 			fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path))
 	})
 	s.srv = httptest.NewServer(mux)
@@ -208,7 +196,7 @@ func (s *Server) Pending() int {
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	req, err := decodeRequest(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", err.Error())
+		openaiwire.WriteError(w, http.StatusBadRequest, "invalid_request_error", "", "", err.Error())
 		return
 	}
 	s.mu.Lock()
@@ -228,7 +216,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if !ok {
 		s.t.Errorf("llmtest: request #%d has no reply scripted (last message: %q)", n, req.LastMessage().Content)
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "",
+		openaiwire.WriteError(w, http.StatusBadRequest, "invalid_request_error", "", "",
 			fmt.Sprintf("llmtest: no reply scripted for request #%d", n))
 		return
 	}
@@ -243,7 +231,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", fmt.Sprintf("req_llmtest_%d", n))
 	if reply.Status != 0 {
-		writeError(w, reply.Status, reply.ErrorType, reply.ErrorCode, reply.ErrorParam, reply.ErrorMessage)
+		openaiwire.WriteError(w, reply.Status, reply.ErrorType, reply.ErrorCode, reply.ErrorParam, reply.ErrorMessage)
 		return
 	}
 	a := s.answer(req, reply)
@@ -251,7 +239,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.writeStream(w, r, req, reply, a)
 		return
 	}
-	writeJSON(w, http.StatusOK, a.completion(req))
+	openaiwire.WriteJSON(w, http.StatusOK, a.completion())
 }
 
 // wait sleeps d, or less if the client or the server goes away first; it reports whether to go on.

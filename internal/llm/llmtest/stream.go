@@ -1,122 +1,64 @@
 package llmtest
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"unicode/utf8"
+
+	"github.com/contrailhq/contrail/internal/llm/openaiwire"
 )
 
 // argChunkBytes is about how much of a tool call's arguments OpenAI sends per chunk (a token or two).
 const argChunkBytes = 7
 
-// writeStream sends the answer as server-sent events the way OpenAI does: a first chunk with the role, a chunk per
-// piece of text or of tool-call arguments, a last chunk with the finish reason and an empty delta, a usage chunk
-// with no choices when the request asked for it, and "data: [DONE]".
+// writeStream sends the answer as server-sent events the way OpenAI does (see openaiwire.Stream), stalling or
+// breaking the stream where the reply says so.
 func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req Request, reply Reply, a answer) {
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-
-	var nullUsage *wireUsage
-	base := func() chunk {
-		c := chunk{ID: a.id, Object: "chat.completion.chunk", Created: a.created, Model: a.model, SystemFingerprint: "fp_llmtest"}
-		if req.IncludeUsage {
-			c.Usage = &nullUsage
-		}
-		return c
-	}
-	send := func(c chunk) bool {
-		b, err := json.Marshal(c)
-		if err != nil {
-			s.t.Errorf("llmtest: encode chunk: %v", err)
-			return false
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return true
-	}
+	st := openaiwire.NewStream(w, a.wire(), req.IncludeUsage)
 	pieces := 0
-	// piece sends one piece of the answer, then stalls or breaks the stream if the reply says so.
-	piece := func(d chunkDelta) bool {
+	// fault stalls or breaks the stream before the next piece if the reply says so, and reports whether it did.
+	fault := func() bool {
 		if pieces+1 == reply.hangAt {
 			select {
 			case <-r.Context().Done():
 			case <-s.done:
 			}
-			return false
+			return true
 		}
 		if pieces+1 == reply.dropAt {
 			// Abort the handler: the server cuts the connection without ending the chunked body.
 			panic(http.ErrAbortHandler)
 		}
-		c := base()
-		c.Choices = []chunkChoice{{Delta: d}}
 		pieces++
-		return send(c)
+		return false
 	}
-
-	first := base()
-	role := chunkDelta{Role: "assistant"}
-	if len(a.calls) == 0 {
-		empty := ""
-		role.Content = &empty
-	}
-	first.Choices = []chunkChoice{{Delta: role}}
-	if !send(first) {
+	if st.Start(len(a.calls) > 0) != nil {
 		return
 	}
 	for _, text := range a.chunks {
-		t := text
-		if !piece(chunkDelta{Content: &t}) {
+		if fault() || st.Text(text) != nil {
 			return
 		}
 	}
 	for i, call := range a.calls {
-		idx := i
 		args := splitRunes(call.Arguments, argChunkBytes)
 		head := ""
 		if len(args) > 0 {
 			head, args = args[0], args[1:]
 		}
-		if !piece(chunkDelta{ToolCalls: []wireToolCall{{Index: &idx, ID: call.ID, Type: "function",
-			Function: wireFunctionCall{Name: call.Name, Arguments: head}}}}) {
+		if fault() || st.ToolCall(i, call.ID, call.Name, head) != nil {
 			return
 		}
 		for _, part := range args {
-			if !piece(chunkDelta{ToolCalls: []wireToolCall{{Index: &idx, Function: wireFunctionCall{Arguments: part}}}}) {
+			if fault() || st.ToolCall(i, "", "", part) != nil {
 				return
 			}
 		}
 	}
-	if pieces+1 == reply.hangAt || pieces+1 == reply.dropAt {
-		// Stall or break before the finish chunk.
-		piece(chunkDelta{})
+	if fault() { // stall or break before the finish chunk
 		return
 	}
-	last := base()
-	finish := a.finish
-	last.Choices = []chunkChoice{{Delta: chunkDelta{}, FinishReason: &finish}}
-	if !send(last) {
-		return
-	}
-	if req.IncludeUsage && a.usage != nil {
-		u := toWireUsage(a.usage)
-		c := base()
-		c.Choices = []chunkChoice{}
-		c.Usage = &u
-		if !send(c) {
-			return
-		}
-	}
-	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
-	if flusher != nil {
-		flusher.Flush()
+	if err := st.Finish(a.finish, a.usage); err != nil {
+		s.t.Logf("llmtest: stream: %v", err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -48,126 +47,262 @@ func words(s string) []word {
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// subst replaces a sequence of words (compared without regard to case) with a text.
-type subst struct {
-	from []string
-	to   string
+// isValue reports whether a word is a value: it holds a digit ("19", "123.45", "3M"). Values are what a question
+// asks about; the offline model never makes one up or leaves one out.
+func isValue(w string) bool { return strings.ContainsFunc(w, unicode.IsDigit) }
+
+// capitalized reports whether a word starts with an upper-case letter (a name: "Oslo", "New", "York").
+func capitalized(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r)
 }
 
-// align compares an example's text with the real one word by word (a longest common subsequence, ignoring case)
-// and returns what differs as substitutions: the example's words between two common words, replaced by the real
-// text between the same two common words. Where both sides of a difference have as many words, each word is
-// paired with its counterpart ("0 and 19" / "5 and 50" gives 0→5 and 19→50), so that punctuation between them in
-// the lines to fill ("0, 19") survives. A difference with nothing on either side (a word only one text has) gives
-// nothing.
-func align(example, real string) []subst {
+// leadIns are words a question may start with, or leave out at its start, without changing what it asks
+// ("What is 9 divided by 3" and "9 divided by 3"); courtesies are words it may add anywhere ("Flip a coin please").
+var (
+	leadIns    = wordSet("what what's whats how is are was the a an can could would will you tell me show give please i want need to do does")
+	courtesies = wordSet("please thanks thank you kindly hi hello hey")
+)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// wordState is how an example's word maps onto the real text.
+type wordState uint8
+
+const (
+	pending  wordState = iota // not yet placed (never left so by align)
+	kept                      // the real text has the same word
+	replaced                  // the real text has another word or phrase in its place
+	dropped                   // part of a lead-in the real text leaves out ("Generate a", "What is")
+	missing                   // the real text has nothing certain in its place
+)
+
+// alignment is how an example's text (a question, or a func's result) maps onto the real one, word by word.
+type alignment struct {
+	ex    []word
+	state []wordState
+	// to is, for each replaced word, the real text in its place.
+	to []string
+	// unplaced are the real text's values that no word of the example stands for: the example cannot carry them.
+	unplaced []string
+	// extra are words of the real text, past its lead-in, that the example has nothing like ("squared", "tomorrow").
+	extra []string
+}
+
+// align compares an example's text with the real one word by word: the longest common subsequence (ignoring case)
+// anchors them, and each stretch between two anchors is paired as far as it can be with certainty:
+//
+//   - stretches of as many words on both sides pair word by word, a value only with a value;
+//   - stretches with as many values on both sides pair their values in order ("3, 7 and 2" / "5, 10, 15"), and
+//     the example's other words there are missing;
+//   - stretches with no values pair the one name of the example's with the real text's one run of names ("in
+//     Denver" / "Oslo", "Paris" / "New York City");
+//   - anything else is missing on the example's side, and extra (or unplaced, for values) on the real side.
+//
+// Texts with no word in common do not align at all. Before the first anchor, the example's unpaired words are a lead-in the real text leaves out (dropped), and the
+// real text's unpaired words a lead-in of its own, which is let be.
+func align(example, real string) alignment {
 	ex, re := words(example), words(real)
-	n, m := len(ex), len(re)
-	// lcs[i][j] is the length of the longest common subsequence of ex[i:] and re[j:].
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
+	a := alignment{ex: ex, state: make([]wordState, len(ex)), to: make([]string, len(ex))}
+	anchors := lcs(ex, re, false)
+	if len(ex) > 0 && len(re) > 0 && len(anchors) == 0 {
+		// Not one word in common: the example says nothing about this text.
+		for k := range ex {
+			a.state[k] = missing
+		}
+		for _, w := range re {
+			if isValue(w.text) {
+				a.unplaced = append(a.unplaced, w.text)
+			} else if !courtesies[strings.ToLower(w.text)] {
+				a.extra = append(a.extra, w.text)
+			}
+		}
+		return a
+	}
+	i0, j0 := 0, 0
+	for i := range ex {
+		j, ok := anchors[i]
+		if !ok {
+			continue
+		}
+		a.stretch(real, i0, i, re[j0:j], i0 == 0 && j0 == 0)
+		a.state[i] = kept
+		i0, j0 = i+1, j+1
+	}
+	a.stretch(real, i0, len(ex), re[j0:], len(anchors) == 0)
+	return a
+}
+
+// lcs matches two word lists by their longest common subsequence, ignoring case: index in a → index in b. latest
+// prefers the last possible match of each word, else the first.
+func lcs(a, b []word, latest bool) map[int]int {
+	n, m := len(a), len(b)
+	eq := func(i, j int) bool { return strings.EqualFold(a[i].text, b[j].text) }
+	// t[i][j]: with latest, the LCS length of a[:i] and b[:j]; else of a[i:] and b[j:].
+	t := make([][]int, n+1)
+	for i := range t {
+		t[i] = make([]int, m+1)
+	}
+	out := map[int]int{}
+	if latest {
+		for i := 1; i <= n; i++ {
+			for j := 1; j <= m; j++ {
+				if eq(i-1, j-1) {
+					t[i][j] = t[i-1][j-1] + 1
+				} else {
+					t[i][j] = max(t[i-1][j], t[i][j-1])
+				}
+			}
+		}
+		for i, j := n, m; i > 0 && j > 0; {
+			switch {
+			case eq(i-1, j-1):
+				out[i-1] = j - 1
+				i, j = i-1, j-1
+			case t[i-1][j] >= t[i][j-1]:
+				i--
+			default:
+				j--
+			}
+		}
+		return out
 	}
 	for i := n - 1; i >= 0; i-- {
 		for j := m - 1; j >= 0; j-- {
-			if strings.EqualFold(ex[i].text, re[j].text) {
-				lcs[i][j] = lcs[i+1][j+1] + 1
+			if eq(i, j) {
+				t[i][j] = t[i+1][j+1] + 1
 			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+				t[i][j] = max(t[i+1][j], t[i][j+1])
 			}
 		}
 	}
-	var out []subst
-	emit := func(exRun, reRun []word) {
-		if len(exRun) == 0 || len(reRun) == 0 {
-			return
-		}
-		if len(exRun) == len(reRun) {
-			for k := range exRun {
-				out = append(out, subst{from: []string{exRun[k].text}, to: reRun[k].text})
-			}
-			return
-		}
-		from := make([]string, len(exRun))
-		for k, w := range exRun {
-			from[k] = w.text
-		}
-		out = append(out, subst{from: from, to: real[reRun[0].start:reRun[len(reRun)-1].end]})
-	}
-	i, j, i0, j0 := 0, 0, 0, 0
-	for i < n && j < m {
+	for i, j := 0, 0; i < n && j < m; {
 		switch {
-		case strings.EqualFold(ex[i].text, re[j].text):
-			emit(ex[i0:i], re[j0:j])
+		case eq(i, j):
+			out[i] = j
 			i, j = i+1, j+1
-			i0, j0 = i, j
-		case lcs[i+1][j] >= lcs[i][j+1]:
+		case t[i+1][j] >= t[i][j+1]:
 			i++
 		default:
 			j++
 		}
 	}
-	emit(ex[i0:], re[j0:])
 	return out
 }
 
-// alignResult is align for a func's or agent's result, plus the whole example result replaced by the whole real
-// one: where a line repeats the example's result in full, it gets the real result in full, whatever the words
-// they happen to share ("Sunny, 23 degrees" / "Rain, 9 degrees" still gives Sunny→Rain and 23→9 elsewhere).
-func alignResult(example, real string) []subst {
-	ex, re := words(example), words(real)
-	if len(ex) == 0 || len(re) == 0 {
-		return nil
-	}
-	out := align(example, real)
-	if len(ex) > 1 {
-		from := make([]string, len(ex))
-		for k, w := range ex {
-			from[k] = w.text
+// stretch places the example's words lo..hi against the real words re that stand between the same two anchors.
+func (a *alignment) stretch(real string, lo, hi int, re []word, leading bool) {
+	ex := a.ex[lo:hi]
+	exVals, reVals := valueIndexes(ex), valueIndexes(re)
+	paired := map[int]bool{} // real words given a place
+	pair := func(k, r int) {
+		if isValue(ex[k].text) == isValue(re[r].text) {
+			a.state[lo+k], a.to[lo+k] = replaced, re[r].text
+			paired[r] = true
 		}
-		out = append([]subst{{from: from, to: real[re[0].start:re[len(re)-1].end]}}, out...)
 	}
-	return out
-}
-
-// substitute applies substs to text, left to right, trying longer sequences first and earlier substs first
-// among equals; replaced text is not looked at again.
-func substitute(text string, substs []subst) string {
-	if len(substs) == 0 {
-		return text
-	}
-	order := slices.Clone(substs)
-	slices.SortStableFunc(order, func(a, b subst) int { return len(b.from) - len(a.from) })
-	ws := words(text)
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(ws); {
-		matched := false
-		for _, s := range order {
-			if i+len(s.from) > len(ws) || !wordsEqual(ws[i:i+len(s.from)], s.from) {
-				continue
+	switch {
+	case len(ex) == 0 || len(re) == 0:
+	case len(ex) == len(re):
+		for k := range ex {
+			// A lead-in the real text words otherwise ("What is" / "Tell me") is left out, not paired.
+			if !leading || !leadIns[strings.ToLower(ex[k].text)] {
+				pair(k, k)
 			}
-			end := ws[i+len(s.from)-1].end
-			b.WriteString(text[last:ws[i].start])
-			b.WriteString(s.to)
-			last = end
-			i += len(s.from)
-			matched = true
-			break
 		}
-		if !matched {
-			i++
+	case len(exVals) > 0 && len(exVals) == len(reVals):
+		for k, x := range exVals {
+			pair(x, reVals[k])
+		}
+	case len(exVals) == 0 && len(reVals) == 0:
+		// A name for a name, though the words around them differ: "in Denver" / "Oslo", "Paris" / "New York City".
+		if k, first, last, ok := names(ex, re); ok {
+			a.state[lo+k], a.to[lo+k] = replaced, real[re[first].start:re[last].end]
+			for r := first; r <= last; r++ {
+				paired[r] = true
+			}
 		}
 	}
-	b.WriteString(text[last:])
-	return b.String()
+	// What stayed unpaired: the example's words are dropped (a lead-in) or missing; the real text's values are
+	// unplaced, and its other words extra unless they are its lead-in or courtesies.
+	for k := lo; k < hi; k++ {
+		if a.state[k] == pending {
+			a.state[k] = missing
+			if leading {
+				a.state[k] = dropped
+			}
+		}
+	}
+	for r, w := range re {
+		switch {
+		case paired[r]:
+		case isValue(w.text):
+			a.unplaced = append(a.unplaced, w.text)
+		case !leading && !courtesies[strings.ToLower(w.text)]:
+			a.extra = append(a.extra, w.text)
+		}
+	}
 }
 
-func wordsEqual(ws []word, texts []string) bool {
-	for k, w := range ws {
-		if !strings.EqualFold(w.text, texts[k]) {
-			return false
+// names finds the one name among an example's words (a capitalised word that does not start its text) and the one
+// run of names among the real words that stands for it.
+func names(ex, re []word) (k, first, last int, ok bool) {
+	name := func(w word) bool { return w.start > 0 && capitalized(w.text) && !isValue(w.text) }
+	k, first, last = -1, -1, -1
+	for i, w := range ex {
+		if name(w) {
+			if k >= 0 {
+				return 0, 0, 0, false
+			}
+			k = i
 		}
 	}
-	return true
+	for r, w := range re {
+		if !name(w) {
+			continue
+		}
+		if first >= 0 && r != last+1 {
+			return 0, 0, 0, false
+		}
+		if first < 0 {
+			first = r
+		}
+		last = r
+	}
+	return k, first, last, k >= 0 && first >= 0
+}
+
+func valueIndexes(ws []word) []int {
+	var out []int
+	for k, w := range ws {
+		if isValue(w.text) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// problem says why the example cannot stand for the real text at all, or "".
+func (a alignment) problem() string {
+	switch {
+	case len(a.unplaced) > 0:
+		return "the examples have no place for " + quoteList(a.unplaced)
+	case len(a.extra) > 0:
+		return "the examples say nothing like " + quoteList(a.extra)
+	}
+	return ""
+}
+
+func quoteList(ws []string) string {
+	q := make([]string, len(ws))
+	for i, w := range ws {
+		q[i] = `"` + w + `"`
+	}
+	return strings.Join(q, ", ")
 }

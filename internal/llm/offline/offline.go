@@ -1,7 +1,8 @@
 // Package offline is the built-in model Contrail answers with when no real model is configured. It is not a
 // language model and never claims to be one: it follows the few-shot examples of Code Shot agents mechanically and
-// deterministically, and answers any other chat with a plain notice of what it is and how to configure a real
-// model. Because it is deterministic it also serves tests.
+// deterministically where they fit a question with certainty, says that it cannot answer (and how to configure a
+// real model) where they do not, and answers any other chat with a plain notice of what it is and how to configure
+// a real model. Because it is deterministic it also serves tests.
 //
 // It imports the llm types, the tokenizer and the embedding interface; nothing else of Contrail.
 package offline
@@ -13,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 
@@ -29,6 +31,16 @@ const Notice = "I am Contrail's offline model, not a language model: Contrail ru
 	"me. I cannot hold a conversation, answer questions of my own, or decide to call tools. To use a real model, set " +
 	"OPENAI_BASE_URL and OPENAI_API_KEY for any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp) and " +
 	`restart Contrail, or give the agent a model as "provider/name", e.g. "openai/gpt-4o-mini".`
+
+// NeedsModel starts the offline model's answer to a question its examples do not fit with certainty.
+const NeedsModel = "I cannot answer that without a real model"
+
+// needsModel is that answer in full: why, and how to configure a model.
+func needsModel(why string) string {
+	return NeedsModel + ": Contrail's offline model only follows this agent's examples, word for word, and they do " +
+		"not fit this question (" + why + "). To configure a model, set OPENAI_BASE_URL and OPENAI_API_KEY for " +
+		"any OpenAI-compatible server and restart Contrail, choosing the model with --model (CONTRAIL_MODEL)."
+}
 
 // noExamples is the answer to a Code Shot prompt with no examples to follow; it is an answer line, so that the
 // Code Shot loop ends.
@@ -169,16 +181,21 @@ func requiresArguments(schema json.RawMessage) bool {
 
 // NextLine is the next line of a Code Shot transcript:
 //
-//  1. Among every "Q:" line of every example, take the one nearest to the transcript's question (embedding
+//  1. Take the examples' questions ("Q:" lines), nearest to the transcript's question first (embedding
 //     similarity; the first of equals).
-//  2. Align that question with the real one word by word; the words that differ are the values to put in
-//     ("SYMBOL" → "GOOG", "0" → "5", "19" → "50").
-//  3. Take the example's line after as many lines as the transcript already has past its question. Once the
-//     transcript holds a func's or agent's real result where the example holds its own, align those too, so that
-//     the example's result is replaced by the real one in the lines that follow ("17" → "23").
-//  4. Put the values in that line, after its prefix ("Ask Func[genrand]:", "A:", ...).
+//  2. Align the example's question with the real one word by word (see align): the words that differ are the
+//     values to put in ("SYMBOL" → "GOOG", "0" → "5", "19" → "50"). Once the transcript holds a func's or agent's
+//     real result where the example holds its own, align those too, so that the example's result is replaced by
+//     the real one in the lines that follow ("17" → "23").
+//  3. Take the example's line after as many lines as the transcript already has past its question, and put the
+//     values in (see fill).
 //
-// A transcript already longer than the example gets the example's answer line again.
+// The offline model must never be confidently wrong, so an example is followed only where it fits with certainty:
+// every value of the question has a place in it, the question says nothing it does not, its calls carry every
+// value that changed, each line's repeated words have a counterpart, and no line rests on a word that differs
+// without carrying it (see fill). The first example that fits gives the line. When none does, the answer says that
+// this needs a real model and how to configure one — or, once a func or agent has answered, passes its answer on
+// as it is. A transcript already longer than the example gets the example's answer line again.
 func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string, error) {
 	if len(cs.Transcript) == 0 {
 		return "", fmt.Errorf("offline: Code Shot prompt has no transcript: %w", llm.ErrBadRequest)
@@ -186,17 +203,13 @@ func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string,
 	question := llm.ParseCodeShotLine(cs.Transcript[0]).Text
 	produced := cs.Transcript[1:]
 
-	type candidate struct {
-		lines    []string
-		question int // index of the Q: line
-	}
 	var cands []candidate
 	texts := []string{question}
 	for _, ex := range cs.Examples {
 		lines := strings.Split(ex, "\n")
 		for i, l := range lines {
 			if pl := llm.ParseCodeShotLine(l); pl.Kind == llm.LineQuery {
-				cands = append(cands, candidate{lines: lines, question: i})
+				cands = append(cands, candidate{lines: lines, question: i, text: pl.Text})
 				texts = append(texts, pl.Text)
 			}
 		}
@@ -208,13 +221,33 @@ func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string,
 	if err != nil {
 		return "", err
 	}
-	best := 0
-	for i := range cands {
-		if sims[i] > sims[best] {
-			best = i
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
+	why := ""
+	for _, i := range order {
+		line, reason := cands[i].follow(question, produced)
+		if reason == "" {
+			return line, nil
+		}
+		if why == "" {
+			why = reason
 		}
 	}
-	c := cands[best]
+	return cannotAnswer(produced, why), nil
+}
+
+// candidate is an example question and the example it belongs to.
+type candidate struct {
+	lines    []string
+	question int // index of the Q: line
+	text     string
+}
+
+// follow gives the transcript's next line from this example, or why the example does not fit the question.
+func (c candidate) follow(question string, produced []string) (string, string) {
 	// The example's lines after its question, up to its next question (conversational examples hold several).
 	var seg []string
 	for _, l := range c.lines[c.question+1:] {
@@ -224,24 +257,40 @@ func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string,
 		seg = append(seg, l)
 	}
 	if len(seg) == 0 {
-		return noExamples, nil
+		return "", "the nearest example has no answer"
 	}
-
-	var substs []subst
-	// Results first: they are the freshest facts, and a result's words win over a question's.
-	for i := 0; i < len(produced) && i < len(seg); i++ {
-		ex, real := llm.ParseCodeShotLine(seg[i]), llm.ParseCodeShotLine(produced[i])
-		if (ex.Kind == llm.LineFuncSays || ex.Kind == llm.LineAgentSays) && ex.Kind == real.Kind {
-			substs = append(substs, alignResult(ex.Text, real.Text)...)
+	q := source{a: align(c.text, question), real: question, name: "the question"}
+	if why := q.a.problem(); why != "" {
+		return "", why
+	}
+	if why := carried(seg, q); why != "" {
+		return "", why
+	}
+	srcs := []source{q}
+	// The transcript so far must be what this example gives: the lines written from it again, and the results
+	// where it has results.
+	for i, got := range produced {
+		if i >= len(seg) {
+			break
+		}
+		ex, real := llm.ParseCodeShotLine(seg[i]), llm.ParseCodeShotLine(got)
+		if ex.Kind != real.Kind || ex.Name != real.Name {
+			return "", "the answer so far went another way than the examples"
+		}
+		if ex.Kind == llm.LineFuncSays || ex.Kind == llm.LineAgentSays {
+			srcs = append(srcs, source{a: align(ex.Text, real.Text), real: real.Text, result: true,
+				name: strings.TrimSuffix(ex.Prefix, " says:") + "'s answer"})
+			continue
+		}
+		again, why := fill(seg[i], srcs, len(srcs) == 1)
+		if why != "" || again != llm.ParseCodeShotLine(got).String() {
+			return "", "the answer so far went another way than the examples"
 		}
 	}
-	substs = append(substs, align(texts[best+1], question)...)
-
-	var line string
+	line := seg[len(seg)-1]
 	if k := len(produced); k < len(seg) {
 		line = seg[k]
 	} else {
-		line = seg[len(seg)-1]
 		for i := len(seg) - 1; i >= 0; i-- {
 			if llm.ParseCodeShotLine(seg[i]).Kind == llm.LineAnswer {
 				line = seg[i]
@@ -249,9 +298,50 @@ func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string,
 			}
 		}
 	}
-	pl := llm.ParseCodeShotLine(line)
-	pl.Text = substitute(pl.Text, substs)
-	return pl.String(), nil
+	return fill(line, srcs, len(srcs) == 1)
+}
+
+// carried checks that the example's calls (or, with none, its answer) carry every value of the question that
+// differs from the example's: "In 3 days, the weather in Oslo" must not become a call that only says "Oslo".
+func carried(seg []string, q source) string {
+	var carriers []string
+	for _, l := range seg {
+		if k := llm.ParseCodeShotLine(l).Kind; k == llm.LineAskFunc || k == llm.LineAskAgent {
+			carriers = append(carriers, l)
+		}
+	}
+	if len(carriers) == 0 {
+		carriers = seg
+	}
+	used := map[int]bool{}
+	for _, l := range carriers {
+		for _, o := range owners(words(llm.ParseCodeShotLine(l).Text), []source{q}) {
+			if o.src == 0 {
+				used[o.idx] = true
+			}
+		}
+	}
+	for k, w := range q.a.ex {
+		if q.a.state[k] == replaced && isValue(w.text) && !used[k] {
+			return fmt.Sprintf("the examples' calls have no place for %q", q.a.to[k])
+		}
+	}
+	return ""
+}
+
+// cannotAnswer is the answer when no example fits: once funcs or agents have answered, what they said; before,
+// that this needs a real model, why, and how to configure one. Either way an "A:" line, so that the query ends.
+func cannotAnswer(produced []string, why string) string {
+	var results []string
+	for _, l := range produced {
+		if pl := llm.ParseCodeShotLine(l); pl.Kind == llm.LineFuncSays || pl.Kind == llm.LineAgentSays {
+			results = append(results, pl.Text)
+		}
+	}
+	if len(results) > 0 {
+		return "A: " + strings.Join(results, "; ")
+	}
+	return "A: " + needsModel(why)
 }
 
 // similarities gives, for each of texts[1:], its similarity to texts[0].

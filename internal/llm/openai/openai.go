@@ -104,6 +104,9 @@ func New(baseURL, apiKey string, client *http.Client, logger *slog.Logger, opts 
 	return p, nil
 }
 
+// BaseURL is the server's URL, as given to New (without "/chat/completions").
+func (p *Provider) BaseURL() string { return strings.TrimSuffix(p.endpoint, "/chat/completions") }
+
 // Name is the provider's name, "openai" unless set with WithName.
 func (p *Provider) Name() string { return p.name }
 

@@ -24,7 +24,7 @@ func Run(ctx context.Context, name string, args []string, stdout, stderr io.Writ
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
 	jwksURL := fs.String("jwks", "", "verify the platform's tokens against the JWKS at this URL (e.g. http://127.0.0.1:8080/.well-known/jwks.json)")
 	audience := fs.String("audience", "", "the audience the platform's tokens must carry (its API URL); required with -jwks")
-	agentID := fs.String("agent-id", "", "refuse tokens issued for another agent than this ID")
+	agentID := fs.String("agent-id", "", "refuse tokens issued for another agent than this one: its <username>/<handle> or its agt_ ID")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
