@@ -11,9 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/contrailhq/contrail/domain/session"
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/graph/model"
@@ -21,6 +20,7 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // Bounds of sendSessionMessage's wait for the reply.

@@ -50,7 +50,7 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 	go func() {
 		defer close(out)
 		defer func() { _ = sub.Unsubscribe() }()
-		done := map[string]bool{}                // replies whose message was sent
+		done := map[string]bool{}               // replies whose message was sent
 		held := map[string][]agents.LiveDelta{} // deltas of replies to queries not sent yet, by query
 		heldCount := 0
 		send := func(u *generated.SessionUpdate) bool {

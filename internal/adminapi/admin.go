@@ -21,8 +21,8 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
-	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/ids"
+	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
 )

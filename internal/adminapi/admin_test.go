@@ -11,9 +11,9 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/adminapi"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/limits"
-	"github.com/contrailhq/contrail/internal/adminapi"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 

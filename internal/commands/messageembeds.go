@@ -101,4 +101,3 @@ func decodeDataURI(uri string) (string, []byte, error) {
 	}
 	return ct, []byte(data), nil
 }
-
