@@ -9,6 +9,7 @@ GOTESTFLAGS ?=
 .PHONY: all build run test test-go vet lint bench deps clean agents generate
 
 include mk/models.mk
+include mk/sandbox.mk
 
 all: build
 
@@ -51,7 +52,7 @@ bench: build
 
 ## deps: what the tests need from the system (Debian packages), installed only when missing. The Flask agent test
 ## runs seed 000's simplest agent on Debian's python3 with python3-flask.
-deps:
+deps: deps-sandbox
 	@if ! /usr/bin/python3 -c 'import flask' >/dev/null 2>&1; then \
 		echo "installing python3-flask (Debian) for the Python agent test"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
