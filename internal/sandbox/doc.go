@@ -25,7 +25,9 @@
 //     platform's data dir, admin.key, /etc/shadow, /home, /root, /var, /run and other sandboxes' files are not in
 //     it at all.
 //   - with a cleared environment (PATH, HOME=/tmp, LANG, MPLBACKEND=Agg, MPLCONFIGDIR in /tmp, one BLAS thread),
-//     in a new session (no TIOCSTI into a terminal), with stdin on /dev/null.
+//     in a new session (no TIOCSTI into a terminal), with stdin on /dev/null and no other descriptor of the
+//     platform's: bubblewrap passes on whatever the platform's process holds without close-on-exec (some it
+//     may have inherited), so the driver closes everything but its channel before any code runs.
 //   - under hard rlimits the driver sets before any cell runs, which the code cannot raise: address space per
 //     process (Limits.Memory), processes and threads (Limits.Processes, counted in the sandbox's own user
 //     namespace, so that one sandbox's fork bomb does not starve another), file size (Limits.FileSize), open

@@ -380,6 +380,9 @@ def run_cell(cfg, code, cpu, user_globals, number):
 
 
 def main():
+    # bubblewrap passes on every descriptor the platform's process had without close-on-exec, which may include
+    # ones it inherited itself: only stdin, stdout, stderr and the channel may stay, before any cell runs.
+    os.closerange(OUT_FD + 1, 2**31 - 1)
     for fd in (IN_FD, OUT_FD):
         os.set_inheritable(fd, False)
     kind, payload = read_frame()

@@ -243,6 +243,49 @@ print("found", search(secret, tops) +
 	healthy(t)
 }
 
+func TestEscapeInheritedDescriptors(t *testing.T) {
+	r := newRunner(t, escapeLimits)
+	token := secret(t)
+	path := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(path, []byte(token), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A descriptor without close-on-exec, like one a server inherits from whatever started it: bubblewrap passes
+	// such descriptors on.
+	fd, err := syscall.Open(path, syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	res := run(t, r, fmt.Sprintf(`
+import os
+secret = %q
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        print("fd", fd, os.readlink("/proc/self/fd/" + fd))
+    except OSError:
+        pass
+for fd in range(1024):
+    try:
+        os.lseek(fd, 0, 0)
+        if secret.encode() in os.read(fd, 4096):
+            print("READ", fd)
+    except OSError:
+        pass
+`, token))
+	if strings.Contains(res.Stdout, "READ") || res.ExitCode != 0 {
+		t.Errorf("exit %d; stdout:\n%s\nstderr:\n%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	// Pipes and /dev/null only: stdin, stdout, stderr, the channel, the driver's own.
+	for _, line := range lines(res.Stdout) {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "fd" && f[2] != "/dev/null" && !strings.HasPrefix(f[2], "pipe:") &&
+			!strings.HasPrefix(f[2], "/proc/") {
+			t.Errorf("the sandbox has descriptor %s on %s", f[1], f[2])
+		}
+	}
+	healthy(t)
+}
+
 func TestEscapeAnotherThreadsFiles(t *testing.T) {
 	r := newRunner(t, escapeLimits)
 	p := NewPool(r, PoolConfig{})
