@@ -17,6 +17,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 
 include mk/models.mk
 include mk/console.mk
+include mk/sandbox.mk
 
 all: build
 
@@ -66,10 +67,13 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./internal/limits/ ./internal/platform/
 
 ## deps: what the tests need from the system (Debian packages), installed only when missing: python3-flask for the
-## Python agent test (seed 000's simplest agent), jq and curl for the test that runs the README's commands.
-deps:
+## Python agent test (seed 000's simplest agent), python3-jwt and python3-cryptography for the Fixie SDK agent test
+## (it checks tokens as the SDK does), jq and curl for the test that runs the README's commands; the sandbox's and
+## the console's own (mk/sandbox.mk, mk/console.mk).
+deps: deps-sandbox
 	@missing=; \
 	/usr/bin/python3 -c 'import flask' >/dev/null 2>&1 || missing="$$missing python3-flask"; \
+	/usr/bin/python3 -c 'import jwt, cryptography' >/dev/null 2>&1 || missing="$$missing python3-jwt python3-cryptography"; \
 	command -v jq >/dev/null 2>&1 || missing="$$missing jq"; \
 	command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
 	if [ -n "$$missing" ]; then \
