@@ -153,7 +153,8 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 		}
 	}
 	// The session must be the caller's before anything is stored or counted.
-	if _, _, err := c.Get(ctx, actor, in.Session); err != nil {
+	_, v, err := c.Get(ctx, actor, in.Session)
+	if err != nil {
 		return PostedMessage{}, err
 	}
 	embeds, err := c.embeds.MessageEmbeds(ctx, actor, in.Embeds)
@@ -168,7 +169,9 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 		Type: events.MessageQuery, InReplyTo: in.InReplyTo}
 	meta := actor.Meta()
 	meta.CorrelationID = msgID // everything that answers this query carries its ID
-	res, err := c.repo.Update(ctx, in.Session, events.Fresh, meta, func(s *session.State) ([]events.Event, error) {
+	// The session was just read from the log: the append decides on that (a writer in between makes it conflict
+	// and decide again), without a second read.
+	res, err := c.repo.Update(ctx, in.Session, v.Seq, meta, func(s *session.State) ([]events.Event, error) {
 		return session.Post(s, actor.AccountID, ev)
 	})
 	if err != nil {

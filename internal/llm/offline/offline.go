@@ -57,19 +57,21 @@ type Provider struct {
 
 	mu    sync.Mutex
 	cache map[string][]float32
+	// tokens counts usage, remembering the counts of long texts (a chat's history is counted on every turn).
+	tokens *tokens.Counter
 }
 
 // New returns the offline model. emb measures how near a query is to each example's question; with a nil emb it
 // compares their words instead.
 func New(emb embedding.Embedder) *Provider {
-	return &Provider{emb: emb, cache: map[string][]float32{}}
+	return &Provider{emb: emb, cache: map[string][]float32{}, tokens: tokens.NewCounter(4096)}
 }
 
 // Name is "offline".
 func (p *Provider) Name() string { return llm.ProviderOffline }
 
 // Complete answers req. A Code Shot prompt (see llm.CodeShotPrompt) gets the transcript's next line; anything
-// else gets Notice. With onDelta the answer is streamed a word at a time.
+// else gets Notice. With onDelta the answer is streamed a few words at a time.
 //
 // Tools: the offline model cannot decide to call a tool. With tool_choice "auto" or "none" it answers in text.
 // With tool_choice naming a function whose parameters require nothing, it calls that function with "{}" (the
@@ -106,7 +108,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(l
 			}
 		}
 	}
-	resp.Usage = tokens.Usage(req, resp)
+	resp.Usage = p.tokens.Usage(req, resp)
 	return resp, nil
 }
 
@@ -431,12 +433,17 @@ func cosine(a, b map[string]float64) float64 {
 }
 
 // chunks splits text into word-sized pieces, each word with the whitespace before it.
+// chunkBytes is about how much text one streamed piece holds.
+const chunkBytes = 24
+
 func chunks(text string) []string {
 	space := func(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r' }
 	var out []string
 	start := 0
 	for i := 1; i < len(text); i++ {
-		if space(text[i]) && !space(text[i-1]) {
+		// A piece ends at the first word boundary past chunkBytes: a real model streams tokens, but every piece is
+		// a frame to every subscriber, and a word a frame costs more than it shows.
+		if space(text[i]) && !space(text[i-1]) && i-start >= chunkBytes {
 			out = append(out, text[start:i])
 			start = i
 		}

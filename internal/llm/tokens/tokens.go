@@ -7,6 +7,7 @@
 package tokens
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -253,4 +254,70 @@ func Split(encoding, text string) ([]string, error) {
 		return nil, fmt.Errorf("split %s tokens: %w", encoding, err)
 	}
 	return toks, nil
+}
+
+// Counter counts tokens like Count, remembering the counts of the longer texts it has seen (a bounded number):
+// a chat's history is counted again on every turn, and tokenizing it is what a turn of the offline model costs most.
+type Counter struct {
+	mu  sync.Mutex
+	max int
+	m   map[counted]int
+}
+
+type counted struct {
+	encoding string
+	sum      [sha256.Size]byte
+}
+
+// NewCounter returns a counter that remembers up to max counts.
+func NewCounter(max int) *Counter { return &Counter{max: max, m: map[counted]int{}} }
+
+// minRemembered is the length from which a count is worth remembering: shorter texts count faster than they hash.
+const minRemembered = 256
+
+// Count is Count, remembered.
+func (c *Counter) Count(model, text string) int {
+	if len(text) < minRemembered {
+		return Count(model, text)
+	}
+	k := counted{encoding: Encoding(model), sum: sha256.Sum256([]byte(text))}
+	c.mu.Lock()
+	n, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = Count(model, text)
+	c.mu.Lock()
+	if len(c.m) >= c.max {
+		clear(c.m) // amortised: a full cache starts afresh
+	}
+	c.m[k] = n
+	c.mu.Unlock()
+	return n
+}
+
+// Usage is Usage, counting message contents through the counter.
+func (c *Counter) Usage(req llm.Request, resp llm.Response) llm.Usage {
+	prompt := CountTools(req.Model, req.Tools)
+	if len(req.Messages) > 0 {
+		prompt += tokensReplyPrime
+	}
+	for _, m := range req.Messages {
+		prompt += tokensPerMessage + Count(req.Model, m.Role) + c.Count(req.Model, m.Content)
+		if m.Name != "" {
+			prompt += Count(req.Model, m.Name) + tokensPerName
+		}
+		if m.ToolCallID != "" {
+			prompt += Count(req.Model, m.ToolCallID)
+		}
+		for _, tc := range m.ToolCalls {
+			prompt += Count(req.Model, tc.Name) + c.Count(req.Model, tc.Arguments)
+		}
+	}
+	completion := c.Count(req.Model, resp.Text)
+	for _, tc := range resp.ToolCalls {
+		completion += Count(req.Model, tc.Name) + Count(req.Model, tc.Arguments)
+	}
+	return llm.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 }
