@@ -145,7 +145,10 @@ func (l sourceLoader) Resolve(path string) (string, error) {
 func (l sourceLoader) Inherit(string) (loaders.Loader, error) { return l, nil }
 
 func (t *Template) fail(line int, msg string) *errs.Error {
-	where := fmt.Sprintf("template %s", t.name)
+	where := "template"
+	if t.name != "" {
+		where += " " + t.name
+	}
 	if line > 0 {
 		where += fmt.Sprintf(", line %d", line)
 	}
