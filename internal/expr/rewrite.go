@@ -1,0 +1,479 @@
+package expr
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.starlark.net/syntax"
+)
+
+// preprocess rewrites the Python syntax Starlark lacks, outside string literals: f-strings become
+// concatenations of __fmt__ calls, and `is not` / `is` become != / == (expressions compare with None, True and
+// False, for which identity and equality agree).
+func preprocess(src string) (string, error) {
+	var out strings.Builder
+	i := 0
+	lastSignificant := byte(0)
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '#':
+			// A comment runs to the end of the line.
+			j := strings.IndexByte(src[i:], '\n')
+			if j < 0 {
+				i = len(src)
+			} else {
+				i += j
+			}
+		case c == '"' || c == '\'':
+			lit, n, err := scanString(src[i:], "")
+			if err != nil {
+				return "", err
+			}
+			out.WriteString(lit)
+			i += n
+			lastSignificant = '"'
+		case isIdentStart(c) || isDigit(c):
+			j := i
+			for j < len(src) && (isIdentStart(src[j]) || isDigit(src[j])) {
+				j++
+			}
+			word := src[i:j]
+			if j < len(src) && (src[j] == '"' || src[j] == '\'') && isStringPrefix(word) {
+				lit, n, err := scanString(src[j:], strings.ToLower(word))
+				if err != nil {
+					return "", err
+				}
+				out.WriteString(lit)
+				i = j + n
+				lastSignificant = '"'
+				continue
+			}
+			if word == "is" && lastSignificant != '.' {
+				rest := strings.TrimLeft(src[j:], " \t\n\\")
+				if strings.HasPrefix(rest, "not") && (len(rest) == 3 || !isIdentStart(rest[3]) && !isDigit(rest[3])) {
+					out.WriteString("!=")
+					i = len(src) - len(rest) + 3
+				} else {
+					out.WriteString("==")
+					i = j
+				}
+				lastSignificant = '='
+				continue
+			}
+			out.WriteString(word)
+			i = j
+			lastSignificant = 'a'
+		default:
+			out.WriteByte(c)
+			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+				lastSignificant = c
+			}
+			i++
+		}
+	}
+	return out.String(), nil
+}
+
+func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
+
+func isStringPrefix(w string) bool {
+	switch strings.ToLower(w) {
+	case "r", "u", "b", "f", "br", "rb", "fr", "rf":
+		return true
+	}
+	return false
+}
+
+// scanString reads the string literal at the start of s (after its prefix) and returns the Starlark source
+// for it and how many bytes of s it took.
+func scanString(s, prefix string) (string, int, error) {
+	q := s[0]
+	delim := s[:1]
+	if len(s) >= 3 && s[1] == q && s[2] == q {
+		delim = s[:3]
+	}
+	i := len(delim)
+	for {
+		if i >= len(s) {
+			return "", 0, fmt.Errorf("unterminated string literal")
+		}
+		if s[i] == '\\' {
+			i += 2
+			continue
+		}
+		if len(delim) == 1 && s[i] == '\n' {
+			return "", 0, fmt.Errorf("unterminated string literal (a newline inside quotes)")
+		}
+		if strings.HasPrefix(s[i:], delim) {
+			break
+		}
+		i++
+	}
+	body := s[len(delim):i]
+	n := i + len(delim)
+	raw := strings.Contains(prefix, "r")
+	if !strings.Contains(prefix, "f") {
+		return strings.ReplaceAll(prefix, "u", "") + s[:n], n, nil
+	}
+	expr, err := fstring(body, raw)
+	if err != nil {
+		return "", 0, fmt.Errorf("f-string: %w", err)
+	}
+	return expr, n, nil
+}
+
+// fstring turns the body of an f-string into a Starlark expression.
+func fstring(body string, raw bool) (string, error) {
+	var parts []string
+	var lit strings.Builder
+	flush := func() error {
+		if lit.Len() == 0 {
+			return nil
+		}
+		text := lit.String()
+		lit.Reset()
+		if !raw {
+			var err error
+			if text, err = unescape(text); err != nil {
+				return err
+			}
+		}
+		parts = append(parts, strconv.Quote(text))
+		return nil
+	}
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '{' && i+1 < len(body) && body[i+1] == '{':
+			lit.WriteByte('{')
+			i += 2
+		case c == '}' && i+1 < len(body) && body[i+1] == '}':
+			lit.WriteByte('}')
+			i += 2
+		case c == '}':
+			return "", fmt.Errorf("single '}' is not allowed")
+		case c == '{':
+			if err := flush(); err != nil {
+				return "", err
+			}
+			field, n, err := fstringField(body[i+1:], raw)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, field)
+			i += 1 + n
+		case c == '\\' && !raw && i+1 < len(body):
+			lit.WriteString(body[i : i+2])
+			i += 2
+		default:
+			lit.WriteByte(c)
+			i++
+		}
+	}
+	if err := flush(); err != nil {
+		return "", err
+	}
+	if len(parts) == 0 {
+		return `""`, nil
+	}
+	return "(" + strings.Join(parts, " + ") + ")", nil
+}
+
+// fstringField reads a replacement field after its '{' and returns the Starlark expression for it and how
+// many bytes it took, up to and including its '}'.
+func fstringField(s string, raw bool) (string, int, error) {
+	depth := 0
+	exprEnd, conv, specStart := -1, "", -1
+	i := 0
+loop:
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\'', '"':
+			_, n, err := scanString(s[i:], "")
+			if err != nil {
+				return "", 0, err
+			}
+			i += n - 1
+		case '(', '[', '{':
+			depth++
+		case ')', ']':
+			depth--
+		case '}':
+			if depth == 0 {
+				break loop
+			}
+			depth--
+		case '!':
+			if depth == 0 && i+1 < len(s) && s[i+1] != '=' {
+				exprEnd = i
+				conv = s[i+1 : i+2]
+				i += 2
+				if i < len(s) && s[i] == ':' {
+					specStart = i + 1
+					i = skipSpec(s, i+1)
+				}
+				break loop
+			}
+		case ':':
+			if depth == 0 {
+				exprEnd = i
+				specStart = i + 1
+				i = skipSpec(s, i+1)
+				break loop
+			}
+		}
+	}
+	if i >= len(s) || s[i] != '}' {
+		return "", 0, fmt.Errorf("expected '}' after a replacement field")
+	}
+	if exprEnd < 0 {
+		exprEnd = i
+	}
+	src := s[:exprEnd]
+	if strings.TrimSpace(src) == "" {
+		return "", 0, fmt.Errorf("empty expression in a replacement field")
+	}
+	selfDoc := ""
+	if t := strings.TrimRight(src, " "); strings.HasSuffix(t, "=") && !strings.HasSuffix(t, "==") &&
+		!strings.HasSuffix(t, "!=") && !strings.HasSuffix(t, "<=") && !strings.HasSuffix(t, ">=") {
+		// {x=} prints "x=" and the repr of x.
+		selfDoc = src
+		src = strings.TrimSuffix(t, "=")
+		if conv == "" && specStart < 0 {
+			conv = "r"
+		}
+	}
+	inner, err := preprocess(src)
+	if err != nil {
+		return "", 0, err
+	}
+	spec := `""`
+	if specStart >= 0 {
+		if spec, err = fstring(s[specStart:i], raw); err != nil {
+			return "", 0, err
+		}
+	}
+	field := fmt.Sprintf("__fmt__((%s), %q, %s)", inner, conv, spec)
+	if selfDoc != "" {
+		field = strconv.Quote(selfDoc) + " + " + field
+	}
+	return field, i + 1, nil
+}
+
+// skipSpec returns the index of the '}' closing a format spec that starts at i (specs may nest fields).
+func skipSpec(s string, i int) int {
+	depth := 0
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		}
+	}
+	return i
+}
+
+// unescape decodes Python's escapes in the literal text of an f-string.
+func unescape(s string) (string, error) {
+	if !strings.Contains(s, `\`) {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case '\n':
+		case '\\', '\'', '"':
+			b.WriteByte(e)
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case 'x', 'u', 'U':
+			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			if i+1+n > len(s) {
+				return "", fmt.Errorf(`truncated \%c escape`, e)
+			}
+			v, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32)
+			if err != nil || !utf8.ValidRune(rune(v)) {
+				return "", fmt.Errorf(`invalid \%c escape`, e)
+			}
+			b.WriteRune(rune(v))
+			i += n
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			v, _ := strconv.ParseUint(s[i:j], 8, 32)
+			b.WriteRune(rune(v))
+			i = j - 1
+		default:
+			// Python keeps unknown escapes as written.
+			b.WriteByte('\\')
+			b.WriteByte(e)
+		}
+	}
+	return b.String(), nil
+}
+
+// freeNames lists the identifiers an expression reads that it does not bind in a comprehension or lambda.
+func freeNames(e syntax.Expr) map[string]bool {
+	bound := map[string]bool{}
+	syntax.Walk(e, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ForClause:
+			syntax.Walk(n.Vars, func(v syntax.Node) bool {
+				if id, ok := v.(*syntax.Ident); ok {
+					bound[id.Name] = true
+				}
+				return true
+			})
+		case *syntax.LambdaExpr:
+			for _, p := range n.Params {
+				syntax.Walk(p, func(v syntax.Node) bool {
+					if id, ok := v.(*syntax.Ident); ok {
+						bound[id.Name] = true
+					}
+					return false
+				})
+			}
+		}
+		return true
+	})
+	free := map[string]bool{}
+	syntax.Walk(e, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.DotExpr:
+			syntax.Walk(n.X, func(m syntax.Node) bool {
+				if id, ok := m.(*syntax.Ident); ok && !bound[id.Name] {
+					free[id.Name] = true
+				}
+				return true
+			})
+			return false
+		case *syntax.Ident:
+			if !bound[n.Name] {
+				free[n.Name] = true
+			}
+		}
+		return true
+	})
+	return free
+}
+
+// rewriteAST routes attribute access through __attr__ (so that dict keys read as attributes) and the
+// operators that can build large values through __op__ (so that they are charged to the budget).
+func rewriteAST(e syntax.Expr) syntax.Expr {
+	switch n := e.(type) {
+	case *syntax.DotExpr:
+		return call("__attr__", rewriteAST(n.X), &syntax.Literal{Token: syntax.STRING, Value: n.Name.Name, Raw: strconv.Quote(n.Name.Name)})
+	case *syntax.BinaryExpr:
+		n.X, n.Y = rewriteAST(n.X), rewriteAST(n.Y)
+		switch n.Op {
+		case syntax.STAR, syntax.PLUS, syntax.PERCENT:
+			return call("__op__", &syntax.Literal{Token: syntax.STRING, Value: n.Op.String(), Raw: strconv.Quote(n.Op.String())}, n.X, n.Y)
+		}
+		return n
+	case *syntax.CallExpr:
+		n.Fn = rewriteAST(n.Fn)
+		for i, a := range n.Args {
+			if kw, ok := a.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
+				kw.Y = rewriteAST(kw.Y) // a keyword argument: the name stays
+				continue
+			}
+			n.Args[i] = rewriteAST(a)
+		}
+		return n
+	case *syntax.ParenExpr:
+		n.X = rewriteAST(n.X)
+		return n
+	case *syntax.UnaryExpr:
+		if n.X != nil {
+			n.X = rewriteAST(n.X)
+		}
+		return n
+	case *syntax.CondExpr:
+		n.Cond, n.True, n.False = rewriteAST(n.Cond), rewriteAST(n.True), rewriteAST(n.False)
+		return n
+	case *syntax.IndexExpr:
+		n.X, n.Y = rewriteAST(n.X), rewriteAST(n.Y)
+		return n
+	case *syntax.SliceExpr:
+		n.X = rewriteAST(n.X)
+		for _, p := range []*syntax.Expr{&n.Lo, &n.Hi, &n.Step} {
+			if *p != nil {
+				*p = rewriteAST(*p)
+			}
+		}
+		return n
+	case *syntax.ListExpr:
+		for i := range n.List {
+			n.List[i] = rewriteAST(n.List[i])
+		}
+		return n
+	case *syntax.TupleExpr:
+		for i := range n.List {
+			n.List[i] = rewriteAST(n.List[i])
+		}
+		return n
+	case *syntax.DictExpr:
+		for _, x := range n.List {
+			if de, ok := x.(*syntax.DictEntry); ok {
+				de.Key, de.Value = rewriteAST(de.Key), rewriteAST(de.Value)
+			}
+		}
+		return n
+	case *syntax.Comprehension:
+		n.Body = rewriteAST(n.Body)
+		for _, c := range n.Clauses {
+			switch c := c.(type) {
+			case *syntax.ForClause:
+				c.X = rewriteAST(c.X)
+			case *syntax.IfClause:
+				c.Cond = rewriteAST(c.Cond)
+			}
+		}
+		return n
+	case *syntax.DictEntry:
+		n.Key, n.Value = rewriteAST(n.Key), rewriteAST(n.Value)
+		return n
+	case *syntax.LambdaExpr:
+		for _, p := range n.Params {
+			if kw, ok := p.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
+				kw.Y = rewriteAST(kw.Y)
+			}
+		}
+		n.Body = rewriteAST(n.Body)
+		return n
+	}
+	return e
+}
+
+func call(fn string, args ...syntax.Expr) *syntax.CallExpr {
+	return &syntax.CallExpr{Fn: &syntax.Ident{Name: fn}, Args: args}
+}
