@@ -26,6 +26,8 @@ func (h *Handlers) CodeShot() runtime.Handler {
 		Handle:      h.execute,
 		Concurrency: h.cfg.Concurrency,
 		AckWait:     h.cfg.AckWait,
+		// Its steps call models and agents: one event at a time per worker, so they go to a free worker.
+		Prefetch: 1,
 	}
 }
 

@@ -22,6 +22,8 @@ func (h *Handlers) Standalone() runtime.Handler {
 		Handle:      h.standalone,
 		Concurrency: h.cfg.Concurrency,
 		AckWait:     h.cfg.AckWait,
+		// Its steps call models and agents: one event at a time per worker, so they go to a free worker.
+		Prefetch: 1,
 	}
 }
 

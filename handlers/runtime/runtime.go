@@ -39,6 +39,10 @@ type Handler struct {
 	// AckWait is how long the server waits for an answer before it redelivers; the runtime sends heartbeats while
 	// Handle runs, so long work is fine (default 30s).
 	AckWait time.Duration
+	// Prefetch is how many events each of the handler's workers on a node asks the server for at a time (default
+	// 4). A handler whose work is slow (a model call, an agent over HTTP) keeps it at 1, so that events go to the
+	// node with a free worker rather than wait behind a busy one.
+	Prefetch int
 }
 
 // permanent marks an error not worth retrying.
@@ -78,8 +82,6 @@ type Runtime struct {
 	handlers map[string]Handler
 	order    []string
 	router   *message.Router
-	sub      *wmjs.Subscriber
-	conn     *nats.Conn
 	// inflight holds the deliveries taken and not yet answered (to hand back on stop), with their envelope decoded
 	// once for every attempt.
 	inflight sync.Map // delivery reply subject -> delivered
@@ -136,6 +138,9 @@ func (rt *Runtime) Add(h Handler) error {
 	if h.AckWait <= 0 {
 		h.AckWait = 30 * time.Second
 	}
+	if h.Prefetch <= 0 {
+		h.Prefetch = 4
+	}
 	if rt.cfg.AckWait > 0 {
 		h.AckWait = rt.cfg.AckWait
 	}
@@ -175,24 +180,37 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		<-ctx.Done()
 		return nil
 	}
-	conn, err := rt.cfg.Connect()
-	if err != nil {
-		return fmt.Errorf("handlers: connect: %w", err)
+	// One subscriber (and connection) per handler: each asks the server for as many events at a time as it can
+	// work on (Prefetch), so that work spreads over the nodes sharing a consumer instead of piling up on whichever
+	// pulled first; and watermill's subscriber drains the connection it is given when it closes, so none is shared.
+	subs := make(map[string]*wmjs.Subscriber, len(rt.order))
+	var conns []*nats.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for _, name := range rt.order {
+		h := rt.handlers[name]
+		conn, err := rt.cfg.Connect()
+		if err != nil {
+			return fmt.Errorf("handlers: connect: %w", err)
+		}
+		conns = append(conns, conn)
+		sub, err := wmjs.NewSubscriber(wmjs.SubscriberConfig{
+			Conn:                conn,
+			Logger:              rt.wmLog,
+			AckWaitTimeout:      24 * time.Hour, // the server's AckWait (with heartbeats) decides; watermill must not give up first
+			ResourceInitializer: rt.consumerFor,
+			Unmarshaler:         unmarshaler{rt: rt},
+			NakDelay:            wmjs.NewStaticDelay(time.Second),
+			ConsumeOptions:      []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(h.Prefetch)},
+		})
+		if err != nil {
+			return fmt.Errorf("handlers: subscriber for %s: %w", name, err)
+		}
+		subs[name] = sub
 	}
-	rt.conn = conn
-	sub, err := wmjs.NewSubscriber(wmjs.SubscriberConfig{
-		Conn:                conn,
-		Logger:              rt.wmLog,
-		AckWaitTimeout:      24 * time.Hour, // the server's AckWait (with heartbeats) decides; watermill must not give up first
-		ResourceInitializer: rt.consumerFor,
-		Unmarshaler:         unmarshaler{rt: rt},
-		NakDelay:            wmjs.NewStaticDelay(time.Second),
-		ConsumeOptions:      []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(16)},
-	})
-	if err != nil {
-		return fmt.Errorf("handlers: subscriber: %w", err)
-	}
-	rt.sub = sub
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: rt.cfg.CloseTimeout}, rt.wmLog)
 	if err != nil {
 		return fmt.Errorf("handlers: router: %w", err)
@@ -208,10 +226,10 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		h := rt.handlers[name]
 		fn := rt.wrap(h)
 		for i := 0; i < h.Concurrency; i++ {
-			wh := router.AddNoPublisherHandler(fmt.Sprintf("%s#%d", name, i), "events:"+name, sub, fn)
+			wh := router.AddNoPublisherHandler(fmt.Sprintf("%s#%d", name, i), "events:"+name, subs[name], fn)
 			rt.addHandlerMiddleware(wh, h)
 		}
-		wh := router.AddNoPublisherHandler(name+"#redrive", "redrive:"+name, sub, fn)
+		wh := router.AddNoPublisherHandler(name+"#redrive", "redrive:"+name, subs[name], fn)
 		rt.addHandlerMiddleware(wh, h)
 	}
 	go func() {
@@ -234,7 +252,6 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	rt.graceCancel()
 	err = router.Close()
 	rt.nakInflight()
-	conn.Close()
 	if err != nil {
 		return fmt.Errorf("handlers: stop: %w", err)
 	}

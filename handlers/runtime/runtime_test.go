@@ -304,3 +304,46 @@ func TestStopHandsBackWorkAndRestartFinishesIt(t *testing.T) {
 	})
 	eventually(t, "the job done after the restart", func() bool { return e.doneCount(t, "j1") == 1 })
 }
+
+// TestSlowWorkSpreadsOverTheNodes: a handler whose work is slow asks for one event at a time (Prefetch 1): events
+// that come one after the other while a node's worker is busy go to the other node's, not behind the busy one.
+func TestSlowWorkSpreadsOverTheNodes(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	var byNode [2]atomic.Int32
+	started := make(chan struct{}, 8)
+	release := make(chan struct{})
+	for i := range 2 {
+		e.run(t, runtime.Handler{
+			Name: "slow", EventTypes: []string{"job.submitted"}, Concurrency: 1, Prefetch: 1,
+			Handle: func(ctx context.Context, ev events.Envelope) error {
+				byNode[i].Add(1)
+				started <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				return e.markDone(ctx, ev)
+			},
+		})
+	}
+	// Events come one after the other, as they do under light load.
+	for i := range 6 {
+		e.submit(t, "s"+string(rune('a'+i)))
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Two workers, one on each node, each hold one event: both start before either finishes.
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("only %d and %d events started", byNode[0].Load(), byNode[1].Load())
+		}
+	}
+	if byNode[0].Load() != 1 || byNode[1].Load() != 1 {
+		t.Fatalf("the first two events went to nodes %d/%d, want one each", byNode[0].Load(), byNode[1].Load())
+	}
+	close(release)
+	eventually(t, "every job handled", func() bool { return e.doneCount(t, "sa")+e.doneCount(t, "sf") == 2 })
+}
