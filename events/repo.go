@@ -180,12 +180,24 @@ func (r *Repo[S, P]) Read(ctx context.Context, id string, atLeast uint64, fn fun
 	return fn(e.state, e.version)
 }
 
-// Get returns a copy of the aggregate's state (shallow: its maps and slices are shared and must not be changed).
+// Cloner is a state that holds pointers, maps or slices the fold changes in place: Get hands out a copy that the
+// fold's later changes do not reach.
+type Cloner[S any] interface {
+	Clone() S
+}
+
+// Get returns a copy of the aggregate's state, which the caller may keep: deep when the state is a Cloner, else a
+// plain copy (a state whose fold only replaces what it changes).
 func (r *Repo[S, P]) Get(ctx context.Context, id string, atLeast uint64) (S, Version, error) {
 	var out S
 	var ver Version
 	err := r.Read(ctx, id, atLeast, func(s *S, v Version) error {
-		out, ver = *s, v
+		if c, ok := any(s).(Cloner[S]); ok {
+			out = c.Clone()
+		} else {
+			out = *s
+		}
+		ver = v
 		return nil
 	})
 	return out, ver, err

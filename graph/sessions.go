@@ -218,10 +218,23 @@ func (r mutationResolver) CreateSession(ctx context.Context, in *generated.Sessi
 	if err != nil {
 		return nil, err
 	}
+	r.showWrite(ctx, "sessions", s.Seq)
 	m := sessionModel(projections.SessionView{ID: s.ID, Account: p.AccountID, Name: s.Name, Description: s.Description,
 		FrontendAgentID: s.FrontendAgentID, FrontendAgentHandle: s.FrontendAgentHandle, Created: s.Created, Modified: s.Created})
 	return &generated.SessionPayload{Session: &m}, nil
 }
+
+// showWrite lets a read model show a write the caller just made before the mutation answers, so that the
+// client's next read (a list of its sessions) has it; briefly: the write is committed either way, and the answer is
+// made from what the command returned.
+func (r *Resolver) showWrite(ctx context.Context, model string, seq uint64) {
+	wctx, cancel := context.WithTimeout(ctx, readOwnWriteWait)
+	defer cancel()
+	_ = r.d.Views.WaitFor(wctx, model, seq)
+}
+
+// readOwnWriteWait bounds how long a mutation waits for its read model to show its write.
+const readOwnWriteWait = 2 * time.Second
 
 // DeleteSession closes a session of the caller's.
 func (r mutationResolver) DeleteSession(ctx context.Context, handle string) (*generated.SessionPayload, error) {
@@ -236,9 +249,11 @@ func (r mutationResolver) DeleteSession(ctx context.Context, handle string) (*ge
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.d.Sessions.Delete(ctx, p, handle); err != nil {
+	seq, err := r.d.Sessions.Delete(ctx, p, handle)
+	if err != nil {
 		return nil, err
 	}
+	r.showWrite(ctx, "sessions", seq)
 	m := sessionModel(projections.SessionView{ID: s.ID, Account: s.Account, Name: s.Name, Description: s.Description,
 		FrontendAgentID: s.FrontAgentID, FrontendAgentHandle: s.FrontAgentHandle, Created: s.Created, Modified: s.Modified})
 	return &generated.SessionPayload{Session: &m}, nil

@@ -14,6 +14,7 @@
 package session
 
 import (
+	"maps"
 	"strings"
 	"time"
 
@@ -74,8 +75,6 @@ type Path struct {
 	Steps []events.SessionAgentStep
 	// Routed is the router's answer, on a router's path.
 	Routed *events.SessionRouted
-	// asked counts the delegations to each handle, so that asking the same agent twice opens two paths.
-	asked map[string]int
 }
 
 // Depth is how many delegations deep the path is (0 at the top).
@@ -119,11 +118,28 @@ func (p *Path) Answered() (Outcome, bool) {
 	}
 	switch last := p.Last(); last.Kind {
 	case StepAnswer:
-		return Outcome{Text: last.Text, Embeds: last.Embeds}, true
+		return Outcome{Text: last.Text, Embeds: p.Embeds()}, true
 	case StepFailed:
 		return Outcome{Failed: true, Text: last.Text, Code: last.Code}, true
 	}
 	return Outcome{}, false
+}
+
+// Embeds are what the path's steps came back with (a func's chart, another agent's image) and what steps still to
+// be recorded carry, by key, later ones over earlier: what the path's answer refers to as #key goes with it.
+func (p *Path) Embeds(more ...events.SessionAgentStep) map[string]events.MessageEmbed {
+	var out map[string]events.MessageEmbed
+	for _, steps := range [][]events.SessionAgentStep{p.Steps, more} {
+		for _, st := range steps {
+			for k, em := range st.Embeds {
+				if out == nil {
+					out = map[string]events.MessageEmbed{}
+				}
+				out[k] = em
+			}
+		}
+	}
+	return out
 }
 
 // Outcome is how a path ended: an answer, or a failure the user can read (and its kind, in internal/errs's
@@ -225,11 +241,6 @@ func (s *State) Apply(e events.Envelope) {
 		}
 		if !strings.Contains(name, ">") {
 			q.Dispatched = true
-		} else if parent, ok := q.Paths[name[:strings.LastIndexByte(name, '>')]]; ok {
-			if parent.asked == nil {
-				parent.asked = map[string]int{}
-			}
-			parent.asked[d.AgentHandle]++
 		}
 		q.Paths[name] = &Path{Name: name, Dispatch: d, DispatchID: e.ID}
 	case events.SessionAgentStep:
@@ -300,4 +311,26 @@ func (s *State) AnsweredCount() int {
 		}
 	}
 	return n
+}
+
+// Clone copies the state so that the fold's later changes do not reach the copy (events.Repo.Get hands out
+// copies). Messages and steps are values that never change once appended; queries and paths are copied.
+func (s *State) Clone() State {
+	out := *s
+	out.Messages = append([]Message(nil), s.Messages...)
+	out.byMessage = maps.Clone(s.byMessage)
+	out.byQuery = maps.Clone(s.byQuery)
+	out.byReply = maps.Clone(s.byReply)
+	out.Queries = make([]*Query, len(s.Queries))
+	for i, q := range s.Queries {
+		qc := *q
+		qc.Paths = make(map[string]*Path, len(q.Paths))
+		for name, p := range q.Paths {
+			pc := *p
+			pc.Steps = append([]events.SessionAgentStep(nil), p.Steps...)
+			qc.Paths[name] = &pc
+		}
+		out.Queries[i] = &qc
+	}
+	return out
 }

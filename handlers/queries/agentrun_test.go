@@ -2,6 +2,10 @@ package queries_test
 
 import (
 	"context"
+	"github.com/contrailhq/contrail/cmd/agents/samples/chart"
+	"github.com/contrailhq/contrail/events"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -164,4 +168,47 @@ func stockFewShots(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestEmbedsAFuncAnswersWithGoWithTheReply: the chart agent's func answers with a PNG (a data: URI); the platform
+// keeps it as an embed of the account, the step records it, and the reply — routed through the front agent —
+// carries it under the key its text refers to, readable at its signed URL.
+func TestEmbedsAFuncAnswersWithGoWithTheReply(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	p, key := n.NewAccount(t, "ada")
+	url := serveAgent(t, chart.Agent()).URL
+	if _, err := n.Commands.CreateAgent(context.Background(), p, commands.AgentInput{Handle: "chart", FuncURL: &url}); err != nil {
+		t.Fatal(err)
+	}
+	waitRoutable(t, n, key, "Draw a bar chart of 4, 9 and 1.", "chart")
+	sessionID, reply := ask(t, n, p, "", "Draw a bar chart of 4, 9 and 1.")
+	if reply.Type != events.MessageResponse || !strings.Contains(reply.Text, "#"+chart.EmbedKey) {
+		t.Fatalf("reply %+v", reply)
+	}
+	em, ok := reply.Embeds[chart.EmbedKey]
+	if !ok || em.EmbedID == "" || em.ContentType != "image/png" {
+		t.Fatalf("the reply carries embeds %+v, want the chart as a stored PNG", reply.Embeds)
+	}
+	var got struct {
+		SessionByHandle struct {
+			Messages []struct {
+				Embeds []struct{ Key, URI string }
+			}
+		}
+	}
+	gql(t, n, key, `query($h: String!) { sessionByHandle(handle: $h) { messages { embeds { key uri } } } }`, map[string]any{"h": sessionID}, &got)
+	msgs := got.SessionByHandle.Messages
+	if len(msgs) != 2 || len(msgs[1].Embeds) != 1 || msgs[1].Embeds[0].Key != chart.EmbedKey {
+		t.Fatalf("messages %+v", msgs)
+	}
+	resp, err := http.Get(msgs[1].Embeds[0].URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	head := make([]byte, 8)
+	if _, err := io.ReadFull(resp.Body, head); err != nil || resp.StatusCode != 200 || string(head[1:4]) != "PNG" {
+		t.Fatalf("the embed's URL answered %d %q (%v)", resp.StatusCode, head, err)
+	}
 }

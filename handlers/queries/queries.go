@@ -147,6 +147,7 @@ func (h *Handlers) read(ctx context.Context, e events.Envelope, replyID, path st
 		}
 		ok = true
 		snap = snapshot{account: s.Account, session: s.ID, query: *q, path: *p, children: map[string]session.Path{}}
+		snap.query.Paths = nil // the state's own: read under the hold only
 		snap.path.Steps = append([]events.SessionAgentStep(nil), p.Steps...)
 		snap.outcome, snap.answered = p.Answered()
 		for name, c := range q.Paths {
@@ -188,7 +189,7 @@ func finish(s *session.State, q *session.Query, p *session.Path, from int, steps
 	last := steps[min(len(evs), len(steps))-1]
 	switch last.Kind {
 	case session.StepAnswer:
-		return append(evs, session.Close(s, q, p, session.Outcome{Text: last.Text, Embeds: last.Embeds})...)
+		return append(evs, session.Close(s, q, p, session.Outcome{Text: last.Text, Embeds: p.Embeds(steps...)})...)
 	case session.StepFailed:
 		return append(evs, session.Close(s, q, p, session.Outcome{Failed: true, Text: last.Text, Code: last.Code})...)
 	}

@@ -433,16 +433,17 @@ func cosine(a, b map[string]float64) float64 {
 }
 
 // chunks splits text into word-sized pieces, each word with the whitespace before it.
-// chunkBytes is about how much text one streamed piece holds.
-const chunkBytes = 24
+// pieces is about how many pieces an answer is streamed in: a word a piece for a short answer, a few words a piece
+// for a long one (a real model streams tokens, but every piece is a frame to every subscriber).
+const pieces = 12
 
 func chunks(text string) []string {
+	chunkBytes := len(text) / pieces
 	space := func(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r' }
 	var out []string
 	start := 0
 	for i := 1; i < len(text); i++ {
-		// A piece ends at the first word boundary past chunkBytes: a real model streams tokens, but every piece is
-		// a frame to every subscriber, and a word a frame costs more than it shows.
+		// A piece ends at the first word boundary past chunkBytes.
 		if space(text[i]) && !space(text[i-1]) && i-start >= chunkBytes {
 			out = append(out, text[start:i])
 			start = i
