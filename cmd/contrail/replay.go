@@ -15,6 +15,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/fixieapi"
 )
 
 func newReplayCmd() *cobra.Command {
@@ -61,18 +62,11 @@ func newReplaySessionCmd() *cobra.Command {
 	return cmd
 }
 
-// replayEvent is a line of the events endpoint.
+// replayEvent is a line of the events endpoint: an event as /api/sessions shows it, or an error that ended the
+// timeline.
 type replayEvent struct {
-	Sequence      uint64          `json:"sequence"`
-	ID            string          `json:"id"`
-	Type          string          `json:"type"`
-	Time          time.Time       `json:"time"`
-	Version       uint64          `json:"version"`
-	Actor         string          `json:"actor,omitempty"`
-	CorrelationID string          `json:"correlation_id,omitempty"`
-	CausationID   string          `json:"causation_id,omitempty"`
-	Data          json.RawMessage `json:"data"`
-	Error         string          `json:"error,omitempty"`
+	fixieapi.EventJSON
+	Error string `json:"error,omitempty"`
 }
 
 // printTimeline reads JSON lines of events and prints them, one line each, as they come (so --follow streams).

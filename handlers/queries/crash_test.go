@@ -44,7 +44,46 @@ func TestKilledMidLoopTheQueryCompletesOnce(t *testing.T) {
 	if _, err := n.Commands.CreateAgent(ctx, p, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := n.SessionCommands.Create(ctx, p, commands.NewSession{FrontendAgent: "genrand"})
+	sessionID := askUntilTheFunc(t, n, p, "genrand", entered)
+	n.Crash()
+
+	again := platformtest.Start(t, platformtest.WithDataDir(dir))
+	close(release)
+	reply := waitAnswer(t, again, sessionID, 1)
+	if reply.Type != events.MessageResponse || !strings.HasPrefix(reply.Text, "The random number is ") {
+		t.Fatalf("reply after the restart: %+v", reply)
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("the func ran %d times, want once", runs.Load())
+	}
+	// Let any second attempt show itself before counting.
+	time.Sleep(300 * time.Millisecond)
+	sess, _, err := again.Sessions.Get(ctx, sessionID, events.Fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := 0
+	for _, m := range sess.Messages {
+		if m.Type != events.MessageQuery {
+			answers++
+		}
+	}
+	got := steps(t, again, sessionID)
+	if answers != 1 || len(got) != 3 {
+		t.Fatalf("%d answers and steps %v, want one answer and three steps (ask, result, answer)", answers, got)
+	}
+	number := strings.TrimSuffix(strings.TrimPrefix(reply.Text, "The random number is "), ".")
+	if got[1] != "genrand: func_says genrand "+number {
+		t.Fatalf("the answer's number %s is not the func's result: %v", number, got)
+	}
+}
+
+// askUntilTheFunc asks a random number of a new session with the given front agent ("" = the front agent fixie)
+// and returns once genrand's func was entered.
+func askUntilTheFunc(t *testing.T, n *platformtest.Node, p auth.Principal, front string, entered chan struct{}) string {
+	t.Helper()
+	ctx := context.Background()
+	s, err := n.SessionCommands.Create(ctx, p, commands.NewSession{FrontendAgent: front})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,37 +95,7 @@ func TestKilledMidLoopTheQueryCompletesOnce(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the func was never called")
 	}
-	n.Crash()
-
-	again := platformtest.Start(t, platformtest.WithDataDir(dir))
-	close(release)
-	reply := waitAnswer(t, again, s.ID, 1)
-	if reply.Type != events.MessageResponse || !strings.HasPrefix(reply.Text, "The random number is ") {
-		t.Fatalf("reply after the restart: %+v", reply)
-	}
-	if runs.Load() != 1 {
-		t.Fatalf("the func ran %d times, want once", runs.Load())
-	}
-	// Let any second attempt show itself before counting.
-	time.Sleep(300 * time.Millisecond)
-	sess, _, err := again.Sessions.Get(ctx, s.ID, events.Fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	answers := 0
-	for _, m := range sess.Messages {
-		if m.Type != events.MessageQuery {
-			answers++
-		}
-	}
-	got := steps(t, again, s.ID)
-	if answers != 1 || len(got) != 3 {
-		t.Fatalf("%d answers and steps %v, want one answer and three steps (ask, result, answer)", answers, got)
-	}
-	number := strings.TrimSuffix(strings.TrimPrefix(reply.Text, "The random number is "), ".")
-	if got[1] != "genrand: func_says genrand "+number {
-		t.Fatalf("the answer's number %s is not the func's result: %v", number, got)
-	}
+	return s.ID
 }
 
 // routedGenrand registers genrand (whose func the test holds) for an account, and waits until the front agent's
@@ -147,23 +156,11 @@ func TestKilledMidRoutedQueryResumesFromItsLastStep(t *testing.T) {
 	var runs atomic.Int32
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	routedGenrand(t, n, p, key, &runs, entered, release)
-	ctx := context.Background()
-	s, err := n.SessionCommands.Create(ctx, p, commands.NewSession{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.SessionCommands.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "Generate a random number between 5 and 50"}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-entered:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the func was never called")
-	}
+	sessionID := askUntilTheFunc(t, n, p, "", entered)
 	n.Crash()
 	again := platformtest.Start(t, platformtest.WithDataDir(dir))
 	close(release)
-	checkRoutedOnce(t, again, s.ID, &runs)
+	checkRoutedOnce(t, again, sessionID, &runs)
 }
 
 // TestKilledMidRoutedQueryAnotherNodeFinishesIt runs two nodes on a three-server NATS cluster and kills the one
@@ -185,19 +182,7 @@ func TestKilledMidRoutedQueryAnotherNodeFinishesIt(t *testing.T) {
 	// kills whichever node entered the func.
 	b := platformtest.Start(t, onCluster)
 	waitRoutable(t, b, key, "Generate a random number between 5 and 50", "genrand")
-	ctx := context.Background()
-	s, err := a.SessionCommands.Create(ctx, p, commands.NewSession{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.SessionCommands.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "Generate a random number between 5 and 50"}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-entered:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the func was never called")
-	}
+	sessionID := askUntilTheFunc(t, a, p, "", entered)
 	// Kill the node whose handler is in the func call; the survivor finishes.
 	victim, survivor := a, b
 	if inFunc(b) {
@@ -205,7 +190,7 @@ func TestKilledMidRoutedQueryAnotherNodeFinishesIt(t *testing.T) {
 	}
 	victim.Crash()
 	close(release)
-	checkRoutedOnce(t, survivor, s.ID, &runs)
+	checkRoutedOnce(t, survivor, sessionID, &runs)
 }
 
 // inFunc reports whether a node's Code Shot executor is in the middle of handling an event.
