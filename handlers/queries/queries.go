@@ -84,7 +84,8 @@ type Config struct {
 	// StepTimeout bounds one step's model call, func call or standalone agent's answer (default 5m); past it the
 	// step fails with a message the user reads.
 	StepTimeout time.Duration
-	// Concurrency is how many events each handler works on at once on this node (default 16).
+	// Concurrency is how many events each handler works on at once on this node (default 64: a step mostly waits
+	// on a model or an agent, and a worker waiting holds nothing but a goroutine).
 	Concurrency int
 	// AckWait is how long a delivery may go unanswered before another node takes it (default 5s; heartbeats keep
 	// long steps alive).
@@ -106,7 +107,7 @@ func New(cfg Config) *Handlers {
 		cfg.StepTimeout = 5 * time.Minute
 	}
 	if cfg.Concurrency == 0 {
-		cfg.Concurrency = 16
+		cfg.Concurrency = 64
 	}
 	if cfg.AckWait == 0 {
 		cfg.AckWait = 5 * time.Second
