@@ -9,6 +9,7 @@ GOTESTFLAGS ?=
 .PHONY: all build run test test-go vet lint bench deps clean agents generate
 
 include mk/models.mk
+include mk/cluster.mk
 
 all: build
 
