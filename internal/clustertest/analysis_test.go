@@ -12,13 +12,19 @@ import (
 	"github.com/contrailhq/contrail/internal/clustertest"
 )
 
-// logged is what the log says of the load's queries and runs.
+// logged is what the log says of the load's queries and runs, kept up to date by reading what was appended since.
 type logged struct {
 	queries map[string]*loggedQuery // by message ID; queries only
 	runs    map[string]*loggedRun   // by run ID
 	// texts holds the text of every query and of every thread's first user message, to find writes whose request
 	// failed.
 	texts map[string]bool
+	// next is the sequence the next read starts from.
+	next uint64
+}
+
+func newLogged() *logged {
+	return &logged{queries: map[string]*loggedQuery{}, runs: map[string]*loggedRun{}, texts: map[string]bool{}}
 }
 
 type loggedQuery struct {
@@ -65,71 +71,80 @@ func (q *loggedQuery) answeredAt() time.Time {
 	return q.replies[0].at
 }
 
-// readLogged reads every session and thread event of the log.
-func readLogged(ctx context.Context, c *clustertest.Cluster) (*logged, error) {
+func (lg *logged) query(id string) *loggedQuery {
+	q := lg.queries[id]
+	if q == nil {
+		q = &loggedQuery{id: id}
+		lg.queries[id] = q
+	}
+	return q
+}
+
+func (lg *logged) run(id string) *loggedRun {
+	r := lg.runs[id]
+	if r == nil {
+		r = &loggedRun{id: id}
+		lg.runs[id] = r
+	}
+	return r
+}
+
+// update reads the session and thread events appended since the last read.
+func (lg *logged) update(ctx context.Context, c *clustertest.Cluster) error {
 	p := c.Names.Prefix
-	evs, err := c.ReadLog(ctx, p+".ev.session.>", p+".ev.thread.>")
+	evs, err := c.ReadLog(ctx, lg.next, p+".ev.session.>", p+".ev.thread.>")
 	if err != nil {
-		return nil, err
-	}
-	lg := &logged{queries: map[string]*loggedQuery{}, runs: map[string]*loggedRun{}, texts: map[string]bool{}}
-	query := func(id string) *loggedQuery {
-		q := lg.queries[id]
-		if q == nil {
-			q = &loggedQuery{id: id}
-			lg.queries[id] = q
-		}
-		return q
-	}
-	run := func(id string) *loggedRun {
-		r := lg.runs[id]
-		if r == nil {
-			r = &loggedRun{id: id}
-			lg.runs[id] = r
-		}
-		return r
+		return err
 	}
 	for _, e := range evs {
-		var d struct {
-			events.SessionMessagePosted
-			InReplyTo string               `json:"in_reply_to"`
-			RunID     string               `json:"run_id"`
-			Role      string               `json:"role"`
-			Content   []events.ContentPart `json:"content"`
+		if err := lg.apply(e); err != nil {
+			return err
 		}
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("decode %s at sequence %d: %w", e.Type, e.Sequence, err)
+		lg.next = e.Sequence + 1
+	}
+	return nil
+}
+
+func (lg *logged) apply(e events.Envelope) error {
+	var d struct {
+		events.SessionMessagePosted
+		InReplyTo string               `json:"in_reply_to"`
+		RunID     string               `json:"run_id"`
+		Role      string               `json:"role"`
+		Content   []events.ContentPart `json:"content"`
+	}
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return fmt.Errorf("decode %s at sequence %d: %w", e.Type, e.Sequence, err)
+	}
+	switch e.Type {
+	case "session.message_posted":
+		if d.Type == events.MessageQuery {
+			q := lg.query(d.MessageID)
+			q.session, q.text, q.posted = e.AggregateID, d.Text, e.Time
+			lg.texts[d.Text] = true
 		}
-		switch e.Type {
-		case "session.message_posted":
-			if d.Type == events.MessageQuery {
-				q := query(d.MessageID)
-				q.session, q.text, q.posted = e.AggregateID, d.Text, e.Time
-				lg.texts[d.Text] = true
-			}
-		case "session.query_dispatched":
-			query(d.MessageID).dispatched++
-		case "session.reply_posted", "session.reply_failed":
-			q := query(d.InReplyTo)
-			q.replies = append(q.replies, loggedReply{id: d.MessageID, failed: e.Type == "session.reply_failed", at: e.Time})
-		case "thread.run_created":
-			r := run(d.RunID)
-			r.thread, r.created = e.AggregateID, e.Time
-		case "thread.run_started":
-			run(d.RunID).starts++
-		case "thread.run_completed", "thread.run_incomplete", "thread.run_failed", "thread.run_cancelled", "thread.run_expired":
-			r := run(d.RunID)
-			r.ends = append(r.ends, loggedEnd{typ: e.Type, at: e.Time})
-		case "thread.message_created":
-			if d.Role == "assistant" && d.RunID != "" {
-				run(d.RunID).answers++
-			}
-			if d.Role == "user" && len(d.Content) > 0 {
-				lg.texts[d.Content[0].Text] = true
-			}
+	case "session.query_dispatched":
+		lg.query(d.MessageID).dispatched++
+	case "session.reply_posted", "session.reply_failed":
+		q := lg.query(d.InReplyTo)
+		q.replies = append(q.replies, loggedReply{id: d.MessageID, failed: e.Type == "session.reply_failed", at: e.Time})
+	case "thread.run_created":
+		r := lg.run(d.RunID)
+		r.thread, r.created = e.AggregateID, e.Time
+	case "thread.run_started":
+		lg.run(d.RunID).starts++
+	case "thread.run_completed", "thread.run_incomplete", "thread.run_failed", "thread.run_cancelled", "thread.run_expired":
+		r := lg.run(d.RunID)
+		r.ends = append(r.ends, loggedEnd{typ: e.Type, at: e.Time})
+	case "thread.message_created":
+		if d.Role == "assistant" && d.RunID != "" {
+			lg.run(d.RunID).answers++
+		}
+		if d.Role == "user" && len(d.Content) > 0 {
+			lg.texts[d.Content[0].Text] = true
 		}
 	}
-	return lg, nil
+	return nil
 }
 
 // settled reports whether every query in the log has a reply and every run an end.
@@ -147,21 +162,18 @@ func (lg *logged) settled() bool {
 	return true
 }
 
-// settle waits until every query in the log is answered and every run ended, or d passes, and returns the log.
-func settle(c *clustertest.Cluster, d time.Duration) (*logged, error) {
+// settle brings lg up to date until every query in the log is answered and every run ended, or d passes.
+func settle(c *clustertest.Cluster, lg *logged, d time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	for {
-		lg, err := readLogged(ctx, c)
+		err := lg.update(ctx, c)
 		if err == nil && lg.settled() {
-			return lg, nil
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			if err != nil {
-				return nil, err
-			}
-			return lg, nil
+			return err
 		case <-time.After(time.Second):
 		}
 	}
@@ -302,6 +314,7 @@ type projWatch struct {
 	samples []projSample
 	failed  int
 	done    chan struct{}
+	once    sync.Once
 	wg      sync.WaitGroup
 }
 
@@ -345,9 +358,12 @@ func watchProjections(c *clustertest.Cluster) *projWatch {
 	return w
 }
 
+// stop ends the watch; calling it again does nothing.
 func (w *projWatch) stop() {
-	close(w.done)
-	w.wg.Wait()
+	w.once.Do(func() {
+		close(w.done)
+		w.wg.Wait()
+	})
 }
 
 // standingStill finds the stretches, longer than limit, in which a node saw a projection keep its applied sequence

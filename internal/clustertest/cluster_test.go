@@ -32,8 +32,10 @@ type plan struct {
 	pickupWait time.Duration
 	// between is the load run after each fault's victim is back, before the next fault.
 	between time.Duration
-	// throughput, when set, is how long queries/s and runs/s are measured on 2 nodes, then on 1.
-	throughput time.Duration
+	// throughput, when set, is how long queries/s and runs/s are measured on 2 nodes, then on 1, with burstClients
+	// clients of each kind.
+	throughput   time.Duration
+	burstClients int
 	// afterWait bounds the wait for the load after the last fault; settle, the wait for every query and run in
 	// the log to end after the load stopped (a lost reply never comes: these bound what it costs).
 	afterWait, settle time.Duration
@@ -52,7 +54,7 @@ func fullPlan() plan {
 	return plan{sessionClients: 3, runClients: 3, warmQueries: 30, warmRuns: 15, warmFor: 30 * time.Second,
 		afterQueries: 30, afterRuns: 15,
 		faults: []string{faultLeaderKill, faultSweeperKill, faultNATSTerm}, reps: 5, leaderDown: 15 * time.Second,
-		pickupWait: 90 * time.Second, between: 5 * time.Second, throughput: 20 * time.Second,
+		pickupWait: 90 * time.Second, between: 5 * time.Second, throughput: 20 * time.Second, burstClients: 8,
 		afterWait: 2 * time.Minute, settle: time.Minute}
 }
 
@@ -93,7 +95,12 @@ func TestCluster(t *testing.T) {
 	l := newLoad(c, key)
 	assistants := l.assistants(t, p.runClients)
 	watch := watchProjections(c)
-	s := &scenario{t: t, c: c, l: l, loadStart: time.Now()}
+	// A scenario that fails half-way leaves no client running against stopped processes.
+	t.Cleanup(func() {
+		l.stopAndWait()
+		watch.stop()
+	})
+	s := &scenario{t: t, c: c, l: l, loadStart: time.Now(), lg: newLogged()}
 	l.start(p.sessionClients, assistants)
 	l.waitFor(p.warmQueries, p.warmRuns, p.warmFor, 2*time.Minute)
 	for rep := 0; rep < p.reps; rep++ {
@@ -109,17 +116,17 @@ func TestCluster(t *testing.T) {
 			s.pause(p.between)
 		}
 	}
-	var throughput string
-	if p.throughput > 0 {
-		throughput = s.throughput(p.throughput)
-	}
 	l.waitFor(p.afterQueries, p.afterRuns, p.between, p.afterWait)
 	l.stopAndWait()
 	s.finish()
 	loadTime := time.Since(s.loadStart)
+	var throughput string
+	if p.throughput > 0 {
+		throughput = s.throughput(p.throughput, p.burstClients, assistants)
+	}
 	watch.stop()
-	lg, err := settle(c, p.settle)
-	if err != nil {
+	lg := s.lg
+	if err := settle(c, lg, p.settle); err != nil {
 		t.Fatalf("read the log: %v", err)
 	}
 	queries, runs := l.counts()
@@ -283,16 +290,15 @@ func sameLog(c *clustertest.Cluster) []string {
 	}
 }
 
-// throughput measures answered queries and ended runs per second with both nodes serving, then with one (the other
-// stopped cleanly and the balancer sending everything to the first), then starts the second again.
-func (s *scenario) throughput(window time.Duration) string {
-	s.finish()
-	q2, r2 := s.measure(window)
-	s.l.lb.pin(0)
+// throughput measures, from the log, the queries answered and the runs ended per second under a burst of clients
+// with both nodes serving, then with one (the other stopped cleanly, every request sent to the first), then starts
+// the second again.
+func (s *scenario) throughput(window time.Duration, clients int, assistants []string) string {
+	q2, r2 := s.burst(window, clients, assistants, -1)
 	if _, err := s.c.Nodes[1].Stop(30 * time.Second); err != nil {
 		s.t.Fatal(err)
 	}
-	q1, r1 := s.measure(window)
+	q1, r1 := s.burst(window, clients, assistants, 0)
 	if err := s.c.Nodes[1].Start(); err != nil {
 		s.t.Fatal(err)
 	}
@@ -301,26 +307,40 @@ func (s *scenario) throughput(window time.Duration) string {
 	if err := s.c.Nodes[1].WaitReady(ctx); err != nil {
 		s.t.Fatal(err)
 	}
-	s.l.lb.pin(-1)
-	return fmt.Sprintf("throughput (%d session clients with wait: true, %d run clients polling every 100 ms):\n"+
-		"  2 nodes: %.1f queries/s, %.1f runs/s\n  1 node:  %.1f queries/s, %.1f runs/s\n", s.l.sessionClients, s.l.runClients, q2, r2, q1, r1)
+	return fmt.Sprintf("throughput over %s (%d session clients with wait: true, %d run clients polling every 100 ms):\n"+
+		"  2 nodes: %.1f queries/s, %.1f runs/s\n  1 node:  %.1f queries/s, %.1f runs/s\n", window, clients, clients, q2, r2, q1, r1)
 }
 
-// measure counts, over a window, the queries answered to wait: true and the runs polling saw end.
-func (s *scenario) measure(window time.Duration) (queries, runs float64) {
+// burst runs a load of its own (clients of each kind, all sent to node `pin` when it is not -1) and counts in the
+// log the replies and run ends of the window after a second of ramp-up.
+func (s *scenario) burst(window time.Duration, clients int, assistants []string, pin int) (queries, runs float64) {
+	b := newLoad(s.c, s.l.key)
+	if pin >= 0 {
+		b.lb.pin(pin)
+	}
+	perClient := make([]string, clients)
+	for i := range perClient {
+		perClient[i] = assistants[i%len(assistants)]
+	}
+	b.start(clients, perClient)
+	time.Sleep(time.Second)
 	from := time.Now()
 	time.Sleep(window)
 	to := time.Now()
-	s.l.mu.Lock()
-	defer s.l.mu.Unlock()
+	b.stopAndWait()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.lg.update(ctx, s.c); err != nil {
+		s.t.Fatalf("read the log: %v", err)
+	}
 	var q, r int
-	for _, a := range s.l.queries {
-		if a.replyID != "" && a.end.After(from) && a.end.Before(to) {
+	for _, lq := range s.lg.queries {
+		if at := lq.answeredAt(); at.After(from) && at.Before(to) {
 			q++
 		}
 	}
-	for _, a := range s.l.runs {
-		if a.ended.After(from) && a.ended.Before(to) {
+	for _, lr := range s.lg.runs {
+		if at := lr.endedAt(); at.After(from) && at.Before(to) {
 			r++
 		}
 	}

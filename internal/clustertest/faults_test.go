@@ -37,6 +37,8 @@ type scenario struct {
 	// lastNATSVictim is the NATS server the last fault hit: the SIGTERM fault picks another.
 	lastNATSVictim string
 	loadStart      time.Time
+	// lg is what the log holds, read as the scenario goes.
+	lg *logged
 }
 
 func (s *scenario) begin(kind, victim string) *fault {
@@ -46,7 +48,7 @@ func (s *scenario) begin(kind, victim string) *fault {
 	}
 	f := &fault{kind: kind, victim: victim, at: now}
 	s.faults = append(s.faults, f)
-	s.t.Logf("%s: %s", kind, victim)
+	s.t.Logf("%s: %s at %s", kind, victim, now.Format(time.StampMilli))
 	return f
 }
 
@@ -106,6 +108,7 @@ func (s *scenario) restartNATS(ctx context.Context, srv *clustertest.NATSServer,
 		s.t.Fatalf("%s after its restart: %v", srv.Name, err)
 	}
 	f.restarted = time.Now()
+	s.t.Logf("  %s back (JetStream current) at %s", srv.Name, f.restarted.Format(time.StampMilli))
 }
 
 // killSweeperNode kills the node holding the sweeper lease, waits until another holds it and until every query and
@@ -135,8 +138,7 @@ func (s *scenario) killSweeperNode(maxWait time.Duration) {
 	// The dead node's deliveries come back to the other node after their ack wait.
 	deadline := time.Now().Add(maxWait)
 	for time.Now().Before(deadline) {
-		lg, err := readLogged(ctx, s.c)
-		if err == nil && outstandingAt(lg, f.at, time.Now()) == 0 {
+		if err := s.lg.update(ctx, s.c); err == nil && outstandingAt(s.lg, f.at, time.Now()) == 0 {
 			break
 		}
 		time.Sleep(time.Second)
@@ -148,18 +150,29 @@ func (s *scenario) killSweeperNode(maxWait time.Duration) {
 		s.t.Fatalf("%s after its restart: %v", holder.Name, err)
 	}
 	f.restarted = time.Now()
+	s.t.Logf("  %s back (ready) at %s", holder.Name, f.restarted.Format(time.StampMilli))
 }
 
-// outstandingAt counts the queries and runs that were posted before t and had not ended by `by`.
+// recent is how far before a fault work counts as outstanding at it: a healthy query or run ends within a second,
+// and one lost earlier (issue 16 item 1) would otherwise count at every later fault.
+const recent = 30 * time.Second
+
+// outstanding reports whether work that began at `began` was outstanding at the fault at t (began in the recent
+// past and had not ended by t).
+func outstanding(began, ended, t time.Time) bool {
+	return began.Before(t) && t.Sub(began) < recent && (ended.IsZero() || ended.After(t))
+}
+
+// outstandingAt counts the queries and runs outstanding at t that had not ended by `by`.
 func outstandingAt(lg *logged, t, by time.Time) int {
 	n := 0
 	for _, q := range lg.queries {
-		if at := q.answeredAt(); q.posted.Before(t) && (at.IsZero() || at.After(by)) {
+		if at := q.answeredAt(); outstanding(q.posted, at, t) && (at.IsZero() || at.After(by)) {
 			n++
 		}
 	}
 	for _, r := range lg.runs {
-		if at := r.endedAt(); r.created.Before(t) && (at.IsZero() || at.After(by)) {
+		if at := r.endedAt(); outstanding(r.created, at, t) && (at.IsZero() || at.After(by)) {
 			n++
 		}
 	}
@@ -181,9 +194,11 @@ type faultFigures struct {
 	lostRuns     int
 	dupRuns      int
 	// pickupQueries and pickupRuns are the longest time, after the fault, that a query or run outstanding at the
-	// fault took to end; outstanding counts them.
+	// fault (see outstanding) took to end, counting those that ended before the fault's window closed; outstanding
+	// counts the queries and runs outstanding at the fault, unfinished those of them still not ended when the window
+	// closed.
 	pickupQueries, pickupRuns time.Duration
-	outstanding               int
+	outstanding, unfinished   int
 }
 
 func figuresOf(f *fault, ops []op, lg *logged) faultFigures {
@@ -207,18 +222,26 @@ func figuresOf(f *fault, ops []op, lg *logged) faultFigures {
 		ff.stall = first.Sub(f.at)
 	}
 	for _, q := range lg.queries {
-		if q.posted.Before(f.at) && !q.answeredAt().IsZero() && q.answeredAt().After(f.at) {
+		if at := q.answeredAt(); outstanding(q.posted, at, f.at) {
 			ff.outstanding++
-			ff.pickupQueries = max(ff.pickupQueries, q.answeredAt().Sub(f.at))
+			if at.IsZero() || !at.Before(f.end) {
+				ff.unfinished++
+			} else {
+				ff.pickupQueries = max(ff.pickupQueries, at.Sub(f.at))
+			}
 		}
 		if !q.posted.Before(f.at) && q.posted.Before(f.end) {
 			tally(len(q.replies), &ff.lostReplies, &ff.dupReplies)
 		}
 	}
 	for _, r := range lg.runs {
-		if r.created.Before(f.at) && !r.endedAt().IsZero() && r.endedAt().After(f.at) {
+		if at := r.endedAt(); outstanding(r.created, at, f.at) {
 			ff.outstanding++
-			ff.pickupRuns = max(ff.pickupRuns, r.endedAt().Sub(f.at))
+			if at.IsZero() || !at.Before(f.end) {
+				ff.unfinished++
+			} else {
+				ff.pickupRuns = max(ff.pickupRuns, at.Sub(f.at))
+			}
 		}
 		if !r.created.Before(f.at) && r.created.Before(f.end) {
 			tally(len(r.ends), &ff.lostRuns, &ff.dupRuns)
@@ -263,7 +286,7 @@ func (s *scenario) report(lg *logged) string {
 		if len(all) == 0 {
 			continue
 		}
-		var stalls []time.Duration
+		var stalls, pickupQ, pickupR []time.Duration
 		sum := faultFigures{outcomes: map[string]int{}}
 		open := 0
 		for _, ff := range all {
@@ -280,9 +303,10 @@ func (s *scenario) report(lg *logged) string {
 			sum.dupReplies += ff.dupReplies
 			sum.lostRuns += ff.lostRuns
 			sum.dupRuns += ff.dupRuns
-			sum.pickupQueries = max(sum.pickupQueries, ff.pickupQueries)
-			sum.pickupRuns = max(sum.pickupRuns, ff.pickupRuns)
 			sum.outstanding += ff.outstanding
+			sum.unfinished += ff.unfinished
+			pickupQ = append(pickupQ, ff.pickupQueries)
+			pickupR = append(pickupR, ff.pickupRuns)
 		}
 		fmt.Fprintf(&b, "%s (%d times):\n", kind, len(all))
 		fmt.Fprintf(&b, "  write stall: p50 %s, max %s (each: %s)", percentile(stalls, 50), percentile(stalls, 100), durations(stalls))
@@ -292,8 +316,9 @@ func (s *scenario) report(lg *logged) string {
 		fmt.Fprintf(&b, "\n  failed writes: %d (%d answered 5xx or a GraphQL server error) %s\n", sum.failedWrites, sum.serverFaults, counts(sum.outcomes))
 		fmt.Fprintf(&b, "  replies lost %d, duplicated %d; runs lost %d, duplicated %d (of those started during the fault's window)\n",
 			sum.lostReplies, sum.dupReplies, sum.lostRuns, sum.dupRuns)
-		fmt.Fprintf(&b, "  work outstanding at the fault: %d; the last query ended %s after it, the last run %s\n",
-			sum.outstanding, sum.pickupQueries.Round(100*time.Millisecond), sum.pickupRuns.Round(100*time.Millisecond))
+		fmt.Fprintf(&b, "  work outstanding at the fault (begun in the %s before it): %d; not ended when the fault's window\n"+
+			"  closed: %d; the rest ended after at most (each fault) queries %s, runs %s\n",
+			recent, sum.outstanding, sum.unfinished, durations(pickupQ), durations(pickupR))
 		if len(leases) > 0 {
 			fmt.Fprintf(&b, "  sweeper lease moved to the other node in: %s\n", durations(leases))
 		}

@@ -109,8 +109,9 @@ type load struct {
 	// after a create, or the create itself.
 	notFound []string
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
 }
 
 func newLoad(c *clustertest.Cluster, key string) *load {
@@ -142,11 +143,14 @@ func (l *load) start(sessionClients int, assistants []string) {
 	}
 }
 
-// stopAndWait ends the load: clients finish what they are doing (a run is polled to its end) and return.
+// stopAndWait ends the load: clients finish the request they are making and return. Calling it again does
+// nothing.
 func (l *load) stopAndWait() {
-	close(l.stop)
-	l.wg.Wait()
-	l.lb.close()
+	l.stopOnce.Do(func() {
+		close(l.stop)
+		l.wg.Wait()
+		l.lb.close()
+	})
 }
 
 func (l *load) stopped() bool {
@@ -323,9 +327,10 @@ func (l *load) runClient(name string, i int, assistantID string) {
 	}
 }
 
-// pollRun polls a run on the nodes in turn until it ends (or for 90 s), as the SDKs' poll helpers do.
+// pollRun polls a run on the nodes in turn until it ends (or for 90 s, or the load stops: the log says how it
+// ended), as the SDKs' poll helpers do.
 func (l *load) pollRun(name string, run *ackedRun) {
-	for p := 0; time.Since(run.created) < 90*time.Second; p++ {
+	for p := 0; time.Since(run.created) < 90*time.Second && !l.stopped(); p++ {
 		n := l.lb.pick(p)
 		ctx, cancel := requestCtx()
 		start := time.Now()
