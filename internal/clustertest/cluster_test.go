@@ -134,8 +134,8 @@ func TestCluster(t *testing.T) {
 		p.sessionClients+p.runClients, queries, len(lg.queries), runs, len(lg.runs), len(l.snapshot()), loadTime.Round(time.Second))
 	t.Logf("figures per fault:\n%s%s", s.report(lg), throughput)
 
-	// The second argument of fail names the item of issue 16 that today's code fails there (seen in 8 of 8 short runs
-	// for items 2, 4 and 5, in 6 of 8 for item 1, in 2 of 8 for item 3): remove it when its fix lands.
+	// The second argument of fail names the item of issue 16 that today's code fails there (in 12 short runs: items
+	// 2, 4 and 5 every time, item 1 in 9, item 3 in 2, a run that never ended in 1): remove it when the fix lands.
 	t.Run("nodes started together start cleanly", func(t *testing.T) {
 		var problems []string
 		for _, f := range c.StartupFailures {
@@ -302,10 +302,12 @@ func (s *scenario) throughput(window time.Duration, clients int, assistants []st
 	if err := s.c.Nodes[1].Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// A node that does not get ready is a finding, not the end of the run: the figures and checks still follow.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	started := time.Now()
 	if err := s.c.Nodes[1].WaitReady(ctx); err != nil {
-		s.t.Fatal(err)
+		s.t.Errorf("%s not ready %s after its restart: %v", s.c.Nodes[1].Name, time.Since(started).Round(time.Second), err)
 	}
 	return fmt.Sprintf("throughput over %s (%d session clients with wait: true, %d run clients polling every 100 ms):\n"+
 		"  2 nodes: %.1f queries/s, %.1f runs/s\n  1 node:  %.1f queries/s, %.1f runs/s\n", window, clients, clients, q2, r2, q1, r1)
