@@ -111,6 +111,9 @@ func Start(t testing.TB, opts Options) *Cluster {
 			c.DumpLogs(t, 150)
 		}
 		c.stopAll()
+		if dir := os.Getenv("CONTRAIL_CLUSTER_LOGS"); dir != "" {
+			c.keepLogs(t, dir)
+		}
 	})
 	ports, err := freePorts(3*3 + opts.Nodes)
 	if err != nil {
@@ -333,6 +336,32 @@ func (c *Cluster) SweeperHolder(ctx context.Context) (*Node, error) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// keepLogs copies every process's whole log into dir (CONTRAIL_CLUSTER_LOGS), for reading after the test's temp
+// dirs are gone.
+func (c *Cluster) keepLogs(t testing.TB, dir string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("keep logs: %v", err)
+		return
+	}
+	var ps []*Process
+	for _, s := range c.NATS {
+		ps = append(ps, s.Process)
+	}
+	for _, n := range c.Nodes {
+		ps = append(ps, n.Process)
+	}
+	for _, p := range ps {
+		raw, err := os.ReadFile(p.LogPath())
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, p.Name+".log"), raw, 0o644)
+		}
+		if err != nil {
+			t.Logf("keep log of %s: %v", p.Name, err)
+		}
+	}
+	t.Logf("logs kept in %s", dir)
 }
 
 // DumpLogs shows the end of every process's log in the test's output.
