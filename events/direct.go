@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -27,20 +28,23 @@ func (s *Store) readDirect(ctx context.Context, filter string, from uint64, fn f
 	if from == 0 {
 		from = 1
 	}
-	for {
-		inbox := nc.NewRespInbox()
-		sub, err := nc.SubscribeSync(inbox)
+	deadline := time.Now().Add(failoverWait)
+	for attempt := 0; ; {
+		last, remaining, err := s.directBatch(ctx, nc, subject, filter, from, fn)
 		if err != nil {
-			return fmt.Errorf("direct get %s: %w", filter, err)
-		}
-		req, _ := json.Marshal(map[string]any{"seq": from, "next_by_subj": filter, "batch": directBatch})
-		if err := nc.PublishRequest(subject, inbox, req); err != nil {
-			_ = sub.Unsubscribe()
-			return fmt.Errorf("direct get %s: %w", filter, err)
-		}
-		last, remaining, err := s.drainBatch(ctx, sub, fn)
-		_ = sub.Unsubscribe()
-		if err != nil {
+			// A replica that died after it was asked never answers: each batch is bounded, and asked again (another
+			// replica answers) until the failover wait is over. What was delivered before the cut stays delivered:
+			// the next request starts after it.
+			if ctx.Err() == nil && transient(err) && time.Now().Before(deadline) {
+				if last > 0 {
+					from = last + 1
+				}
+				if err := pause(ctx, attempt); err != nil {
+					return err
+				}
+				attempt++
+				continue
+			}
 			return fmt.Errorf("direct get %s from %d: %w", filter, from, err)
 		}
 		if remaining == 0 || last == 0 {
@@ -48,6 +52,23 @@ func (s *Store) readDirect(ctx context.Context, filter string, from uint64, fn f
 		}
 		from = last + 1
 	}
+}
+
+// directBatch asks for one batch and delivers it, within attemptTimeout.
+func (s *Store) directBatch(ctx context.Context, nc *nats.Conn, subject, filter string, from uint64, fn func(stored) error) (uint64, uint64, error) {
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	req, _ := json.Marshal(map[string]any{"seq": from, "next_by_subj": filter, "batch": directBatch})
+	if err := nc.PublishRequest(subject, inbox, req); err != nil {
+		return 0, 0, err
+	}
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	return s.drainBatch(actx, sub, fn)
 }
 
 // drainBatch reads one batch's replies up to its end-of-batch marker. It returns the last sequence delivered and
@@ -63,6 +84,8 @@ func (s *Store) drainBatch(ctx context.Context, sub *nats.Subscription, fn func(
 		case "":
 		case "404": // nothing matches
 			return last, 0, nil
+		case "503": // no replica to answer (a stream between leaders)
+			return last, 0, nats.ErrNoResponders
 		case "204": // end of batch
 			remaining, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
 			return last, remaining, nil

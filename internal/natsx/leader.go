@@ -5,8 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
+)
+
+// A leader read is tried this many times, each bounded: an election takes a few seconds.
+const (
+	leaderAttempts       = 5
+	leaderAttemptTimeout = 2 * time.Second
 )
 
 // LeaderKVGet reads the value of one key of a KV bucket as the bucket's stream leader holds it. KeyValue.Get uses
@@ -15,7 +22,17 @@ import (
 // the key has no value (never written, deleted or purged).
 func LeaderKVGet(ctx context.Context, nc *nats.Conn, bucket, key string) ([]byte, bool, error) {
 	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + bucket + "." + key})
-	msg, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
+	var msg *nats.Msg
+	var err error
+	// A leader that dies after it was asked never answers: each attempt is bounded, and a new leader is asked.
+	for attempt := 0; attempt < leaderAttempts; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, leaderAttemptTimeout)
+		msg, err = nc.RequestWithContext(actx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("read %s/%s from the leader: %w", bucket, key, err)
 	}
