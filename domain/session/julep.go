@@ -373,15 +373,26 @@ func (s *State) live() bool { return s.Exists && !s.Deleted && s.Julep != nil }
 // History is the messages of the history from entry `from` on, as a model is sent them: tool calls the platform
 // ran and their results only when withTools.
 func (j *Julep) History(from int, withTools bool) []events.JulepMessage {
+	return HistoryMessages(j.Entries[min(from, len(j.Entries)):], withTools)
+}
+
+// HistoryMessages are entries as a model is sent them (the platform's tool calls and results only when withTools).
+func HistoryMessages(entries []Entry, withTools bool) []events.JulepMessage {
 	var out []events.JulepMessage
-	for _, e := range j.Entries[min(from, len(j.Entries)):] {
-		if !withTools && (e.Source == SourceToolRequest || e.Source == SourceToolResponse) {
-			continue
+	for _, e := range entries {
+		if withTools || !e.RanTool() {
+			out = append(out, e.Message())
 		}
-		out = append(out, events.JulepMessage{Role: e.Role, Name: e.Name, Content: e.Content, ToolCalls: e.ToolCalls,
-			ToolCallID: e.ToolCallID})
 	}
 	return out
+}
+
+// RanTool reports whether the entry is a tool call the platform ran, or its result.
+func (e Entry) RanTool() bool { return e.Source == SourceToolRequest || e.Source == SourceToolResponse }
+
+// Message is the entry as a chat message.
+func (e Entry) Message() events.JulepMessage {
+	return events.JulepMessage{Role: e.Role, Name: e.Name, Content: e.Content, ToolCalls: e.ToolCalls, ToolCallID: e.ToolCallID}
 }
 
 // SummaryMessage is how a summary of the earlier conversation is put before the history it stands in for.

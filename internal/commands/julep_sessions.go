@@ -289,26 +289,46 @@ func (c *JulepSessions) CheckChat(r events.SessionChatRequested) error {
 }
 
 // Chat asks the caller's Julep session a chat. The turn's ID derives from request, so the same request again (a
-// client's retry) finds the turn it made and appends nothing: the caller awaits that turn's answer.
-func (c *JulepSessions) Chat(ctx context.Context, actor auth.Principal, id, request string, r events.SessionChatRequested) (ChatStarted, error) {
+// client's retry) finds the turn it made and appends nothing: the caller awaits that turn's answer. A retry of a
+// turn that failed (the model was down) is asked again as a new turn.
+func (c *JulepSessions) Chat(ctx context.Context, actor auth.Principal, id, request string, retry bool, r events.SessionChatRequested) (ChatStarted, error) {
 	if err := c.CheckChat(r); err != nil {
 		return ChatStarted{}, err
 	}
 	r.TurnID = events.DeriveUUID(request, "turn")
-	var v events.Version
+	var existing uint64
+	var autoRun bool
 	err := c.Read(ctx, actor, id, events.Fresh, func(s *session.State) error {
 		if r.Agent == "" {
 			r.Agent = s.Julep.Spec.Agents[0]
 		} else if !slices.Contains(s.Julep.Spec.Agents, r.Agent) {
 			return errs.InvalidField("agent", "agent %s is not an agent of session %s", r.Agent, id)
 		}
-		if t, ok := s.Julep.Turn(r.TurnID); ok {
-			v.Seq = t.Seq
+		autoRun = s.Julep.Spec.AutoRunTools
+		for range maxRetriedTurns {
+			t, ok := s.Julep.Turn(r.TurnID)
+			switch {
+			case !ok:
+				return nil
+			case t.Failure != nil && retry:
+				r.TurnID = events.DeriveUUID(r.TurnID, "again")
+			default:
+				existing = t.Seq
+				return nil
+			}
 		}
-		return nil
+		return errs.E(errs.Conflict, "this request has failed %d times; send it as a new request", maxRetriedTurns)
 	})
-	if err != nil || v.Seq > 0 {
-		return ChatStarted{TurnID: r.TurnID, Seq: v.Seq}, err
+	if err != nil || existing > 0 {
+		return ChatStarted{TurnID: r.TurnID, Seq: existing}, err
+	}
+	if r.AutoRunTools != nil {
+		autoRun = *r.AutoRunTools
+	}
+	if r.Stream && autoRun {
+		if err := c.checkStreamTools(ctx, actor, r); err != nil {
+			return ChatStarted{}, err
+		}
 	}
 	meta := actor.Meta()
 	meta.CorrelationID = r.TurnID
@@ -328,4 +348,26 @@ func (c *JulepSessions) Chat(ctx context.Context, actor auth.Principal, id, requ
 		})
 	}
 	return out, err
+}
+
+// maxRetriedTurns bounds the turns one request may make when its retries keep failing.
+const maxRetriedTurns = 8
+
+// checkStreamTools refuses, as Julep does, a streamed chat whose tools the platform would run: a stream carries one
+// model answer, and a turn that runs tools has several.
+func (c *JulepSessions) checkStreamTools(ctx context.Context, actor auth.Principal, r events.SessionChatRequested) error {
+	a, err := c.agents.Get(ctx, actor, r.Agent)
+	if err != nil {
+		return err
+	}
+	tools := slices.Clone(r.Tools)
+	for _, t := range a.Tools {
+		tools = append(tools, t.Tool)
+	}
+	for _, t := range tools {
+		if julepchat.Runs(t) {
+			return errs.InvalidField("stream", "streaming is not supported when auto_run_tools runs the %s tool %q; chat without stream, or set auto_run_tools to false", t.Type, t.Name)
+		}
+	}
+	return nil
 }
