@@ -130,14 +130,14 @@ func (x *Index) Add(ctx context.Context, d julep.Doc) error {
 // indexDoc is a doc as the index holds it: its snippets with their stored vectors, unless another embedder made
 // them (then the index embeds them again).
 func (x *Index) indexDoc(d julep.Doc) docindex.Doc {
-	name, dim := x.EmbedderName()
+	name, _ := x.EmbedderName()
 	texts := d.Texts()
 	chunks, _ := chunk.Snippets(texts)
 	out := docindex.Doc{ID: d.ID, Title: d.Title, Attributes: attributes(d.Metadata), Chunks: make([]docindex.Chunk, len(chunks))}
 	for i, c := range chunks {
 		out.Chunks[i] = docindex.Chunk{Chunk: c}
 		if d.Embedder == name && i < len(d.Snippets) {
-			out.Chunks[i].Vector = UnpackVector(d.Snippets[i].Vector, dim)
+			out.Chunks[i].Vector = UnpackVector(d.Snippets[i].Vector, d.Dim)
 		}
 	}
 	return out
