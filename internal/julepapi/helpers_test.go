@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
@@ -129,4 +130,9 @@ func errorOf(t testing.TB, r reply) (int, string, map[string]any) {
 	}
 	msg, _ := e["message"].(string)
 	return r.status, msg, e
+}
+
+// llmtestCall is a tool call the scripted model makes.
+func llmtestCall(id, name, args string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: name, Arguments: args}
 }
