@@ -18,6 +18,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 include mk/models.mk
 include mk/console.mk
 include mk/sandbox.mk
+include mk/julep.mk
 
 all: build
 
