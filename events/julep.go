@@ -9,11 +9,12 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// Julep's objects (docs/julep in the steering notes; seed 004): agents ("jagent", an LLM persona with instructions
-// and tools, not a registry agent), users ("juser"), docs ("doc", text snippets of an agent or a user with their
-// vectors), and the Julep side of sessions: a Julep session is a session (aggregate "session") whose creation
-// carries a JulepSessionSpec, and whose chats are turns recorded as session events. Their IDs are UUIDs, as Julep's
-// are (UUID strings are subject tokens).
+// Julep's objects (seed 004): agents ("jagent", an LLM persona with instructions and tools, not a registry agent),
+// users ("juser"), docs ("doc", text snippets of an agent or a user with their vectors), and the Julep side of
+// sessions: a Julep session is a session (aggregate "session") whose creation carries a JulepSessionSpec, and whose
+// chats are turns recorded as session events. Their IDs are UUIDs, as Julep's are, and as in Julep each account has
+// its own: the aggregate of an account's object is JulepAggregateID(account, uuid), so that two accounts that pick
+// the same UUID (create-or-update at an ID a program derives) have two objects, and neither learns of the other's.
 
 // JulepAgentSpec is what a Julep agent is made of: the fields of Julep's CreateAgentRequest.
 type JulepAgentSpec struct {
@@ -442,4 +443,16 @@ func MergeObjects(old, patch json.RawMessage) json.RawMessage {
 		return patch
 	}
 	return out
+}
+
+// JulepAggregateID is the aggregate ID of an account's Julep object with the given UUID: "<account>-<uuid>", a
+// subject token (account IDs and UUIDs are letters, digits, '_' and '-').
+func JulepAggregateID(account, id string) string { return account + "-" + id }
+
+// JulepPublicID is the UUID of a Julep object's aggregate ID: what clients call it.
+func JulepPublicID(aggregateID string) string {
+	if len(aggregateID) >= 36 {
+		return aggregateID[len(aggregateID)-36:]
+	}
+	return aggregateID
 }

@@ -24,6 +24,7 @@ const (
 
 // Object is what every Julep object's state has: whose it is and its life.
 type Object struct {
+	// ID is the object's UUID (its aggregate is events.JulepAggregateID(Account, ID)).
 	ID      string    `json:"id"`
 	Account string    `json:"account"`
 	Exists  bool      `json:"-"`
@@ -37,7 +38,7 @@ func (o *Object) Owned(account string) bool { return o.Exists && !o.Deleted && o
 
 // born starts the object's life over (a deleted object's ID may be created again).
 func (o *Object) born(e events.Envelope) {
-	*o = Object{ID: e.AggregateID, Account: e.Account, Exists: true, Created: e.Time, Updated: e.Time}
+	*o = Object{ID: events.JulepPublicID(e.AggregateID), Account: e.Account, Exists: true, Created: e.Time, Updated: e.Time}
 }
 
 // create decides making an object at its ID. The ID of a created object derives from the request that made it, so

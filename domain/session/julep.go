@@ -498,6 +498,7 @@ func PatchJulep(s *State, account, id string, p SessionPatch) ([]events.Event, e
 
 // JulepView is a Julep session as faces and the read model show it.
 type JulepView struct {
+	// ID is the session's UUID (its aggregate is events.JulepAggregateID(Account, ID)).
 	ID      string                  `json:"id"`
 	Account string                  `json:"account"`
 	Spec    events.JulepSessionSpec `json:"spec"`
@@ -512,7 +513,7 @@ func (s *State) JulepView() JulepView {
 	if s.Julep == nil {
 		return JulepView{}
 	}
-	v := JulepView{ID: s.ID, Account: s.Account, Spec: s.Julep.Spec, Created: s.Created, Updated: s.Modified}
+	v := JulepView{ID: events.JulepPublicID(s.ID), Account: s.Account, Spec: s.Julep.Spec, Created: s.Created, Updated: s.Modified}
 	if n := len(s.Julep.Summaries); n > 0 {
 		v.Summary = s.Julep.Summaries[n-1].Summary
 	}
@@ -527,7 +528,7 @@ func FoldJulepView(v *JulepView, e events.Envelope) bool {
 		if d.Julep == nil {
 			return false
 		}
-		*v = JulepView{ID: e.AggregateID, Account: e.Account, Spec: *d.Julep, Created: e.Time, Updated: e.Time}
+		*v = JulepView{ID: events.JulepPublicID(e.AggregateID), Account: e.Account, Spec: *d.Julep, Created: e.Time, Updated: e.Time}
 	case events.SessionJulepUpdated:
 		v.Spec, v.Updated = d.Spec, e.Time
 	case events.SessionSummarized:

@@ -134,7 +134,7 @@ func (h *Handlers) read(ctx context.Context, e events.Envelope) (work, bool, err
 		w.turn.Calls = slices.Clone(t.Calls)
 		w.turn.Ran = slices.Clone(t.Ran)
 		w.next = t.Next()
-		w.snap = julepchat.Snapshot{SessionID: s.ID, Account: s.Account, Spec: j.Spec, Entries: slices.Clone(j.Entries),
+		w.snap = julepchat.Snapshot{SessionID: events.JulepPublicID(s.ID), Account: s.Account, Spec: j.Spec, Entries: slices.Clone(j.Entries),
 			Request: t.Request}
 		if n := len(j.Summaries); n > 0 {
 			w.snap.Summary = j.Summaries[n-1]

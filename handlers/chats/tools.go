@@ -103,7 +103,7 @@ func (h *Handlers) system(ctx context.Context, w work, sc julepchat.Scope, d eve
 		if limit < 1 || limit > 50 {
 			limit = 10
 		}
-		refs, err := h.cfg.Docs.Search(ctx, julepdocs.Query{Owners: []events.DocOwner{owner}, Mode: docindex.Hybrid,
+		refs, err := h.cfg.Docs.Search(ctx, julepdocs.Query{Account: account, Owners: []events.DocOwner{owner}, Mode: docindex.Hybrid,
 			Text: a.Text, Limit: limit, Alpha: 0.5})
 		if err != nil {
 			return "", err

@@ -128,17 +128,9 @@ func (c *JulepAgents) Delete(ctx context.Context, actor auth.Principal, id strin
 
 // Get returns the caller's agent as the log holds it now.
 func (c *JulepAgents) Get(ctx context.Context, actor auth.Principal, id string) (julep.Agent, error) {
-	if !ids.IsUUID(id) {
-		return julep.Agent{}, errs.NotFoundf("agent", id)
-	}
-	s, _, err := c.repo.Get(ctx, id, events.Fresh)
-	if err != nil {
-		return julep.Agent{}, fmt.Errorf("read agent %s: %w", id, err)
-	}
-	if !s.Owned(actor.AccountID) {
-		return julep.Agent{}, errs.NotFoundf("agent", id)
-	}
-	return agentView(&s), nil
+	return readJulep(ctx, c.repo, actor, id, "agent", func(s *julep.AgentState) (julep.Agent, bool) {
+		return agentView(s), s.Owned(actor.AccountID)
+	})
 }
 
 // AddTool adds a tool to the caller's agent; its ID derives from request.
@@ -214,12 +206,13 @@ func writeJulep[S any, P interface {
 	if !ids.IsUUID(id) {
 		return Written[T]{}, errs.NotFoundf(kind, id)
 	}
-	res, err := repo.Update(ctx, id, events.Fresh, actor.Meta(), decide)
+	key := events.JulepAggregateID(actor.AccountID, id)
+	res, err := repo.Update(ctx, key, events.Fresh, actor.Meta(), decide)
 	if err != nil {
 		return Written[T]{}, fmt.Errorf("%s %s: %w", what, id, err)
 	}
 	var out Written[T]
-	err = repo.Read(ctx, id, res.Version.Seq, func(s *S, _ events.Version) error {
+	err = repo.Read(ctx, key, res.Version.Seq, func(s *S, _ events.Version) error {
 		out.Object = view(s)
 		return nil
 	})
@@ -228,6 +221,31 @@ func writeJulep[S any, P interface {
 	}
 	if len(res.Events) > 0 {
 		out.Seq = res.LastSeq()
+	}
+	return out, nil
+}
+
+// readJulep reads the caller's Julep object as the log holds it now: view says what of it to return and whether it
+// is the caller's (else it is not found).
+func readJulep[S any, P interface {
+	*S
+	events.State
+}, T any](ctx context.Context, repo *events.Repo[S, P], actor auth.Principal, id, kind string, view func(*S) (T, bool)) (T, error) {
+	var out T
+	if !ids.IsUUID(id) {
+		return out, errs.NotFoundf(kind, id)
+	}
+	found := false
+	err := repo.Read(ctx, events.JulepAggregateID(actor.AccountID, id), events.Fresh, func(s *S, _ events.Version) error {
+		out, found = view(s)
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("read %s %s: %w", kind, id, err)
+	}
+	if !found {
+		var zero T
+		return zero, errs.NotFoundf(kind, id)
 	}
 	return out, nil
 }

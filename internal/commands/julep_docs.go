@@ -10,7 +10,6 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
-	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/julepdocs"
 )
 
@@ -65,8 +64,8 @@ func (c *JulepDocs) Create(ctx context.Context, actor auth.Principal, request st
 		return Written[julep.Doc]{}, err
 	}
 	id := events.DeriveUUID(request, "doc")
-	if s, _, err := c.repo.Get(ctx, id, events.Fresh); err == nil && s.Owned(actor.AccountID) {
-		return Written[julep.Doc]{Object: s.Doc}, nil // the same request again
+	if d, err := c.Get(ctx, actor, id); err == nil {
+		return Written[julep.Doc]{Object: d}, nil // the same request again
 	}
 	snippets, err := c.index.Snippets(ctx, texts)
 	if err != nil {
@@ -134,22 +133,14 @@ func (c *JulepDocs) Delete(ctx context.Context, actor auth.Principal, owner even
 	if err != nil {
 		return w, err
 	}
-	return w, c.index.Remove(ctx, id, owner)
+	return w, c.index.Remove(ctx, actor.AccountID, id, owner)
 }
 
 // Get returns a doc of the caller's account.
 func (c *JulepDocs) Get(ctx context.Context, actor auth.Principal, id string) (julep.Doc, error) {
-	if !ids.IsUUID(id) {
-		return julep.Doc{}, errs.NotFoundf("doc", id)
-	}
-	s, _, err := c.repo.Get(ctx, id, events.Fresh)
-	if err != nil {
-		return julep.Doc{}, fmt.Errorf("read doc %s: %w", id, err)
-	}
-	if !s.Owned(actor.AccountID) {
-		return julep.Doc{}, errs.NotFoundf("doc", id)
-	}
-	return s.Doc, nil
+	return readJulep(ctx, c.repo, actor, id, "doc", func(s *julep.DocState) (julep.Doc, bool) {
+		return s.Doc, s.Owned(actor.AccountID)
+	})
 }
 
 // Search finds the docs of the caller's owners that best match q.
@@ -159,6 +150,7 @@ func (c *JulepDocs) Search(ctx context.Context, actor auth.Principal, q julepdoc
 			return nil, err
 		}
 	}
+	q.Account = actor.AccountID
 	return c.index.Search(ctx, q)
 }
 

@@ -203,7 +203,7 @@ func (c *JulepSessions) Read(ctx context.Context, actor auth.Principal, id strin
 	if !ids.IsUUID(id) {
 		return errs.NotFoundf("session", id)
 	}
-	return c.repo.Read(ctx, id, atLeast, func(s *session.State, _ events.Version) error {
+	return c.repo.Read(ctx, events.JulepAggregateID(actor.AccountID, id), atLeast, func(s *session.State, _ events.Version) error {
 		if !s.OwnedJulep(actor.AccountID) {
 			return errs.NotFoundf("session", id)
 		}
@@ -332,7 +332,8 @@ func (c *JulepSessions) Chat(ctx context.Context, actor auth.Principal, id, requ
 	}
 	meta := actor.Meta()
 	meta.CorrelationID = r.TurnID
-	res, err := c.repo.Update(ctx, id, events.Fresh, meta, func(s *session.State) ([]events.Event, error) {
+	key := events.JulepAggregateID(actor.AccountID, id)
+	res, err := c.repo.Update(ctx, key, events.Fresh, meta, func(s *session.State) ([]events.Event, error) {
 		return session.RequestChat(s, actor.AccountID, id, r)
 	})
 	if err != nil {
@@ -340,7 +341,7 @@ func (c *JulepSessions) Chat(ctx context.Context, actor auth.Principal, id, requ
 	}
 	out := ChatStarted{TurnID: r.TurnID, Seq: res.LastSeq()}
 	if len(res.Events) == 0 { // made meanwhile by the same request
-		err = c.repo.Read(ctx, id, res.Version.Seq, func(s *session.State, _ events.Version) error {
+		err = c.repo.Read(ctx, key, res.Version.Seq, func(s *session.State, _ events.Version) error {
 			if t, ok := s.Julep.Turn(r.TurnID); ok {
 				out.Seq = t.Seq
 			}

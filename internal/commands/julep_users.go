@@ -2,12 +2,10 @@ package commands
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
-	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
 )
 
@@ -90,17 +88,9 @@ func (c *JulepUsers) Delete(ctx context.Context, actor auth.Principal, id string
 
 // Get returns the caller's user as the log holds it now.
 func (c *JulepUsers) Get(ctx context.Context, actor auth.Principal, id string) (julep.User, error) {
-	if !ids.IsUUID(id) {
-		return julep.User{}, errs.NotFoundf("user", id)
-	}
-	s, _, err := c.repo.Get(ctx, id, events.Fresh)
-	if err != nil {
-		return julep.User{}, fmt.Errorf("read user %s: %w", id, err)
-	}
-	if !s.Owned(actor.AccountID) {
-		return julep.User{}, errs.NotFoundf("user", id)
-	}
-	return s.User, nil
+	return readJulep(ctx, c.repo, actor, id, "user", func(s *julep.UserState) (julep.User, bool) {
+		return s.User, s.Owned(actor.AccountID)
+	})
 }
 
 func (c *JulepUsers) update(ctx context.Context, actor auth.Principal, id, what string, decide func(*julep.UserState) ([]events.Event, error)) (Written[julep.User], error) {

@@ -71,7 +71,7 @@ func (f *SessionsFace) events(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.From(r.Context())
 	handle := chi.URLParam(r, "handle")
 	if ids.IsUUID(handle) {
-		handle = ids.CanonicalUUID(handle) // a Julep session
+		handle = events.JulepAggregateID(p.AccountID, ids.CanonicalUUID(handle)) // a Julep session, by its UUID
 	} else if err := ids.Check("handle", ids.Session, handle); err != nil {
 		f.WriteError(w, r, err)
 		return

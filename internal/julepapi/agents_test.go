@@ -83,7 +83,8 @@ func TestAgents(t *testing.T) {
 	}
 }
 
-// Another account sees none of an account's agents, and cannot take an ID in use.
+// Another account sees none of an account's agents. As in Julep, each account has its own IDs: another account's
+// create-or-update at the same UUID makes its own agent and leaves the first account's alone.
 func TestAgentsOfAnotherAccount(t *testing.T) {
 	e := newEnv(t)
 	id := e.agent(t, map[string]any{"name": "mine"})
@@ -91,12 +92,19 @@ func TestAgentsOfAnotherAccount(t *testing.T) {
 	if r := e.doAs(t, other, "GET", "/agents/"+id, nil); r.status != http.StatusNotFound {
 		t.Fatalf("another account reads the agent: %d %s", r.status, r.body)
 	}
-	if r := e.doAs(t, other, "POST", "/agents/"+id, map[string]any{"name": "theirs"}); r.status != http.StatusConflict ||
-		r.header.Get("x-should-retry") != "false" {
-		t.Fatalf("another account takes the ID: %d %v %s", r.status, r.header, r.body)
+	for _, m := range []string{"PATCH", "PUT", "DELETE"} {
+		if r := e.doAs(t, other, m, "/agents/"+id, map[string]any{"name": "x"}); r.status != http.StatusNotFound {
+			t.Fatalf("another account's %s: %d %s", m, r.status, r.body)
+		}
 	}
-	if r := e.doAs(t, other, "GET", "/agents", nil); len(items(t, r.obj(t))) != 0 {
-		t.Fatalf("another account lists the agent: %s", r.body)
+	if r := e.doAs(t, other, "POST", "/agents/"+id, map[string]any{"name": "theirs"}); r.status != http.StatusOK || r.obj(t)["id"] != id {
+		t.Fatalf("another account's create-or-update at the same UUID: %d %s", r.status, r.body)
+	}
+	if got := e.must(t, http.StatusOK, "GET", "/agents/"+id, nil); got["name"] != "mine" {
+		t.Fatalf("the first account's agent changed: %v", got)
+	}
+	if list := items(t, e.doAs(t, other, "GET", "/agents", nil).obj(t)); len(list) != 1 || list[0]["name"] != "theirs" {
+		t.Fatalf("another account lists: %v", list)
 	}
 }
 

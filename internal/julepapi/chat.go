@@ -162,6 +162,7 @@ func (f *Face) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Listen before asking, so that an answer that comes at once is not missed; no consumer is made.
+	key := events.JulepAggregateID(principal(r).AccountID, id)
 	ends := make(chan *nats.Msg, 8)
 	var deltas chan *nats.Msg
 	var subs []*nats.Subscription
@@ -171,7 +172,7 @@ func (f *Face) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	for _, name := range []string{"chat_answered", "chat_failed"} {
-		sub, err := f.d.NC.ChanSubscribe(f.d.Names.EventSubject(session.Aggregate, id, name), ends)
+		sub, err := f.d.NC.ChanSubscribe(f.d.Names.EventSubject(session.Aggregate, key, name), ends)
 		if err != nil {
 			f.WriteError(w, r, fmt.Errorf("await the chat: %w", err))
 			return
@@ -180,7 +181,7 @@ func (f *Face) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Stream {
 		deltas = make(chan *nats.Msg, 1024)
-		sub, err := f.d.NC.ChanSubscribe(f.d.Names.LiveSubject(session.Aggregate, id), deltas)
+		sub, err := f.d.NC.ChanSubscribe(f.d.Names.LiveSubject(session.Aggregate, key), deltas)
 		if err != nil {
 			f.WriteError(w, r, fmt.Errorf("await the chat: %w", err))
 			return
@@ -431,7 +432,7 @@ func (f *Face) render(w http.ResponseWriter, r *http.Request) {
 		} else if !slices.Contains(s.Julep.Spec.Agents, req.Agent) {
 			return errs.InvalidField("agent", "agent %s is not an agent of session %s", req.Agent, id)
 		}
-		snap = julepchat.Snapshot{SessionID: s.ID, Account: s.Account, Spec: s.Julep.Spec, Entries: slices.Clone(s.Julep.Entries), Request: req}
+		snap = julepchat.Snapshot{SessionID: id, Account: s.Account, Spec: s.Julep.Spec, Entries: slices.Clone(s.Julep.Entries), Request: req}
 		if n := len(s.Julep.Summaries); n > 0 {
 			snap.Summary = s.Julep.Summaries[n-1]
 		}

@@ -90,12 +90,12 @@ func location(field string) []any {
 	return out
 }
 
-// checkUUID refuses what is not a UUID, naming the parameter (a 400: it is the path's, not the body's).
+// checkUUID refuses what is not a UUID, naming the parameter (a 400 for a path's, a 422 for a body's).
 func checkUUID(param, s string) error {
 	if ids.IsUUID(s) {
 		return nil
 	}
-	return errs.E(errs.Invalid, "invalid '%s': expected a UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)", param)
+	return errs.InvalidField(param, "invalid '%s': expected a UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)", param)
 }
 
 func canonical(s string) string { return ids.CanonicalUUID(s) }

@@ -15,6 +15,7 @@ package julepapi
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -166,36 +167,44 @@ func (f *Face) listModels(w http.ResponseWriter, _ *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"models": out})
 }
 
-// WriteError implements httpapi.Face: Julep's error shape, {"error": {"message", "code"}}, with FastAPI's "detail"
-// beside it for clients that read that; a bad field is a 422 with the field's location, as Julep's validation
-// answers.
+// WriteError implements httpapi.Face: Julep's error shape, {"error": {"message", "code"}}, with the field at fault
+// (error.field, and FastAPI's "detail" beside it for clients that read that). A bad field of the body or the query
+// is a 422 with the field's location, as Julep's validation answers; a path parameter that is no ID is a 400.
 func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	httpapi.LogError(f.d.Logger, r, err)
 	code := errs.CodeOf(err)
 	status := errs.HTTPStatus(code)
 	msg := errs.MessageOf(err)
-	body := map[string]any{}
-	e := errs.As(err)
+	body := map[string]any{"detail": msg}
 	detail := map[string]any{"message": msg, "code": string(code)}
-	switch {
-	case code == errs.Invalid && e != nil && e.Field != "":
-		status = http.StatusUnprocessableEntity
-		loc := append([]any{"body"}, location(e.Field)...)
-		item := map[string]any{"type": "value_error", "msg": msg, "loc": loc}
-		detail["code"] = "validation_error"
+	if e := errs.As(err); code == errs.Invalid && e != nil && e.Field != "" {
+		detail["field"] = e.Field
+		where := "body"
+		switch {
+		case slices.Contains(pathIDs, e.Field):
+			where = "path"
+		case slices.Contains(queryParams, e.Field):
+			where = "query"
+		}
+		if where != "path" {
+			status = http.StatusUnprocessableEntity
+			detail["code"] = "validation_error"
+		}
+		item := map[string]any{"type": "value_error", "msg": msg, "loc": append([]any{where}, location(e.Field)...)}
 		detail["details"] = []any{item}
 		body["detail"] = []any{item}
-	default:
-		body["detail"] = msg
 	}
 	body["error"] = detail
 	if code == errs.Conflict && !retryable(err) {
-		// A request the server will refuse again (an ID in use): the SDKs retry 409s unless told not to.
+		// A request the server will refuse again: the SDKs retry 409s unless told not to.
 		w.Header().Set("x-should-retry", "false")
 	}
 	httpapi.SetRetryAfter(w, err)
 	httpapi.WriteJSON(w, status, body)
 }
+
+// queryParams are the query parameters the face reads.
+var queryParams = []string{"limit", "offset", "sort_by", "direction", "metadata_filter", "include_embeddings"}
 
 // retryable reports a conflict that is contention (the object changed under the request): trying again may pass.
 func retryable(err error) bool {

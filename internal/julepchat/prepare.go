@@ -318,7 +318,7 @@ func (p *Preparer) recall(ctx context.Context, snap Snapshot, sc Scope) ([]event
 		}
 		lines[i] = who + ": " + m.Content
 	}
-	q := julepdocs.Query{Mode: docindex.Mode(o.Mode), Limit: o.Limit, Alpha: o.Alpha, Confidence: o.Confidence,
+	q := julepdocs.Query{Account: snap.Account, Mode: docindex.Mode(o.Mode), Limit: o.Limit, Alpha: o.Alpha, Confidence: o.Confidence,
 		MMRStrength: o.MMRStrength, Text: clipRunes(strings.TrimSpace(search[len(search)-1].Content), o.MaxQueryLength, false)}
 	if o.Mode != "text" {
 		embedText := clipRunes(strings.TrimSpace(strings.Join(lines, "\n\n")), o.MaxQueryLength, true)

@@ -41,7 +41,7 @@ type Index struct {
 	seen    uint64        // the stream sequence of the last doc event the feed applied
 	changed chan struct{} // closed and replaced whenever seen moves
 	loaded  chan struct{} // closed once the feed has read the log's history
-	docs    map[string]docMeta
+	docs    map[string]docMeta // by the doc's aggregate ID (an account's UUID)
 }
 
 // docMeta is what a search answer says of a doc besides the snippet.
@@ -59,8 +59,8 @@ func New(ix *docindex.Index, store *events.Store, js jetstream.JetStream, logger
 		loaded: make(chan struct{}), docs: map[string]docMeta{}}
 }
 
-// Collection names an owner's docs in the index.
-func Collection(o events.DocOwner) string { return o.Role + ":" + o.ID }
+// Collection names the docs of an account's agent or user in the index.
+func Collection(account string, o events.DocOwner) string { return account + ":" + o.Role + ":" + o.ID }
 
 // EmbedderName names the embedder the vectors are made by; docs record it.
 func (x *Index) EmbedderName() (string, int) { return x.ix.Embedder().Name(), x.ix.Embedder().Dim() }
@@ -117,12 +117,12 @@ func UnpackVector(b []byte, dim int) []float32 {
 
 // Add indexes a doc at once (the create path, so that it is searchable when the create returns).
 func (x *Index) Add(ctx context.Context, d julep.Doc) error {
-	_, err := x.ix.Add(ctx, Collection(d.Owner), x.indexDoc(d))
+	_, err := x.ix.Add(ctx, Collection(d.Account, d.Owner), x.indexDoc(d))
 	if err != nil {
 		return fmt.Errorf("index doc %s: %w", d.ID, err)
 	}
 	x.mu.Lock()
-	x.docs[d.ID] = docMeta{owner: d.Owner, metadata: d.Metadata}
+	x.docs[events.JulepAggregateID(d.Account, d.ID)] = docMeta{owner: d.Owner, metadata: d.Metadata}
 	x.mu.Unlock()
 	return nil
 }
@@ -150,13 +150,13 @@ func attributes(raw json.RawMessage) map[string]any {
 	return m
 }
 
-// Remove takes a doc out of the index.
-func (x *Index) Remove(ctx context.Context, id string, owner events.DocOwner) error {
-	if _, err := x.ix.Delete(ctx, Collection(owner), id); err != nil {
+// Remove takes an account's doc out of the index.
+func (x *Index) Remove(ctx context.Context, account, id string, owner events.DocOwner) error {
+	if _, err := x.ix.Delete(ctx, Collection(account, owner), id); err != nil {
 		return fmt.Errorf("unindex doc %s: %w", id, err)
 	}
 	x.mu.Lock()
-	delete(x.docs, id)
+	delete(x.docs, events.JulepAggregateID(account, id))
 	x.mu.Unlock()
 	return nil
 }
@@ -217,7 +217,7 @@ func (x *Index) run(ctx context.Context, filter string) error {
 			s.Apply(e)
 			err = x.Add(ctx, s.Doc)
 		case events.DocDeleted:
-			err = x.Remove(ctx, e.AggregateID, d.Owner)
+			err = x.Remove(ctx, e.Account, events.JulepPublicID(e.AggregateID), d.Owner)
 		}
 		if err != nil {
 			x.logger.Error("index a doc from the log", "doc", e.AggregateID, "err", err)
@@ -230,7 +230,7 @@ func (x *Index) run(ctx context.Context, filter string) error {
 func (x *Index) addMany(ctx context.Context, docs map[string]julep.Doc) error {
 	byColl := map[string][]docindex.Doc{}
 	for _, d := range docs {
-		c := Collection(d.Owner)
+		c := Collection(d.Account, d.Owner)
 		byColl[c] = append(byColl[c], x.indexDoc(d))
 	}
 	for c, ds := range byColl {
@@ -299,9 +299,10 @@ func (x *Index) CatchUp(ctx context.Context) error {
 	}
 }
 
-// Query is a search of some owners' docs.
+// Query is a search of the docs of some of an account's agents and users.
 type Query struct {
-	Owners []events.DocOwner
+	Account string
+	Owners  []events.DocOwner
 	Mode   docindex.Mode
 	Text   string
 	Vector []float32
@@ -330,7 +331,7 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Ref, error) {
 	}
 	colls := make([]string, len(q.Owners))
 	for i, o := range q.Owners {
-		colls[i] = Collection(o)
+		colls[i] = Collection(q.Account, o)
 	}
 	hits, err := x.ix.Search(ctx, docindex.Query{Collections: colls, Mode: q.Mode, Text: q.Text, Vector: q.Vector,
 		Limit: q.Limit, Alpha: q.Alpha, Confidence: q.Confidence, MMRStrength: q.MMRStrength,
@@ -342,7 +343,7 @@ func (x *Index) Search(ctx context.Context, q Query) ([]Ref, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, h := range hits {
-		meta, ok := x.docs[h.DocID]
+		meta, ok := x.docs[events.JulepAggregateID(q.Account, h.DocID)]
 		if !ok {
 			continue // deleted while the search ran
 		}
