@@ -38,9 +38,9 @@ type Index struct {
 	logger *slog.Logger
 
 	mu      sync.Mutex
-	seen    uint64        // the stream sequence of the last doc event the feed applied
-	changed chan struct{} // closed and replaced whenever seen moves
-	loaded  chan struct{} // closed once the feed has read the log's history
+	seen    uint64             // the stream sequence of the last doc event the feed applied
+	changed chan struct{}      // closed and replaced whenever seen moves
+	loaded  chan struct{}      // closed once the feed has read the log's history
 	docs    map[string]docMeta // by the doc's aggregate ID (an account's UUID)
 }
 
@@ -303,10 +303,10 @@ func (x *Index) CatchUp(ctx context.Context) error {
 type Query struct {
 	Account string
 	Owners  []events.DocOwner
-	Mode   docindex.Mode
-	Text   string
-	Vector []float32
-	Limit  int
+	Mode    docindex.Mode
+	Text    string
+	Vector  []float32
+	Limit   int
 	// Alpha, Confidence and MMRStrength are Julep's (see docindex.Query).
 	Alpha, Confidence, MMRStrength float64
 	MetadataFilter                 map[string]any

@@ -56,11 +56,11 @@ func julepFixture() fixture {
 		},
 		Intact: func(t *testing.T, n *platformtest.Node, o owner, objs objects) {
 			for path, want := range map[string]string{
-				"/julep/agents/" + made.agent:                 "agent " + secret,
-				"/julep/agents/" + made.agent + "/tools":      "tool " + secret,
-				"/julep/docs/" + made.doc:                     "content " + secret,
-				"/julep/users/" + made.user:                   "about " + secret,
-				"/julep/sessions/" + made.session:             "situation " + secret,
+				"/julep/agents/" + made.agent:                  "agent " + secret,
+				"/julep/agents/" + made.agent + "/tools":       "tool " + secret,
+				"/julep/docs/" + made.doc:                      "content " + secret,
+				"/julep/users/" + made.user:                    "about " + secret,
+				"/julep/sessions/" + made.session:              "situation " + secret,
 				"/julep/sessions/" + made.session + "/history": "question " + secret,
 			} {
 				r := n.Do(t, o.Key, "GET", path, nil)
