@@ -134,10 +134,12 @@ func (h *Handlers) read(ctx context.Context, e events.Envelope) (work, bool, err
 	return w, ok, err
 }
 
-// step does the active turn's next step.
+// step does the active turn's next step, when the event reacted to is what that step follows: each step is set off
+// by one event (so that two deliveries of a session's events at once do not both call the model), and a chat asked
+// while another turn is active waits for that turn's end to set it off.
 func (h *Handlers) step(ctx context.Context, e events.Envelope) error {
 	w, ok, err := h.read(ctx, e)
-	if err != nil || !ok {
+	if err != nil || !ok || !follows(e, w.turn.ID, w.next) {
 		return err
 	}
 	switch w.next.Kind {
@@ -149,6 +151,24 @@ func (h *Handlers) step(ctx context.Context, e events.Envelope) error {
 		return h.runTool(ctx, e, w)
 	}
 	return nil
+}
+
+// follows reports whether next, the next step of the active turn, is the one event e sets off.
+func follows(e events.Envelope, turn string, next session.TurnStep) bool {
+	switch d := e.Event.(type) {
+	case events.SessionChatRequested:
+		return next.Kind == session.StepPrepare && d.TurnID == turn
+	case events.SessionChatAnswered, events.SessionChatFailed:
+		return next.Kind == session.StepPrepare // the turn after the one that ended
+	case events.SessionChatPrepared:
+		return d.TurnID == turn && next.Kind == session.StepModel && next.Call == 0
+	case events.SessionChatModelCalled:
+		return d.TurnID == turn && next.Kind == session.StepTool && next.Call == d.Call && next.Index == 0
+	case events.SessionChatToolRan:
+		return d.TurnID == turn && (next.Kind == session.StepTool && next.Call == d.Call && next.Index == d.Index+1 ||
+			next.Kind == session.StepModel && next.Call == d.Call+1)
+	}
+	return false
 }
 
 // update appends what decide returns for the turn, deciding on the session as of the event reacted to.

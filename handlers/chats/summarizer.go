@@ -47,6 +47,11 @@ func (h *Handlers) summarize(ctx context.Context, e events.Envelope) error {
 			return nil
 		}
 		j := s.Julep
+		for _, t := range j.Turns {
+			if t.Done() && t.EndSeq > e.Sequence {
+				return nil // a later turn has ended: its answer sets the summarizing off, with the longer history
+			}
+		}
 		ok = true
 		snap = snapshotForSummary{account: s.Account, spec: j.Spec, from: j.SummaryUpto(),
 			entries: append([]session.Entry(nil), j.Entries...)}
