@@ -47,6 +47,7 @@ const maxIdempotencyKey = 255
 // request repeats an earlier one.
 func (f *Face) requestID(ctx context.Context, r *http.Request, body []byte) (id string, retry bool, err error) {
 	account := principal(r).AccountID
+	body = canonicalJSON(body)
 	sum := sha256.Sum256(body)
 	rec := request{ID: events.NewID(), Body: hex.EncodeToString(sum[:])}
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
@@ -112,4 +113,18 @@ func kvKey(parts ...string) string {
 func isRetry(r *http.Request) bool {
 	n, _ := strconv.Atoi(r.Header.Get("x-stainless-retry-count"))
 	return n > 0 || r.Header.Get("Idempotency-Key") != ""
+}
+
+// canonicalJSON is a JSON body with its objects' keys sorted, so that a retry that encodes the same request again
+// (another map order) is known as the same request; a body that is not JSON is kept as it is.
+func canonicalJSON(body []byte) []byte {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return body
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
 }

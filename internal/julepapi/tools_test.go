@@ -75,6 +75,7 @@ func TestAutoRunTools(t *testing.T) {
 	want := []string{"Julep session opened", "chat ", "rendered for gpt-4o-mini", "model call 1 asks for search_docs",
 		"system tool search_docs → ", "model call 2 asks for get_rate", "api_call tool get_rate → ", "answer "}
 	joined := strings.Join(lines, "\n")
+	t.Logf("contrail replay session %s:\n%s", sid, joined)
 	at := 0
 	for _, w := range want {
 		i := strings.Index(joined[at:], w)
