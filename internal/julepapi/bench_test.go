@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
@@ -20,7 +21,6 @@ import (
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
-	"github.com/contrailhq/contrail/events"
 )
 
 // The figures of issue 12, as benchmarks (go test -run '^$' -bench Julep ./internal/julepapi/). Each reports p50 and
@@ -97,7 +97,7 @@ func BenchmarkJulepSearch10k(b *testing.B) {
 			topic := topics[i%len(topics)]
 			_, err := e.node.Julep.Docs.Create(context.Background(), principalOf(b, e), events.NewID(),
 				events.DocOwner{Role: "agent", ID: p.ID}, commands.NewDoc{Title: fmt.Sprintf("%s %d", topic, i),
-					Content: jsonString(fmt.Sprintf("Note %d is about %s: %s, and how %s change over the years.", i, topic, topic, topic)),
+					Content:  jsonString(fmt.Sprintf("Note %d is about %s: %s, and how %s change over the years.", i, topic, topic, topic)),
 					Metadata: []byte(fmt.Sprintf(`{"topic":%q}`, topic))})
 			if err != nil {
 				b.Error(err)
