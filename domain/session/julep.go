@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -539,4 +540,27 @@ func FoldJulepView(v *JulepView, e events.Envelope) bool {
 		return false
 	}
 	return v.ID != ""
+}
+
+// Clone is a copy of the Julep side of a session that the fold's later changes do not reach (turns are changed in
+// place as their steps come). Nil for a Fixie session.
+func (j *Julep) Clone() *Julep {
+	if j == nil {
+		return nil
+	}
+	c := *j
+	c.Entries = slices.Clone(j.Entries)
+	c.Summaries = slices.Clone(j.Summaries)
+	c.byTurn = maps.Clone(j.byTurn)
+	c.Turns = make([]*Turn, len(j.Turns))
+	for i, t := range j.Turns {
+		tc := *t
+		tc.Calls = slices.Clone(t.Calls)
+		tc.Ran = make([][]events.SessionChatToolRan, len(t.Ran))
+		for k, r := range t.Ran {
+			tc.Ran[k] = slices.Clone(r)
+		}
+		c.Turns[i] = &tc
+	}
+	return &c
 }

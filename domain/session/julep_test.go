@@ -188,3 +188,21 @@ func TestJulepSummaries(t *testing.T) {
 		t.Fatalf("view: %+v", v)
 	}
 }
+
+// A clone of a session's Julep side does not change when the session goes on.
+func TestJulepClone(t *testing.T) {
+	l := newJulepSession(t)
+	evs, _ := session.RequestChat(&l.s, "acct_a", "s1", chat("a", true))
+	l.add(t, evs...)
+	c := l.s.Julep.Clone()
+	turn := l.s.Julep.Active()
+	l.add(t, session.Prepare(&l.s, turn, events.SessionChatPrepared{Input: turn.Request.Messages})...)
+	l.add(t, session.Answer(&l.s, turn, 0, events.SessionChatAnswered{Text: "A"})...)
+	if c.Turns[0].Prepared != nil || c.Turns[0].Done() || len(c.Entries) != 0 {
+		t.Fatalf("the clone changed with the session: %+v", c.Turns[0])
+	}
+	var none *session.Julep
+	if none.Clone() != nil {
+		t.Fatal("a Fixie session's clone")
+	}
+}
