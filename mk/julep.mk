@@ -15,3 +15,10 @@ julep-sdk-deps:
 	else echo "npm not found: the Julep SDK compatibility test will skip and say so"; fi
 
 deps: julep-sdk-deps
+
+.PHONY: bench-julep
+
+## bench-julep: issue 12's figures (doc create to first search hit, search among 10,000 docs, chat overhead on the
+## offline model, prompt sizes over a 200-turn session with and without adaptive); a few minutes
+bench-julep: models
+	$(GO) test -run '^$$' -bench 'Julep' -benchtime 300x -timeout 30m ./internal/julepapi/
