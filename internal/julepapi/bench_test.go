@@ -195,12 +195,13 @@ func BenchmarkJulepChatOverhead(b *testing.B) {
 
 // BenchmarkJulepAdaptivePromptSize: the prompt sizes of a 200-turn session (each question about 60 tokens, each
 // answer about 25) with no budget, with truncate, and with adaptive, on a scripted model whose summaries are about
-// 100 tokens. It reports the prompt tokens of turns 50, 100 and 200, and the largest.
+// 100 tokens. It reports the prompt tokens of turns 50, 100 and 200, and the largest. The figures are of one session
+// per mode, whatever b.N (a session of 200 turns is the unit measured).
 func BenchmarkJulepAdaptivePromptSize(b *testing.B) {
 	const budget, turns = 2000, 200
 	for _, mode := range []string{"none", "truncate", "adaptive"} {
 		b.Run(mode, func(b *testing.B) {
-			for range b.N {
+			{
 				e := newEnv(b)
 				e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
 					if strings.HasPrefix(req.Messages[0].Content, "You compress a conversation") {
