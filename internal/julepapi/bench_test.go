@@ -201,43 +201,41 @@ func BenchmarkJulepAdaptivePromptSize(b *testing.B) {
 	const budget, turns = 2000, 200
 	for _, mode := range []string{"none", "truncate", "adaptive"} {
 		b.Run(mode, func(b *testing.B) {
-			{
-				e := newEnv(b)
-				e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
-					if strings.HasPrefix(req.Messages[0].Content, "You compress a conversation") {
-						return llmtest.Text(strings.TrimSpace(strings.Repeat("The user asked numbered questions about words; ", 10)))
-					}
-					return llmtest.Text("Noted: " + strings.Repeat("an answer of words ", 5))
-				})
-				agent, _ := e.persona(b)
-				spec := map[string]any{"agent": agent}
-				if mode != "none" {
-					spec["token_budget"], spec["context_overflow"] = budget, mode
+			e := newEnv(b)
+			e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+				if strings.HasPrefix(req.Messages[0].Content, "You compress a conversation") {
+					return llmtest.Text(strings.TrimSpace(strings.Repeat("The user asked numbered questions about words; ", 10)))
 				}
-				sid := e.session(b, spec)
-				var sizes []int
-				for i := 0; i < turns; i++ {
-					e.must(b, http.StatusCreated, "POST", "/sessions/"+sid+"/chat", userMsg(words(i, 55)))
-					var last llmtest.Request
-					for _, r := range e.model.Requests() {
-						if !strings.HasPrefix(r.Messages[0].Content, "You compress") {
-							last = r
-						}
-					}
-					sizes = append(sizes, promptTokens(last))
-					if mode == "adaptive" && i%20 == 19 {
-						time.Sleep(50 * time.Millisecond) // let the background summarizer keep up, as a client's pace would
-					}
-				}
-				for _, at := range []int{50, 100, 200} {
-					b.ReportMetric(float64(sizes[at-1]), fmt.Sprintf("tokens@%d", at))
-				}
-				b.ReportMetric(float64(slices.Max(sizes)), "tokens-max")
-				summaries := strings.Count(strings.Join(timeline(b, e, sid), "\n"), "summarized the first")
-				b.ReportMetric(float64(summaries), "summaries")
-				b.Logf("%s: prompt tokens at turns 1, 50, 100, 200: %d, %d, %d, %d (max %d); %d summaries",
-					mode, sizes[0], sizes[49], sizes[99], sizes[199], slices.Max(sizes), summaries)
+				return llmtest.Text("Noted: " + strings.Repeat("an answer of words ", 5))
+			})
+			agent, _ := e.persona(b)
+			spec := map[string]any{"agent": agent}
+			if mode != "none" {
+				spec["token_budget"], spec["context_overflow"] = budget, mode
 			}
+			sid := e.session(b, spec)
+			var sizes []int
+			for i := 0; i < turns; i++ {
+				e.must(b, http.StatusCreated, "POST", "/sessions/"+sid+"/chat", userMsg(words(i, 55)))
+				var last llmtest.Request
+				for _, r := range e.model.Requests() {
+					if !strings.HasPrefix(r.Messages[0].Content, "You compress") {
+						last = r
+					}
+				}
+				sizes = append(sizes, promptTokens(last))
+				if mode == "adaptive" && i%20 == 19 {
+					time.Sleep(50 * time.Millisecond) // let the background summarizer keep up, as a client's pace would
+				}
+			}
+			for _, at := range []int{50, 100, 200} {
+				b.ReportMetric(float64(sizes[at-1]), fmt.Sprintf("tokens@%d", at))
+			}
+			b.ReportMetric(float64(slices.Max(sizes)), "tokens-max")
+			summaries := strings.Count(strings.Join(timeline(b, e, sid), "\n"), "summarized the first")
+			b.ReportMetric(float64(summaries), "summaries")
+			b.Logf("%s: prompt tokens at turns 1, 50, 100, 200: %d, %d, %d, %d (max %d); %d summaries",
+				mode, sizes[0], sizes[49], sizes[99], sizes[199], slices.Max(sizes), summaries)
 		})
 	}
 }
