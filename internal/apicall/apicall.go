@@ -102,9 +102,6 @@ func NewClient(hosts Hosts, transport http.RoundTripper) *Client {
 	return c
 }
 
-// Hosts are the hosts the client may call.
-func (c *Client) Hosts() Hosts { return c.hosts }
-
 // Result is what an api_call tool gives the model: the status and the answer (JSON when it is).
 type Result struct {
 	StatusCode int             `json:"status_code"`

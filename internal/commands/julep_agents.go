@@ -31,9 +31,6 @@ func NewJulepAgents(repo *JulepAgentRepo, hosts apicall.Hosts) *JulepAgents {
 	return &JulepAgents{repo: repo, hosts: hosts}
 }
 
-// Repo is the repository the commands append through (the chat handler reads agents from it).
-func (c *JulepAgents) Repo() *JulepAgentRepo { return c.repo }
-
 // Written is what a command on a Julep object appended: the object as it stands after it, and the stream sequence
 // of its last event (0 when nothing was appended: the same request again).
 type Written[T any] struct {

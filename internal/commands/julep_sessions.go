@@ -31,9 +31,6 @@ func NewJulepSessions(repo *SessionRepo, agents *JulepAgents, users *JulepUsers,
 	return &JulepSessions{repo: repo, agents: agents, users: users, hosts: hosts}
 }
 
-// Repo is the session repository the commands append through.
-func (c *JulepSessions) Repo() *SessionRepo { return c.repo }
-
 // Recall options' ranges and defaults, Julep's.
 const (
 	recallMaxLimit = 50

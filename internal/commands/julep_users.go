@@ -17,9 +17,6 @@ type JulepUsers struct {
 // NewJulepUsers returns the user commands.
 func NewJulepUsers(repo *JulepUserRepo) *JulepUsers { return &JulepUsers{repo: repo} }
 
-// Repo is the repository the commands append through.
-func (c *JulepUsers) Repo() *JulepUserRepo { return c.repo }
-
 // CheckUserSpec checks a user's fields.
 func CheckUserSpec(s events.JulepUserSpec) error {
 	if err := checkJulepName("name", s.Name, false); err != nil {
