@@ -16,6 +16,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 .DEFAULT_GOAL := all
 
 include mk/models.mk
+include mk/julep.mk
 include mk/console.mk
 include mk/sandbox.mk
 include mk/cluster.mk

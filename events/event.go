@@ -72,6 +72,10 @@ type identified struct {
 // WithID gives an event a chosen ID instead of a fresh one.
 func WithID(id string, e Event) Event { return identified{id: id, Event: e} }
 
+// Unwrap returns the ID a decision chose for an event (WithID), "" when it chose none, and the event itself: what a
+// test that folds decisions without a log does with them.
+func Unwrap(e Event) (string, Event) { return unwrap(e) }
+
 func unwrap(e Event) (string, Event) {
 	if w, ok := e.(identified); ok {
 		return w.id, w.Event

@@ -27,6 +27,9 @@ type SessionCreated struct {
 	// FrontendAgentID is the agent that answers the session's queries.
 	FrontendAgentID     string `json:"frontend_agent_id"`
 	FrontendAgentHandle string `json:"frontend_agent_handle,omitempty"`
+	// Julep makes the session a Julep session (agents, users, Julep's settings; no front agent): its chats are
+	// turns (session.chat_requested ...) that the Fixie session runner leaves alone.
+	Julep *JulepSessionSpec `json:"julep,omitempty"`
 }
 
 func (SessionCreated) EventType() string { return "session.created" }

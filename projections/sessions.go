@@ -63,6 +63,9 @@ func (Sessions) Apply(tx *Tx, e events.Envelope) error {
 	key := SessionKey(e.Account, e.AggregateID)
 	switch d := e.Event.(type) {
 	case events.SessionCreated:
+		if d.Julep != nil {
+			return nil // a Julep session is read through julep_sessions, not as a Fixie session
+		}
 		return tx.Put(key, SessionView{ID: e.AggregateID, Account: e.Account, Name: d.Name, Description: d.Description,
 			FrontendAgentID: d.FrontendAgentID, FrontendAgentHandle: d.FrontendAgentHandle, Created: e.Time,
 			Modified: e.Time, MessageIDs: []string{}})

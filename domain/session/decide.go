@@ -22,6 +22,9 @@ func Post(s *State, account string, m events.SessionMessagePosted) ([]events.Eve
 	if !s.Owned(account) {
 		return nil, errs.NotFoundf("session", s.ID)
 	}
+	if s.Julep != nil {
+		return nil, errs.E(errs.Invalid, "session %s is a Julep session: chat with it at /julep/sessions/%s/chat", s.ID, s.ID)
+	}
 	if m.InReplyTo != "" {
 		if _, ok := s.Message(m.InReplyTo); !ok {
 			return nil, errs.InvalidField("inReplyTo", "session %s has no message %q", s.ID, m.InReplyTo)
@@ -41,7 +44,7 @@ func Delete(s *State, account, id string) ([]events.Event, error) {
 // Next is the query whose turn has come and that no agent has been given yet. A session's queries are answered in
 // order, one at a time, each with the replies before it as context: while one is in flight, Next is nil.
 func (s *State) Next() *Query {
-	if !s.Exists || s.Deleted {
+	if !s.Exists || s.Deleted || s.Julep != nil { // a Julep session's chats are the Julep chat handler's
 		return nil
 	}
 	for _, q := range s.Queries {

@@ -41,6 +41,8 @@ type State struct {
 	Messages []Message
 	// Queries are the session's queries in the order they were posted, with the work on each.
 	Queries []*Query
+	// Julep is set on a Julep session (julep.go): its agents, users and settings, its chat turns and history.
+	Julep *Julep
 
 	byMessage map[string]int // message ID -> index in Messages
 	byQuery   map[string]int // query message ID -> index in Queries
@@ -218,6 +220,9 @@ func (s *State) Apply(e events.Envelope) {
 		s.FrontAgentID, s.FrontAgentHandle = d.FrontendAgentID, d.FrontendAgentHandle
 		s.Created, s.Modified = e.Time, e.Time
 		s.byMessage, s.byQuery, s.byReply = map[string]int{}, map[string]int{}, map[string]int{}
+		if d.Julep != nil {
+			s.Julep = newJulep(*d.Julep)
+		}
 	case events.SessionMessagePosted:
 		if !s.Exists || d.Type != events.MessageQuery {
 			return
@@ -277,6 +282,8 @@ func (s *State) Apply(e events.Envelope) {
 	case events.SessionDeleted:
 		s.Deleted = true
 		s.Modified = e.Time
+	default:
+		s.applyJulep(e)
 	}
 }
 

@@ -68,6 +68,9 @@ func OneLine(s string) string {
 
 // Describe says in one line what a session event did: what `contrail replay session` prints beside its time.
 func Describe(e events.Envelope) (string, bool) {
+	if line, ok := describeJulep(e); ok {
+		return line, true
+	}
 	switch d := e.Event.(type) {
 	case events.SessionCreated:
 		return "session opened; front agent " + nonEmpty(d.FrontendAgentHandle, d.FrontendAgentID), true

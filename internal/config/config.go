@@ -66,6 +66,9 @@ type Config struct {
 	// RequestsPerMinute is the request rate of each key of an account that sets none (CONTRAIL_REQUESTS_PER_MINUTE;
 	// default 600).
 	RequestsPerMinute int
+	// APICallHosts are the hosts Julep's api_call tools may call: "host" or "host:port" (CONTRAIL_API_CALL_HOSTS;
+	// default none, so no api_call tool can be made).
+	APICallHosts []string
 	// HandlerAckWait, when set, is how long a dead node's deliveries wait before another node gets them (every
 	// handler's ack wait; default: each handler's own, a minute or less).
 	HandlerAckWait time.Duration

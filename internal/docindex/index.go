@@ -298,7 +298,9 @@ func (ix *Index) embedMissing(ctx context.Context, docs []Doc) ([]Doc, error) {
 			case c.Vector == nil:
 				texts = append(texts, c.Text)
 				where = append(where, [2]int{i, j})
-			case len(c.Vector) != ix.emb.Dim():
+			// A remote embedder learns its size from its first answer: before one, stored vectors are taken as
+			// they are (they record the embedder that made them; the caller drops those of another).
+			case ix.emb.Dim() > 0 && len(c.Vector) != ix.emb.Dim():
 				return nil, errs.InvalidField("vector", "chunk %d of document %q has a vector of %d dimensions; %s makes %d",
 					c.Index, d.ID, len(c.Vector), ix.emb.Name(), ix.emb.Dim())
 			}

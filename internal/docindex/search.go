@@ -152,7 +152,7 @@ func (ix *Index) queryVector(ctx context.Context, q Query) ([]float32, error) {
 		}
 		v = vecs[0]
 	}
-	if len(v) != ix.emb.Dim() {
+	if dim := ix.emb.Dim(); dim > 0 && len(v) != dim {
 		return nil, errs.InvalidField("vector", "the vector has %d dimensions; %s makes %d", len(v), ix.emb.Name(), ix.emb.Dim())
 	}
 	u, ok := unit(v)

@@ -70,7 +70,9 @@ func EventOf(e events.Envelope) EventJSON {
 func (f *SessionsFace) events(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.From(r.Context())
 	handle := chi.URLParam(r, "handle")
-	if err := ids.Check("handle", ids.Session, handle); err != nil {
+	if ids.IsUUID(handle) {
+		handle = events.JulepAggregateID(p.AccountID, ids.CanonicalUUID(handle)) // a Julep session, by its UUID
+	} else if err := ids.Check("handle", ids.Session, handle); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

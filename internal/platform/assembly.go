@@ -37,16 +37,17 @@ func allProjections() []projections.Projection {
 		projections.Assistants{}, projections.Threads{}, projections.Messages{}, projections.Runs{},
 		projections.RunSteps{}, projections.Files{},
 		projections.Agents{}, projections.Sessions{}, projections.Embeds{},
+		projections.JulepAgents{}, projections.JulepUsers{}, projections.JulepDocs{}, projections.JulepSessions{},
 	}
 }
 
 // handlers lists every reactor of the log. A new handler adds itself here.
 func (p *Platform) handlers() []runtime.Handler {
 	q := p.QueryHandlers(false)
-	return []runtime.Handler{
+	return append([]runtime.Handler{
 		p.RunWorker.Handler(),
 		q.Runner(), q.Router(), q.CodeShot(), q.Standalone(),
-	}
+	}, p.julepHandlers()...)
 }
 
 // faces lists every HTTP face. A new face adds itself here.
@@ -74,6 +75,7 @@ func (p *Platform) faces() []httpapi.Face {
 		}),
 		fixieapi.NewEmbedsFace(p.Commands, p.EmbedURLs, p.Logger.With("face", "embeds")),
 		fixieapi.NewSessionsFace(p.SessionCommands, p.Store, p.Logger.With("face", "sessions")),
+		p.julepFace(),
 	}
 }
 

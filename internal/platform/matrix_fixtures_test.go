@@ -85,6 +85,8 @@ func matrixFixtures() []fixture {
 		v1Assistant(),
 		v1Thread(),
 		v1File(),
+		// The /julep face's, in matrix_julep_test.go.
+		julepFixture(),
 	}
 }
 

@@ -87,6 +87,8 @@ type Platform struct {
 	Sessions *events.Repo[session.State, *session.State]
 	// SessionCommands open sessions and post queries.
 	SessionCommands *commands.Sessions
+	// Julep is Julep's API on this node (julepwiring.go).
+	Julep *JulepParts
 	// Now is the platform's clock (tests inject one).
 	Now func() time.Time
 	// dataLock keeps a second node off the data dir while the embedded server uses it.
@@ -193,6 +195,9 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
 		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient, Models: p.Models})
 	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands)
+	if err := p.assembleJulep(ctx); err != nil {
+		return nil, err
+	}
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -431,6 +436,7 @@ func (p *Platform) Stop(ctx context.Context) {
 	p.stopping.Store(true)
 	p.stopOnce.Do(func() {
 		p.stopRouting()
+		p.stopJulep()
 		if p.stopSweeper != nil {
 			p.stopSweeper()
 			<-p.sweeperDone
@@ -472,6 +478,7 @@ func (p *Platform) Kill() {
 	p.stopping.Store(true)
 	p.stopOnce.Do(func() {
 		p.stopRouting()
+		p.stopJulep()
 		if p.stopSweeper != nil {
 			p.stopSweeper()
 		}

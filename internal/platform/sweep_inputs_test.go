@@ -53,6 +53,18 @@ func bodyTemplates(m *matrix) map[string]any {
 		"POST /admin/accounts":                                           `{"name": "n", "admin": false, "daily_query_limit": 10}`,
 		"POST /admin/accounts/{accountID}/limits":                        `{"daily_query_limit": 1000000, "requests_per_minute": 1000000}`,
 		"POST /api/userstorage/{agentId}/{key}":                          `{"data": "\"v\""}`,
+		// Julep's (the /julep face).
+		"POST /julep/agents": `{"name": "n", "about": "a", "model": "gpt-4o-mini", "instructions": ["i"], "metadata": {"k": "v"},
+			"default_settings": {"temperature": 1}, "default_system_template": "{{agent.name}}", "canonical_name": "c"}`,
+		"POST /julep/users": `{"name": "n", "about": "a", "metadata": {"k": "v"}}`,
+		"POST /julep/sessions": `{"agent": "{agent_id}", "user": "{user_id}", "situation": "s", "system_template": "t",
+			"token_budget": 1000, "context_overflow": "truncate", "recall_options": {"mode": "text", "limit": 3}, "metadata": {"k": "v"}}`,
+		"POST /julep/sessions/{session_id}/chat": `{"messages": [{"role": "user", "content": "hi", "name": "n"}], "agent": "{agent_id}",
+			"model": "gpt-4o-mini", "stop": ["x"], "metadata": {"k": "v"}, "recall": false}`,
+		"POST /julep/agents/{agent_id}/tools":  `{"name": "f", "type": "function", "description": "d", "function": {"parameters": {"type": "object"}}}`,
+		"POST /julep/agents/{agent_id}/docs":   `{"title": "t", "content": ["c"], "metadata": {"k": "v"}}`,
+		"POST /julep/agents/{agent_id}/search": `{"text": "t", "limit": 3, "metadata_filter": {"k": "v"}}`,
+		"POST /julep/embed":                    `{"text": ["t"]}`,
 	}
 	out := map[string]any{}
 	for r, body := range raw {

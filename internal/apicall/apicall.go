@@ -1,0 +1,225 @@
+package apicall
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/errs"
+)
+
+// Hosts are the hosts api_call tools may call: "host" (any port) or "host:port", lower case.
+type Hosts struct{ list []string }
+
+// ParseHosts reads the operator's list (commas or separate values; blanks ignored).
+func ParseHosts(values []string) (Hosts, error) {
+	var h Hosts
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			part = strings.ToLower(strings.TrimSpace(part))
+			if part == "" {
+				continue
+			}
+			if strings.ContainsAny(part, "/@?#* ") {
+				return Hosts{}, fmt.Errorf("api-call host %q: give a host name or host:port, without a scheme, path or wildcard", part)
+			}
+			h.list = append(h.list, part)
+		}
+	}
+	return h, nil
+}
+
+// Empty reports whether no host is allowed (api_call tools cannot be used).
+func (h Hosts) Empty() bool { return len(h.list) == 0 }
+
+// String lists the allowed hosts.
+func (h Hosts) String() string { return strings.Join(h.list, ",") }
+
+// allows reports whether u may be called.
+func (h Hosts) allows(u *url.URL) bool {
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return slices.Contains(h.list, host) || slices.Contains(h.list, net.JoinHostPort(host, port))
+}
+
+// Check refuses a URL that is not http(s) or whose host is not allowed, as a 400 that names field and says how to
+// allow it.
+func (h Hosts) Check(field, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return errs.InvalidField(field, "%s must be an absolute http:// or https:// URL without credentials", field)
+	}
+	if h.Empty() {
+		return errs.E(errs.Invalid, "%s: this server calls no hosts for api_call tools; its operator allows hosts with --api-call-hosts (CONTRAIL_API_CALL_HOSTS)", field)
+	}
+	if !h.allows(u) {
+		return errs.E(errs.Invalid, "%s: host %q is not among the hosts this server may call for api_call tools (%s); its operator allows more with --api-call-hosts (CONTRAIL_API_CALL_HOSTS)",
+			field, u.Host, h.String())
+	}
+	return nil
+}
+
+// Client makes api_call tools' requests.
+type Client struct {
+	hosts Hosts
+	http  *http.Client
+}
+
+// maxTimeout bounds one call whatever its tool says; defaultTimeout is a call's whose tool says nothing.
+const (
+	maxTimeout     = 60 * time.Second
+	defaultTimeout = 30 * time.Second
+	// maxOutput bounds what of a response goes back to the model.
+	maxOutput = 16 << 10
+)
+
+// NewClient returns a client that calls the allowed hosts only.
+func NewClient(hosts Hosts, transport http.RoundTripper) *Client {
+	c := &Client{hosts: hosts}
+	c.http = &http.Client{Transport: transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("stopped after 5 redirects")
+		}
+		if !hosts.allows(req.URL) {
+			return fmt.Errorf("redirected to %s, which is not an allowed host", req.URL.Host)
+		}
+		return nil
+	}}
+	return c
+}
+
+// Result is what an api_call tool gives the model: the status and the answer (JSON when it is).
+type Result struct {
+	StatusCode int             `json:"status_code"`
+	JSON       json.RawMessage `json:"json,omitempty"`
+	Text       string          `json:"text,omitempty"`
+}
+
+// Call makes the request a tool describes with the model's arguments: an object whose fields go into the JSON body
+// of a POST, PUT or PATCH (over the tool's own json), or into the query of other methods (over its params). The
+// tool's URL, method and headers are the tool's: the model cannot send the request elsewhere.
+func (c *Client) Call(ctx context.Context, def events.JulepAPICallDef, args json.RawMessage) (Result, error) {
+	if err := c.hosts.Check("api_call.url", def.URL); err != nil {
+		return Result{}, err
+	}
+	u, _ := url.Parse(def.URL)
+	method := strings.ToUpper(def.Method)
+	var given map[string]any
+	if len(bytes.TrimSpace(args)) > 0 {
+		if err := json.Unmarshal(args, &given); err != nil {
+			return Result{}, fmt.Errorf("the arguments are not a JSON object: %w", err)
+		}
+	}
+	var body io.Reader
+	contentType := ""
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		switch {
+		case def.Content != "" && len(given) == 0:
+			body = strings.NewReader(def.Content)
+		default:
+			obj := objectOf(def.JSON)
+			for k, v := range given {
+				obj[k] = v
+			}
+			raw, err := json.Marshal(obj)
+			if err != nil {
+				return Result{}, err
+			}
+			body, contentType = bytes.NewReader(raw), "application/json"
+		}
+	default:
+		q := u.Query()
+		for k, v := range objectOf(def.Params) {
+			q.Set(k, scalar(v))
+		}
+		for k, v := range given {
+			q.Set(k, scalar(v))
+		}
+		u.RawQuery = q.Encode()
+	}
+	timeout := defaultTimeout
+	if def.Timeout > 0 {
+		timeout = min(time.Duration(def.Timeout*float64(time.Second)), maxTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return Result{}, err
+	}
+	for k, v := range def.Headers {
+		req.Header.Set(k, v)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	client := c.http
+	if def.FollowRedirects != nil && !*def.FollowRedirects {
+		cc := *c.http
+		cc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		client = &cc
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s %s: %w", method, u.Host, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxOutput+1))
+	if err != nil {
+		return Result{}, fmt.Errorf("read the answer of %s: %w", u.Host, err)
+	}
+	out := Result{StatusCode: resp.StatusCode}
+	if len(raw) <= maxOutput && json.Valid(raw) {
+		out.JSON = raw
+	} else {
+		out.Text = clip(raw)
+	}
+	return out, nil
+}
+
+func objectOf(raw json.RawMessage) map[string]any {
+	m := map[string]any{}
+	_ = json.Unmarshal(raw, &m)
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m
+}
+
+// scalar is a value as a query parameter holds it.
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}
+
+func clip(b []byte) string {
+	if len(b) <= maxOutput {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	cut := maxOutput
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + "…"
+}

@@ -1,0 +1,78 @@
+package apicall_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/apicall"
+)
+
+func hosts(t *testing.T, list ...string) apicall.Hosts {
+	h, err := apicall.ParseHosts(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// The model's arguments go into a POST's JSON body over the tool's own, and into a GET's query; the tool's headers
+// are sent; the answer comes back as JSON when it is JSON.
+func TestCall(t *testing.T) {
+	var got struct {
+		method, query, body, header string
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.method, got.query, got.body, got.header = r.Method, r.URL.RawQuery, string(b), r.Header.Get("X-Api-Key")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := apicall.NewClient(hosts(t, strings.TrimPrefix(srv.URL, "http://")), nil)
+	post := events.JulepAPICallDef{Method: "POST", URL: srv.URL + "/x", Headers: map[string]string{"X-Api-Key": "k"},
+		JSON: json.RawMessage(`{"fixed":1,"q":"tool's"}`)}
+	res, err := c.Call(context.Background(), post, json.RawMessage(`{"q":"model's"}`))
+	if err != nil || res.StatusCode != 200 || string(res.JSON) != `{"ok":true}` {
+		t.Fatalf("post: %+v %v", res, err)
+	}
+	var body map[string]any
+	_ = json.Unmarshal([]byte(got.body), &body)
+	if got.method != "POST" || body["q"] != "model's" || body["fixed"] != float64(1) || got.header != "k" {
+		t.Fatalf("the POST sent: %+v", got)
+	}
+	get := events.JulepAPICallDef{Method: "GET", URL: srv.URL + "/y?a=1", Params: json.RawMessage(`{"b":"2"}`)}
+	if _, err := c.Call(context.Background(), get, json.RawMessage(`{"c":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got.method != "GET" || got.query != "a=1&b=2&c=3" {
+		t.Fatalf("the GET sent: %+v", got)
+	}
+}
+
+// A tool's URL, and every redirect, must name an allowed host.
+func TestOnlyAllowedHosts(t *testing.T) {
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("a host that is not allowed was called")
+	}))
+	t.Cleanup(elsewhere.Close)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/secret", http.StatusFound)
+	}))
+	t.Cleanup(redirect.Close)
+	c := apicall.NewClient(hosts(t, strings.TrimPrefix(redirect.URL, "http://")), nil)
+	if _, err := c.Call(context.Background(), events.JulepAPICallDef{Method: "GET", URL: redirect.URL}, nil); err == nil ||
+		!strings.Contains(err.Error(), "not an allowed host") {
+		t.Fatalf("a redirect to another host: %v", err)
+	}
+	if _, err := c.Call(context.Background(), events.JulepAPICallDef{Method: "GET", URL: elsewhere.URL}, nil); err == nil {
+		t.Fatal("a tool whose URL names another host was called")
+	}
+	if err := hosts(t).Check("api_call.url", redirect.URL); err == nil {
+		t.Fatal("no hosts allowed, yet the URL passed")
+	}
+}
