@@ -339,5 +339,8 @@ func (s *State) Clone() State {
 		}
 		out.Queries[i] = &qc
 	}
+	if s.Julep != nil {
+		out.Julep = s.Julep.Clone()
+	}
 	return out
 }
