@@ -3,12 +3,12 @@ package events
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // On a cluster, the direct gets that Load uses are answered by whichever replica of the stream is nearest, and a
@@ -154,17 +154,8 @@ const failoverWait = 20 * time.Second
 const attemptTimeout = 2 * time.Second
 
 // transient reports whether err is what JetStream answers while a stream elects a leader or a connection moves to
-// another server: the same request, sent again, will be answered.
-func transient(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		// 503 "JetStream system temporarily unavailable" and the like.
-		return apiErr.Code == 503
-	}
-	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrConnectionDraining)
-}
+// another server (natsx.Transient).
+func transient(err error) bool { return natsx.Transient(err) }
 
 // pause waits before attempt+1: short at first (an election takes a moment), then up to half a second.
 func pause(ctx context.Context, attempt int) error {

@@ -80,9 +80,35 @@ func (r *Resolver) session(ctx context.Context, handle string) (projections.Sess
 		return projections.SessionView{}, err
 	}
 	if !ok {
-		return projections.SessionView{}, errs.NotFoundf("session", handle)
+		// Made a moment ago, maybe on another node, and not in the read model yet: the log has the last word on
+		// whether it exists (a read that misses costs one read of the log, a read that finds costs nothing more).
+		s, _, err := r.d.Sessions.Get(ctx, p, handle)
+		if err != nil {
+			return projections.SessionView{}, err
+		}
+		if s.Julep != nil {
+			return projections.SessionView{}, errs.NotFoundf("session", handle) // /julep's, not this face's
+		}
+		return sessionView(s), nil
 	}
 	return v, nil
+}
+
+// sessionView is a session as the read model would show it, from its state.
+func sessionView(s session.State) projections.SessionView {
+	v := projections.SessionView{ID: s.ID, Account: s.Account, Name: s.Name, Description: s.Description,
+		FrontendAgentID: s.FrontAgentID, FrontendAgentHandle: s.FrontAgentHandle, Created: s.Created,
+		Modified: s.Modified, MessageIDs: make([]string, 0, len(s.Messages))}
+	for _, m := range s.Messages {
+		v.MessageIDs = append(v.MessageIDs, m.ID)
+		for k, em := range m.Embeds {
+			if v.Embeds == nil {
+				v.Embeds = map[string]events.MessageEmbed{}
+			}
+			v.Embeds[k] = em
+		}
+	}
+	return v
 }
 
 // Messages is the session's chat log, oldest first.
@@ -254,8 +280,7 @@ func (r mutationResolver) DeleteSession(ctx context.Context, handle string) (*ge
 		return nil, err
 	}
 	r.showWrite(ctx, "sessions", seq)
-	m := sessionModel(projections.SessionView{ID: s.ID, Account: s.Account, Name: s.Name, Description: s.Description,
-		FrontendAgentID: s.FrontAgentID, FrontendAgentHandle: s.FrontAgentHandle, Created: s.Created, Modified: s.Modified})
+	m := sessionModel(sessionView(s))
 	return &generated.SessionPayload{Session: &m}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -53,6 +54,7 @@ type Config struct {
 	DailyQueries int
 	// RequestsPerMinute is the rate of a key whose account sets none (default commands.DefaultRequestsPerMinute).
 	RequestsPerMinute int
+	Logger            *slog.Logger
 }
 
 // Limits counts and enforces usage. It implements httpapi.Limiter.
@@ -67,6 +69,9 @@ type Limits struct {
 func Open(ctx context.Context, cfg Config) (*Limits, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.DailyQueries <= 0 {
 		cfg.DailyQueries = commands.DefaultDailyQueryLimit
@@ -99,8 +104,13 @@ func (l *Limits) AllowRequest(ctx context.Context, p auth.Principal) error {
 	now := l.cfg.Now().UTC()
 	minute := now.Truncate(time.Minute)
 	window := strconv.FormatInt(minute.Unix()/60, 10)
-	_, ok, err := l.rate.take(ctx, window, rateSubject(p)+"."+window, uint64(limit))
+	cctx, cancel := context.WithTimeout(ctx, countWait)
+	_, ok, err := l.rate.take(cctx, window, rateSubject(p)+"."+window, uint64(limit))
+	cancel()
 	if err != nil {
+		if l.unavailable(ctx, err, "rate limit") {
+			return nil
+		}
 		return fmt.Errorf("rate limit: %w", err)
 	}
 	if !ok {
@@ -111,6 +121,22 @@ func (l *Limits) AllowRequest(ctx context.Context, p auth.Principal) error {
 				`{"requests_per_minute": N})`, limit, p.AccountID, p.AccountID)
 	}
 	return nil
+}
+
+// countWait bounds counting one request or query. The counters live in KV buckets; while one's stream elects a
+// leader (a NATS server died) counting cannot be done, and the request is let through rather than held up or
+// refused: limits protect the platform from abuse, and a few seconds uncounted are a smaller harm than a cluster
+// that refuses every request until its election is over.
+const countWait = time.Second
+
+// unavailable reports (and logs) that a count could not be made because NATS is between leaders: the request goes
+// on uncounted.
+func (l *Limits) unavailable(ctx context.Context, err error, what string) bool {
+	if ctx.Err() != nil || !natsx.Transient(err) {
+		return false
+	}
+	l.cfg.Logger.Warn("usage not counted: NATS is not answering; letting the request through", "limit", what, "err", err)
+	return true
 }
 
 // rateSubject is what a principal's requests are counted under. Key IDs and account IDs are KV-safe tokens; an
@@ -140,8 +166,13 @@ func (l *Limits) CountQuery(ctx context.Context, p auth.Principal) error {
 	}
 	now := l.cfg.Now().UTC()
 	day := now.Format("20060102")
-	_, ok, err := l.quota.take(ctx, day, p.AccountID+"."+day, uint64(limit))
+	cctx, cancel := context.WithTimeout(ctx, countWait)
+	_, ok, err := l.quota.take(cctx, day, p.AccountID+"."+day, uint64(limit))
+	cancel()
 	if err != nil {
+		if l.unavailable(ctx, err, "daily quota") {
+			return nil
+		}
 		return fmt.Errorf("daily quota: %w", err)
 	}
 	if !ok {
