@@ -56,29 +56,30 @@ func (s *Store) readDirect(ctx context.Context, filter string, from uint64, fn f
 
 // directBatch asks for one batch and delivers it, within attemptTimeout.
 func (s *Store) directBatch(ctx context.Context, nc *nats.Conn, subject, filter string, from uint64, fn func(stored) error) (uint64, uint64, error) {
-	inbox := nc.NewRespInbox()
-	sub, err := nc.SubscribeSync(inbox)
+	inbox, answers, done, err := s.replies.expect(directBatch + 2)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer func() { _ = sub.Unsubscribe() }()
+	defer done()
 	req, _ := json.Marshal(map[string]any{"seq": from, "next_by_subj": filter, "batch": directBatch})
 	if err := nc.PublishRequest(subject, inbox, req); err != nil {
 		return 0, 0, err
 	}
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
-	return s.drainBatch(actx, sub, fn)
+	return s.drainBatch(actx, answers, fn)
 }
 
 // drainBatch reads one batch's replies up to its end-of-batch marker. It returns the last sequence delivered and
 // how many matching messages the server said remain.
-func (s *Store) drainBatch(ctx context.Context, sub *nats.Subscription, fn func(stored) error) (uint64, uint64, error) {
+func (s *Store) drainBatch(ctx context.Context, answers <-chan *nats.Msg, fn func(stored) error) (uint64, uint64, error) {
 	var last uint64
 	for {
-		m, err := sub.NextMsgWithContext(ctx)
-		if err != nil {
-			return last, 0, err
+		var m *nats.Msg
+		select {
+		case m = <-answers:
+		case <-ctx.Done():
+			return last, 0, ctx.Err()
 		}
 		switch status := m.Header.Get("Status"); status {
 		case "":

@@ -30,6 +30,7 @@ type Store struct {
 	metrics *metrics.Metrics
 	logger  *slog.Logger
 	cache   *historyCache // nil: every load reads the whole history
+	replies *replies      // answers to batched direct gets
 }
 
 // Option configures a Store.
@@ -46,7 +47,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } 
 
 // NewStore returns a store over the deployment's EVENTS stream.
 func NewStore(js jetstream.JetStream, names natsx.Names, reg *Registry, opts ...Option) *Store {
-	s := &Store{js: js, names: names, reg: reg, now: time.Now, logger: slog.New(slog.DiscardHandler)}
+	s := &Store{js: js, names: names, reg: reg, now: time.Now, logger: slog.New(slog.DiscardHandler), replies: newReplies(js.Conn())}
 	for _, o := range opts {
 		o(s)
 	}

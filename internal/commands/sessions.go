@@ -152,10 +152,18 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 			return PostedMessage{}, errs.InvalidField("text", "text refers to embed #%s, but the message carries no embed with key %q (attach one, or write ##%s for a literal '#')", key, key, key)
 		}
 	}
-	// The session must be the caller's before anything is stored or counted.
-	_, v, err := c.Get(ctx, actor, in.Session)
+	// The session must be the caller's before anything is stored or counted. The state this node holds is enough
+	// to decide on (the append expects its version: had the session been deleted since, it conflicts and the
+	// decision is made again on the log); a session this node does not hold yet is read from the log.
+	st, v, err := c.repo.Get(ctx, in.Session, cachedOK)
+	if err == nil && !st.Owned(actor.AccountID) {
+		st, v, err = c.repo.Get(ctx, in.Session, events.Fresh)
+	}
 	if err != nil {
 		return PostedMessage{}, err
+	}
+	if !st.Owned(actor.AccountID) {
+		return PostedMessage{}, errs.NotFoundf("session", in.Session)
 	}
 	embeds, err := c.embeds.MessageEmbeds(ctx, actor, in.Embeds)
 	if err != nil {
@@ -180,6 +188,10 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 	m, _ := session.ChatMessage(res.Events[0])
 	return PostedMessage{Message: m, Seq: res.LastSeq()}, nil
 }
+
+// cachedOK asks a repository for the state it holds, whatever its age, when it holds any: for a decision whose
+// append's expected version catches anything it missed.
+const cachedOK uint64 = 1
 
 // sender is how a user's messages name their sender.
 func sender(p auth.Principal) string {
