@@ -309,10 +309,14 @@ func applyInitBranch(t *Task, s *State, tr Transition) error {
 		p.Results = make([]any, p.Count)
 		parent.Pending = p
 	}
-	if _, running := p.Running[b.Index]; running || b.Index >= p.Count {
+	// One-branch steps (if, switch, a workflow call) keep their branch in slot 0, whichever case it is.
+	if b.Kind != BranchForeach && b.Kind != BranchMap && b.Kind != BranchParallel {
+		f.Index = 0
+	}
+	if _, running := p.Running[f.Index]; running || f.Index >= p.Count {
 		return fmt.Errorf("init_branch: branch %d of scope %d already started or out of range", b.Index, b.Parent)
 	}
-	p.Running[b.Index] = f.Scope
+	p.Running[f.Index] = f.Scope
 	p.Started++
 	s.Frames[f.Scope] = f
 	s.NextScope = max(s.NextScope, f.Scope+1)
@@ -349,7 +353,7 @@ func completeStep(t *Task, s *State, f *Frame, tr Transition) error {
 
 func applyFinish(t *Task, s *State, f *Frame, tr Transition) error {
 	steps, _ := t.Steps(f.Body)
-	if !tr.Returned && f.Step < len(steps) {
+	if !tr.Returned && !endsEarly(steps, f) && f.Step < len(steps) {
 		// The last step's completion is the frame's finish (Julep records no step transition for it).
 		if tr.Current.Step != len(steps)-1 || f.Step != len(steps)-1 {
 			return fmt.Errorf("%s: scope %d is at step %d of %d", tr.Type, f.Scope, f.Step, len(steps))
@@ -385,4 +389,17 @@ func applyFinish(t *Task, s *State, f *Frame, tr Transition) error {
 	delete(s.Frames, f.Scope)
 	// The finished frame's scope takes no more transitions; its Last is gone with it.
 	return nil
+}
+
+// endsEarly reports whether frame f may finish before its last step: its running step returns, or a branch
+// it started returned.
+func endsEarly(steps []Step, f *Frame) bool {
+	if f.Pending != nil && f.Pending.Returned {
+		return true
+	}
+	if f.Step < len(steps) {
+		_, ok := steps[f.Step].(*ReturnStep)
+		return ok
+	}
+	return false
 }

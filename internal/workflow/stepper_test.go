@@ -338,10 +338,16 @@ main:
     from_call: $ steps[1].output
     state_kept: $ state.who
 greet:
-- evaluate: {text: $ "hi " + _.name, own_input: $ steps[0].input.n, caller_state: $ state.who}
+- evaluate:
+    text: $ "hi " + _.name
+    own_input: $ steps[0].input.n
+    caller_state: $ state.who
 - set: {who: callee}
 - if: $ True
-  then: {return: {text: $ steps[1].input.text, state_in_callee: $ state.who}}
+  then:
+    return:
+      text: $ steps[1].input.text
+      state_in_callee: $ state.who
 - error: not reached
 `)
 	e.start(nil)
