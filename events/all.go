@@ -6,6 +6,6 @@ func allEvents() [][]Event {
 		accountEvents(),
 		assistantEvents(), threadEvents(), runEvents(), fileEvents(),
 		agentEvents(), sessionEvents(), embedEvents(),
-		julepEvents(),
+		julepEvents(), taskEvents(),
 	}
 }

@@ -449,6 +449,14 @@ func MergeObjects(old, patch json.RawMessage) json.RawMessage {
 // subject token (account IDs and UUIDs are letters, digits, '_' and '-').
 func JulepAggregateID(account, id string) string { return account + "-" + id }
 
+// JulepAccountOf is the account of a Julep object's aggregate ID.
+func JulepAccountOf(aggregateID string) string {
+	if len(aggregateID) > 37 {
+		return aggregateID[:len(aggregateID)-37]
+	}
+	return ""
+}
+
 // JulepPublicID is the UUID of a Julep object's aggregate ID: what clients call it.
 func JulepPublicID(aggregateID string) string {
 	if len(aggregateID) >= 36 {

@@ -75,23 +75,69 @@ type systemArgs struct {
 	Limit int    `json:"limit"`
 }
 
+// readSystemArgs reads the arguments of a call over the tool's own.
+func readSystemArgs(d events.JulepSystemDef, args string) (systemArgs, error) {
+	var a systemArgs
+	_ = json.Unmarshal(d.Arguments, &a)
+	if err := json.Unmarshal([]byte(args), &a); err != nil && strings.TrimSpace(args) != "" {
+		return a, fmt.Errorf("the arguments are not a JSON object: %w", err)
+	}
+	return a, nil
+}
+
 // system runs a system operation on the session's own resources, as the session's account.
 func (h *Handlers) system(ctx context.Context, w work, sc julepchat.Scope, d events.JulepSystemDef, args string) (string, error) {
 	op, ok := julepchat.SystemOpOf(d)
 	if !ok {
 		return "", fmt.Errorf("%s is not a system operation this server runs", op.Key)
 	}
-	var a systemArgs
-	_ = json.Unmarshal(d.Arguments, &a)
-	if err := json.Unmarshal([]byte(args), &a); err != nil && strings.TrimSpace(args) != "" {
-		return "", fmt.Errorf("the arguments are not a JSON object: %w", err)
+	a, err := readSystemArgs(d, args)
+	if err != nil {
+		return "", err
 	}
-	account := w.snap.Account
 	owner, err := h.owner(d, sc)
 	if err != nil {
 		return "", err
 	}
-	switch op.Key {
+	if op.Key == "session.history" {
+		entries := w.snap.Entries[max(0, len(w.snap.Entries)-50):]
+		type line struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}
+		out := make([]line, len(entries))
+		for i, en := range entries {
+			out[i] = line{Role: en.Role, Content: en.Content}
+		}
+		return jsonText(out)
+	}
+	return h.operate(ctx, w.snap.Account, op.Key, a, owner)
+}
+
+// RunSystem runs a system tool for a task of account's agent: the operation acts on the tool's resource_id, else
+// on the agent itself. Arguments given over the tool's own come as a JSON object.
+func (h *Handlers) RunSystem(ctx context.Context, account, agent string, d events.JulepSystemDef, args string) (string, error) {
+	op, ok := julepchat.SystemOpOf(d)
+	if !ok || op.Key == "session.history" {
+		return "", fmt.Errorf("%s is not a system operation a task runs", op.Key)
+	}
+	a, err := readSystemArgs(d, args)
+	if err != nil {
+		return "", err
+	}
+	owner := events.DocOwner{Role: d.Resource, ID: d.ResourceID}
+	if owner.ID == "" {
+		if d.Resource != "agent" {
+			return "", errs.E(errs.Invalid, "a task's %s tool names no %s (system.resource_id)", op.Key, d.Resource)
+		}
+		owner.ID = agent
+	}
+	return h.operate(ctx, account, op.Key, a, owner)
+}
+
+// operate runs one system operation on owner's resources, as account.
+func (h *Handlers) operate(ctx context.Context, account, key string, a systemArgs, owner events.DocOwner) (string, error) {
+	switch key {
 	case "agent.doc.search", "user.doc.search":
 		if strings.TrimSpace(a.Text) == "" {
 			return "", errs.InvalidField("text", "a doc search needs text")
@@ -153,19 +199,8 @@ func (h *Handlers) system(ctx context.Context, w work, sc julepchat.Scope, d eve
 			return "", err
 		}
 		return jsonText(map[string]any{"id": u.ID, "name": u.Spec.Name, "about": u.Spec.About, "metadata": u.Spec.Metadata})
-	case "session.history":
-		entries := w.snap.Entries[max(0, len(w.snap.Entries)-50):]
-		type line struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}
-		out := make([]line, len(entries))
-		for i, en := range entries {
-			out[i] = line{Role: en.Role, Content: en.Content}
-		}
-		return jsonText(out)
 	}
-	return "", fmt.Errorf("%s is not a system operation this server runs", op.Key)
+	return "", fmt.Errorf("%s is not a system operation this server runs", key)
 }
 
 // owner is the resource a system tool acts on: its resource_id, else the chat's agent or the session's first user.

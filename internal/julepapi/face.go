@@ -1,6 +1,7 @@
 package julepapi
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -26,8 +27,11 @@ type Deps struct {
 	Users    *commands.JulepUsers
 	Sessions *commands.JulepSessions
 	Docs     *commands.JulepDocs
-	Views    *projections.Runner
-	Preparer *julepchat.Preparer
+	// Tasks and Executions are Julep's tasks and their runs.
+	Tasks      *commands.JulepTasks
+	Executions *commands.Executions
+	Views      *projections.Runner
+	Preparer   *julepchat.Preparer
 	// Requests maps a request to its ID for retries (a KV bucket with a TTL, RequestsBucketSpec).
 	Requests jetstream.KeyValue
 	// NC and Store await chats: their answers' subjects and the live subject of their words.
@@ -109,11 +113,25 @@ func (f *Face) Routes(r chi.Router) {
 		r.Get("/sessions/{session_id}/history", f.history)
 		r.Post("/sessions/{session_id}/render", f.render)
 		r.Post("/sessions/{session_id}/chat", f.chat)
+
+		r.Get("/agents/{agent_id}/tasks", f.listTasks)
+		r.Post("/agents/{agent_id}/tasks", f.createTask)
+		r.Post("/agents/{agent_id}/tasks/{task_id}", f.createOrUpdateTask)
+		r.Delete("/agents/{agent_id}/tasks/{task_id}", f.deleteTask)
+		r.Get("/tasks/{task_id}", f.getTask)
+		r.Get("/tasks/{task_id}/executions", f.listExecutions)
+		r.Post("/tasks/{task_id}/executions", f.createExecution)
+		r.Get("/executions/{execution_id}", f.getExecution)
+		r.Put("/executions/{execution_id}", f.updateExecution)
+		r.Get("/executions/{execution_id}/transitions", f.listTransitions)
+		r.Get("/executions/{execution_id}/transitions/{transition_id}", f.getTransition)
+		r.Get("/executions/{execution_id}/transitions.stream", f.transitionsStream)
+		r.Get("/executions/{execution_id}/status.stream", f.statusStream)
 	})
 }
 
 // pathIDs are the path parameters that hold IDs: UUIDs, all of them.
-var pathIDs = []string{"agent_id", "user_id", "session_id", "doc_id", "tool_id"}
+var pathIDs = []string{"agent_id", "user_id", "session_id", "doc_id", "tool_id", "task_id", "execution_id", "transition_id"}
 
 // checkIDs answers 400 naming the parameter when an ID in the path is not a UUID, before any handler sees it; IDs
 // are lowered, so that one ID has one spelling in subjects and keys.
@@ -174,7 +192,8 @@ func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		case slices.Contains(queryParams, e.Field):
 			where = "query"
 		}
-		if where != "path" {
+		var plain badRequest
+		if where != "path" && !errors.As(err, &plain) {
 			status = http.StatusUnprocessableEntity
 			detail["code"] = "validation_error"
 		}

@@ -129,6 +129,14 @@ func attributes(raw json.RawMessage) map[string]any {
 // listFrom answers a page of a read model's documents under filter, once the read model shows every write made
 // before the request (a client lists what it just made).
 func listFrom[T any](f *Face, w http.ResponseWriter, r *http.Request, model, filter string, item func(T) (listItem, any)) {
+	listWhere(f, w, r, model, filter, func(v T) (listItem, any, bool) {
+		it, out := item(v)
+		return it, out, true
+	})
+}
+
+// listWhere is listFrom for the documents keep says to keep (those of one agent, one task).
+func listWhere[T any](f *Face, w http.ResponseWriter, r *http.Request, model, filter string, keep func(T) (listItem, any, bool)) {
 	p, err := parseList(r)
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -143,9 +151,11 @@ func listFrom[T any](f *Face, w http.ResponseWriter, r *http.Request, model, fil
 		f.WriteError(w, r, err)
 		return
 	}
-	items := make([]listed, len(docs))
-	for i, d := range docs {
-		items[i].item, items[i].out = item(d)
+	items := make([]listed, 0, len(docs))
+	for _, d := range docs {
+		if it, out, ok := keep(d); ok {
+			items = append(items, listed{item: it, out: out})
+		}
 	}
 	ok(w, p.page(items))
 }
@@ -156,6 +166,8 @@ var models = map[string]projections.Projection{
 	projections.JulepUsersModel:    projections.JulepUsers{},
 	projections.JulepDocsModel:     projections.JulepDocs{},
 	projections.JulepSessionsModel: projections.JulepSessions{},
+	projections.JulepTasksModel:    projections.JulepTasks{},
+	projections.ExecutionsModel:    projections.Executions{},
 }
 
 // caughtUp waits (briefly) until the read model has applied the log's last event of the kinds it folds.

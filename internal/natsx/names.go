@@ -179,3 +179,26 @@ func (n Names) ObjectStore() string { return n.Prefix + "_blobs" }
 
 // Consumer names a durable consumer of this deployment.
 func (n Names) Consumer(kind, name string) string { return n.Prefix + "_" + kind + "_" + name }
+
+// TimersStream holds durable timers (a task's sleep): JetStream message schedules that publish on the fire subject
+// when they are due.
+func (n Names) TimersStream() string {
+	if n.Prefix == DefaultPrefix {
+		return "TIMERS"
+	}
+	return n.upper() + "_TIMERS"
+}
+
+// TimersWildcard is every subject of the timers stream.
+func (n Names) TimersWildcard() string { return n.Prefix + ".timer.>" }
+
+// TimerScheduleSubject is where the schedule of one timer is kept until it fires; owner and key are subject tokens.
+func (n Names) TimerScheduleSubject(owner, key string) string {
+	return n.Prefix + ".timer.at." + owner + "." + key
+}
+
+// TimerFireSubject is where an owner's timers land when due.
+func (n Names) TimerFireSubject(owner string) string { return n.Prefix + ".timer.fire." + owner }
+
+// TimerFireWildcard matches every fired timer.
+func (n Names) TimerFireWildcard() string { return n.Prefix + ".timer.fire.>" }

@@ -85,6 +85,26 @@ func (l Layout) RedriveConfig() jetstream.StreamConfig {
 	}
 }
 
+// TimersConfig keeps durable timers: message schedules (nats-server 2.12+) whose fired messages a consumer turns
+// into events. A timer may be set 31 days ahead, so nothing ages out before 40; fired messages are small and age
+// out after that.
+func (l Layout) TimersConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              l.Names.TimersStream(),
+		Description:       "Contrail durable timers (task sleeps)",
+		Subjects:          []string{l.Names.TimersWildcard()},
+		Storage:           jetstream.FileStorage,
+		Replicas:          l.Replicas,
+		Retention:         jetstream.LimitsPolicy,
+		MaxAge:            40 * 24 * time.Hour,
+		Discard:           jetstream.DiscardOld,
+		Duplicates:        l.DuplicateWindow,
+		AllowMsgSchedules: true,
+		// The server requires roll-ups on a stream with schedules (a fired one-shot schedule is purged).
+		AllowRollup: true,
+	}
+}
+
 // AutoReplicas picks the replica count from what the connection sees: 1 on a single server, up to 3 in a cluster.
 func AutoReplicas(nc *nats.Conn) int {
 	if nc.ConnectedClusterName() == "" {
@@ -124,7 +144,7 @@ func retryable(err error) bool {
 }
 
 func provisionOnce(ctx context.Context, js jetstream.JetStream, l Layout, logger *slog.Logger) error {
-	for _, cfg := range []jetstream.StreamConfig{l.EventsConfig(), l.DLQConfig(), l.RedriveConfig()} {
+	for _, cfg := range []jetstream.StreamConfig{l.EventsConfig(), l.DLQConfig(), l.RedriveConfig(), l.TimersConfig()} {
 		if err := ensureStream(ctx, js, cfg, logger); err != nil {
 			return err
 		}
@@ -195,7 +215,9 @@ func streamMatches(have, want jetstream.StreamConfig) bool {
 		have.DenyDelete == want.DenyDelete &&
 		have.DenyPurge == want.DenyPurge &&
 		have.MaxAge == want.MaxAge &&
-		have.AllowDirect == want.AllowDirect
+		have.AllowDirect == want.AllowDirect &&
+		have.AllowMsgSchedules == want.AllowMsgSchedules &&
+		have.AllowRollup == want.AllowRollup
 }
 
 // unlimited maps the two spellings of "no limit" (0 and -1) to one.

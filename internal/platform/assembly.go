@@ -38,6 +38,7 @@ func allProjections() []projections.Projection {
 		projections.RunSteps{}, projections.Files{},
 		projections.Agents{}, projections.Sessions{}, projections.Embeds{},
 		projections.JulepAgents{}, projections.JulepUsers{}, projections.JulepDocs{}, projections.JulepSessions{},
+		projections.JulepTasks{}, projections.Executions{}, projections.TaskTimersView{},
 	}
 }
 

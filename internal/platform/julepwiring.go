@@ -3,13 +3,17 @@ package platform
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
+	"github.com/contrailhq/contrail/domain/execution"
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/chats"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/handlers/tasks"
 	"github.com/contrailhq/contrail/internal/apicall"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
@@ -29,11 +33,16 @@ type JulepParts struct {
 	Users    *commands.JulepUsers
 	Sessions *commands.JulepSessions
 	Docs     *commands.JulepDocs
-	Index    *julepdocs.Index
-	Preparer *julepchat.Preparer
-	APICalls *apicall.Client
+	// Tasks and Executions are Julep's tasks; Engine runs their executions.
+	Tasks      *commands.JulepTasks
+	Executions *commands.Executions
+	Engine     *tasks.Engine
+	Index      *julepdocs.Index
+	Preparer   *julepchat.Preparer
+	APICalls   *apicall.Client
 
 	docIndex *docindex.Index
+	chats    *chats.Handlers
 	stop     context.CancelFunc
 	done     chan struct{}
 }
@@ -62,6 +71,14 @@ func (p *Platform) assembleJulep(ctx context.Context) error {
 	j.Docs = commands.NewJulepDocs(events.NewRepo[julep.DocState](p.Store, julep.DocAggregate, 0), j.Agents, j.Users, j.Index)
 	j.Sessions = commands.NewJulepSessions(p.Sessions, j.Agents, j.Users, hosts)
 	j.Preparer = julepchat.NewPreparer(julepLookup{j, p.Views}, j.Index, p.Config.DefaultModel())
+	j.Tasks = commands.NewJulepTasks(events.NewRepo[julep.TaskState](p.Store, julep.TaskAggregate, 0), j.Agents, hosts)
+	j.Executions = commands.NewExecutions(events.NewRepo[execution.State](p.Store, execution.Aggregate, 4096), j.Tasks)
+	j.chats = chats.New(chats.Config{Sessions: p.Sessions, Preparer: j.Preparer, Lookup: julepLookup{j, p.Views}, Docs: j.Index,
+		DocList: julepLookup{j, p.Views}, Models: p.agentModels, APICalls: j.APICalls, NC: p.NC, Names: p.Layout.Names,
+		Logger: p.Logger.With("component", "julep-chat")})
+	j.Engine = tasks.New(tasks.Config{Executions: j.Executions.Repo(), Agents: julepLookup{j, p.Views}, System: j.chats,
+		Models: p.agentModels, DefaultModel: p.Config.DefaultModel(), APICalls: j.APICalls, JS: p.JS, Names: p.Layout.Names,
+		Logger: p.Logger.With("component", "task-engine")})
 	feed, cancel := context.WithCancel(context.Background())
 	j.stop = cancel
 	go func() {
@@ -97,17 +114,33 @@ func (p *Platform) julepFace() httpapi.Face {
 		panic(fmt.Sprintf("open %s: %v", julepapi.RequestsBucket, err))
 	}
 	return julepapi.New(julepapi.Deps{Agents: j.Agents, Users: j.Users, Sessions: j.Sessions, Docs: j.Docs,
+		Tasks: j.Tasks, Executions: j.Executions,
 		Views: p.Views, Preparer: j.Preparer, Requests: kv, NC: p.NC, JS: p.JS, Store: p.Store, Names: p.Layout.Names,
 		Models: models, Logger: p.Logger.With("face", "julep")})
 }
 
-// julepHandlers are the handlers that answer Julep chats and summarize their history.
+// julepHandlers are the handlers that answer Julep chats, summarize their history and run task executions.
 func (p *Platform) julepHandlers() []runtime.Handler {
 	j := p.Julep
-	h := chats.New(chats.Config{Sessions: p.Sessions, Preparer: j.Preparer, Lookup: julepLookup{j, p.Views}, Docs: j.Index,
-		DocList: julepLookup{j, p.Views}, Models: p.agentModels, APICalls: j.APICalls, NC: p.NC, Names: p.Layout.Names,
-		Logger: p.Logger.With("component", "julep-chat")})
-	return []runtime.Handler{h.Turns(), h.Summarizer()}
+	return []runtime.Handler{j.chats.Turns(), j.chats.Summarizer(), j.Engine.Stepper(), j.Engine.Effects()}
+}
+
+// DueTimers lists the task sleeps due by a time, from the task_timers read model.
+func (l julepLookup) DueTimers(ctx context.Context, by time.Time) ([]tasks.Due, error) {
+	var out []tasks.Due
+	err := l.views.List(ctx, projections.TaskTimersModel, "*", func(key string, raw json.RawMessage) error {
+		var timers projections.TaskTimers
+		if err := json.Unmarshal(raw, &timers); err != nil {
+			return fmt.Errorf("decode the timers of %s: %w", key, err)
+		}
+		for k, until := range timers {
+			if !until.After(by) {
+				out = append(out, tasks.Due{Execution: key, Account: events.JulepAccountOf(key), Key: k})
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // julepLookup reads an account's Julep agents, users and docs for the prompt maker and the chat handler.

@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/contrailhq/contrail/domain/execution"
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
@@ -18,12 +20,13 @@ import (
 func julepFixture() fixture {
 	var made struct {
 		agent, user, session, doc, tool string
+		task, execution, transition     string
 		logs                            map[events.Ref]int
 	}
 	secret := "secret-" + events.RandomToken(6)
 	return fixture{
 		Name:   "julep: agent, tool, user, docs, session",
-		Params: []string{"agent_id", "user_id", "session_id", "doc_id", "tool_id"},
+		Params: []string{"agent_id", "user_id", "session_id", "doc_id", "tool_id", "task_id", "execution_id", "transition_id"},
 		Make: func(t *testing.T, n *platformtest.Node, o owner) objects {
 			post := func(path string, body any) map[string]any {
 				var out map[string]any
@@ -42,17 +45,36 @@ func julepFixture() fixture {
 			post("/users/"+made.user+"/docs", map[string]any{"title": "user doc", "content": "user content " + secret})
 			made.session = post("/sessions", map[string]any{"agent": made.agent, "user": made.user, "situation": "situation " + secret})["id"].(string)
 			post("/sessions/"+made.session+"/chat", map[string]any{"messages": []map[string]string{{"role": "user", "content": "question " + secret}}})
+			made.task = post("/agents/"+made.agent+"/tasks", map[string]any{"name": "task " + secret,
+				"main": []any{map[string]any{"wait_for_input": map[string]any{"info": "waiting"}}}})["id"].(string)
+			made.execution = post("/tasks/"+made.task+"/executions", map[string]any{"input": map[string]any{"secret": "input " + secret}})["id"].(string)
+			for i := 0; made.transition == ""; i++ {
+				var list struct{ Items []map[string]any }
+				n.Do(t, o.Key, "GET", "/julep/executions/"+made.execution+"/transitions", nil).JSON(t, &list)
+				for _, tr := range list.Items {
+					if tr["type"] == "wait" {
+						made.transition = tr["id"].(string)
+					}
+				}
+				if i > 500 {
+					t.Fatal("the fixture's execution never waits for input")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			made.logs = map[events.Ref]int{}
 			for _, ref := range []events.Ref{
 				{Type: julep.AgentAggregate, ID: events.JulepAggregateID(o.AccountID, made.agent)},
 				{Type: julep.UserAggregate, ID: events.JulepAggregateID(o.AccountID, made.user)},
 				{Type: julep.DocAggregate, ID: events.JulepAggregateID(o.AccountID, made.doc)},
 				{Type: session.Aggregate, ID: events.JulepAggregateID(o.AccountID, made.session)},
+				{Type: julep.TaskAggregate, ID: events.JulepAggregateID(o.AccountID, made.task)},
+				{Type: execution.Aggregate, ID: events.JulepAggregateID(o.AccountID, made.execution)},
 			} {
 				made.logs[ref] = logLength(t, n, ref)
 			}
 			return objects{Params: map[string]string{"agent_id": made.agent, "user_id": made.user, "session_id": made.session,
-				"doc_id": made.doc, "tool_id": made.tool}, Secrets: []string{secret}}
+				"doc_id": made.doc, "tool_id": made.tool, "task_id": made.task, "execution_id": made.execution,
+				"transition_id": made.transition}, Secrets: []string{secret}}
 		},
 		Intact: func(t *testing.T, n *platformtest.Node, o owner, objs objects) {
 			for path, want := range map[string]string{
@@ -62,6 +84,8 @@ func julepFixture() fixture {
 				"/julep/users/" + made.user:                    "about " + secret,
 				"/julep/sessions/" + made.session:              "situation " + secret,
 				"/julep/sessions/" + made.session + "/history": "question " + secret,
+				"/julep/tasks/" + made.task:                    "task " + secret,
+				"/julep/executions/" + made.execution:          "awaiting_input",
 			} {
 				r := n.Do(t, o.Key, "GET", path, nil)
 				if r.Status != http.StatusOK || !contains(r.Body, want) {
@@ -103,6 +127,10 @@ func julepFixture() fixture {
 			"POST /julep/users/{user_id}/docs":               map[string]string{"title": "planted", "content": "planted"},
 			"POST /julep/agents/{agent_id}/search":           map[string]string{"text": "content"},
 			"POST /julep/users/{user_id}/search":             map[string]string{"text": "content"},
+			"POST /julep/agents/{agent_id}/tasks":            plantedTask,
+			"POST /julep/agents/{agent_id}/tasks/{task_id}":  plantedTask,
+			"POST /julep/tasks/{task_id}/executions":         map[string]any{"input": map[string]any{}},
+			"PUT /julep/executions/{execution_id}":           map[string]any{"status": "cancelled"},
 		},
 		Probes: []probe{
 			{Method: "GET", Path: "/julep/agents"},
@@ -116,5 +144,8 @@ func julepFixture() fixture {
 		},
 	}
 }
+
+// plantedTask is a task another account tries to make or change.
+var plantedTask = map[string]any{"name": "planted", "main": []any{map[string]any{"evaluate": map[string]any{"x": "$ 1"}}}}
 
 func contains(body []byte, s string) bool { return strings.Contains(string(body), s) }

@@ -382,8 +382,29 @@ func (p *Platform) startSweeper() {
 	p.stopSweeper, p.sweeperDone = cancel, make(chan struct{})
 	go func() {
 		defer close(p.sweeperDone)
-		p.Sweeper.Run(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { p.Sweeper.Run(ctx) })
+		if p.Julep != nil {
+			wg.Go(func() { p.runTaskTimers(ctx) })
+		}
+		wg.Wait()
 	}()
+}
+
+// runTaskTimers runs the task engine's timers until ctx ends, starting them again after a failure (a NATS election
+// while they start).
+func (p *Platform) runTaskTimers(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := p.Julep.Engine.RunTimers(ctx, julepLookup{p.Julep, p.Views}, nil)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		p.Logger.Warn("task timers stopped; starting them again", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // Handler is the node's HTTP handler.

@@ -78,6 +78,24 @@ func Parse(src []byte) (*Task, error) {
 	return t, nil
 }
 
+// ParseSource reads a task as Parse does and returns it with its source as one JSON object: what is stored, so that
+// a task sent as YAML is kept as the JSON every reader parses the same way.
+func ParseSource(src []byte) (*Task, json.RawMessage, error) {
+	t, err := Parse(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := decode(src)
+	if err != nil {
+		return nil, nil, errs.InvalidField("task", "the task is neither JSON nor YAML: %v", err)
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, errs.InvalidField("task", "the task cannot be written as JSON: %v", err)
+	}
+	return t, raw, nil
+}
+
 // FromMap reads a task from its decoded JSON.
 func FromMap(m map[string]any) (*Task, error) {
 	t, err := fromMap(m)
