@@ -1,11 +1,19 @@
 package julepapi_test
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
 // waitExecution polls an execution until its status is one of want (or the test's patience ends) and returns it.
@@ -152,5 +160,217 @@ main:
 	}
 	if r := e.do(t, "PUT", "/executions/"+id, map[string]any{"status": "running", "input": 1}); r.status != http.StatusConflict {
 		t.Errorf("resume a cancelled execution: %d %s", r.status, r.body)
+	}
+}
+
+// seedTask is seed 004's example task, as written there.
+const seedTask = `
+# An example Task definition
+name: Daily Motivation
+input_schema:
+  about_user:
+    type: string
+  topics:
+    type: array
+    items:
+      type: string
+
+tools:
+- function:
+  name: send_email
+  # ...
+  
+main:
+# Pick a random topic.
+# ` + "`evaluate`" + ` step takes a key-value object where the values are valid python *expressions*.
+- evaluate:
+    chosen_topic: _["topics"][randint(len(_["topics"]))]
+    
+# Think about what support the user might need.
+# Note: ` + "`inputs` and `outputs`" + ` are globals.
+- prompt: You are a motivational coach and you are coaching someone who is {{inputs[0]["about_user"]}}. Think of the challenges they might be facing on the {{_["chosen_topic"]}} topic and what to do about them. Write down your answer as a bulleted list.
+
+# Write a poem about it.
+# Note: ` + "`_`" + ` stands for ` + "`outputs[-1]`" + ` i.e. the last step's output
+- prompt: Write a short motivational poem about {{_["choices"][0].content}}
+
+# Manually call the send_email function.
+# ` + "`arguments`" + ` is an object where values are python expressions.
+- tool:
+    name: send_email
+    arguments:
+      subject: '"Daily Motivation"'
+      content: _["choices"][0].content
+      
+# Sleep for a day
+- sleep: 24*3600  
+
+# Start all over again
+- workflow: main  
+  arguments: inputs[0]
+`
+
+func TestSeedTaskRunsAsWritten(t *testing.T) {
+	e := newEnv(t)
+	agent := e.agent(t, map[string]any{"name": "coach", "model": "gpt-4o-mini"})
+	task := e.task(t, agent, seedTask)
+	e.model.Enqueue(llmtest.Text("- sleep more\n- walk daily"), llmtest.Text("Walk on, and rest."))
+	id := e.execute(t, task, map[string]any{"about_user": "a night nurse", "topics": []string{"sleep"}})
+	x := e.waitExecution(t, id, "awaiting_input", "failed")
+	if x["status"] != "awaiting_input" {
+		t.Fatalf("execution: %v", x)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 2 || !strings.Contains(reqs[0].LastMessage().Content, "a night nurse") ||
+		!strings.Contains(reqs[0].LastMessage().Content, "on the sleep topic") ||
+		!strings.Contains(reqs[1].LastMessage().Content, "poem about - sleep more") {
+		t.Fatalf("the prompts: %+v", reqs)
+	}
+	// The function tool waits for the client, with the call as the wait's output.
+	list := items(t, e.must(t, http.StatusOK, "GET", "/executions/"+id+"/transitions?limit=999", nil))
+	wait := list[len(list)-1]
+	call, _ := wait["output"].(map[string]any)
+	fn, _ := call["function"].(map[string]any)
+	if wait["type"] != "wait" || fn["name"] != "send_email" || fmt.Sprint(fn["arguments"]) != "map[content:Walk on, and rest. subject:Daily Motivation]" {
+		t.Fatalf("the tool step's wait: %v", wait)
+	}
+	// The client sends the email and resumes; the execution sleeps a day on a durable timer.
+	e.must(t, http.StatusOK, "PUT", "/executions/"+id, map[string]any{"status": "running", "input": map[string]any{"sent": true}})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := e.node.Timers(t)
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d timers set, want 1 (a day's sleep)", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if x := e.must(t, http.StatusOK, "GET", "/executions/"+id, nil); x["status"] != "running" {
+		t.Errorf("sleeping: %v", x)
+	}
+	e.must(t, http.StatusOK, "PUT", "/executions/"+id, map[string]any{"status": "cancelled"})
+}
+
+func TestTaskToolsAndShortSleep(t *testing.T) {
+	var mu sync.Mutex
+	keys := map[string]int{}
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys[r.Header.Get("Idempotency-Key")]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"city": %q, "temp": 21}`, r.URL.Query().Get("city"))
+	}))
+	t.Cleanup(api.Close)
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.APICallHosts = []string{strings.TrimPrefix(api.URL, "http://")} }))
+	agent := e.agent(t, map[string]any{"name": "weather"})
+	e.must(t, http.StatusCreated, "POST", "/agents/"+agent+"/docs", map[string]any{"title": "Umbrella", "content": "Take an umbrella in Lisbon."})
+	task := e.task(t, agent, `
+name: weather
+tools:
+- name: forecast
+  type: api_call
+  api_call: {method: GET, url: "`+api.URL+`/forecast"}
+- name: search
+  type: system
+  system: {resource: agent, subresource: doc, operation: search}
+main:
+- tool: forecast
+  arguments: {city: $ _.city}
+- sleep: {seconds: 1}
+- tool: search
+  arguments:
+    text: $ "umbrella " + steps[0].input.city
+- return:
+    temp: $ steps[0].output.json.temp
+    tip: $ _[0].snippet
+`)
+	start := time.Now()
+	id := e.execute(t, task, map[string]any{"city": "Lisbon"})
+	x := e.waitExecution(t, id, "succeeded", "failed")
+	if x["status"] != "succeeded" {
+		t.Fatalf("execution: %v", x)
+	}
+	if took := time.Since(start); took < time.Second {
+		t.Errorf("a one-second sleep ended after %s", took)
+	}
+	if out := fmt.Sprint(x["output"]); out != "map[temp:21 tip:Take an umbrella in Lisbon.]" {
+		t.Errorf("output %s", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 1 {
+		t.Fatalf("idempotency keys %v", keys)
+	}
+	for k, n := range keys {
+		if !strings.Contains(k, id) || n != 1 {
+			t.Errorf("key %q sent %d times", k, n)
+		}
+	}
+}
+
+func TestExecutionStreams(t *testing.T) {
+	e := newEnv(t)
+	agent := e.agent(t, map[string]any{"name": "runner"})
+	task := e.task(t, agent, "name: s\nmain:\n- evaluate: {a: $ 1}\n- wait_for_input: {info: {q: more}}\n- evaluate: {b: $ _.x}\n")
+	id := e.execute(t, task, map[string]any{})
+	e.waitExecution(t, id, "awaiting_input")
+	type event struct{ name, data string }
+	read := func(path string, got chan<- event) {
+		req, _ := http.NewRequest("GET", e.node.URL+"/julep/executions/"+id+path, nil)
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			close(got)
+			return
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		var ev event
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				ev.name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.data = strings.TrimPrefix(line, "data: ")
+			case line == "" && ev.name != "":
+				got <- ev
+				ev = event{}
+			}
+		}
+		close(got)
+	}
+	statuses, transitions := make(chan event, 100), make(chan event, 100)
+	go read("/status.stream", statuses)
+	go read("/transitions.stream", transitions)
+	// History first: the status now, the transitions so far.
+	if ev := <-statuses; !strings.Contains(ev.data, `"status":"awaiting_input"`) {
+		t.Fatalf("first status %+v", ev)
+	}
+	for i, want := range []string{"init", "step", "wait"} {
+		if ev := <-transitions; !strings.Contains(ev.data, `"type":"`+want+`"`) {
+			t.Fatalf("transition %d: %+v, want %s", i, ev, want)
+		}
+	}
+	// Then live, until the end.
+	e.must(t, http.StatusOK, "PUT", "/executions/"+id, map[string]any{"status": "running", "input": map[string]any{"x": 2}})
+	var types []string
+	for ev := range transitions {
+		var m struct{ Transition struct{ Type string } }
+		_ = json.Unmarshal([]byte(ev.data), &m)
+		types = append(types, m.Transition.Type)
+	}
+	if strings.Join(types, " ") != "resume finish" {
+		t.Errorf("live transitions %v", types)
+	}
+	var last string
+	for ev := range statuses {
+		last = ev.data
+	}
+	if !strings.Contains(last, `"status":"succeeded"`) {
+		t.Errorf("last status %s", last)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
@@ -192,4 +194,20 @@ func (l *LogBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// Timers counts the durable timers set and not fired yet (the schedules on the timers stream).
+func (n *Node) Timers(t testing.TB) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := n.JS.Stream(ctx, n.Layout.Names.TimersStream())
+	if err != nil {
+		t.Fatalf("open the timers stream: %v", err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(n.Layout.Names.TimerScheduleSubject("*", "*")))
+	if err != nil {
+		t.Fatalf("read the timers stream: %v", err)
+	}
+	return len(info.State.Subjects)
 }
