@@ -125,6 +125,7 @@ func newRoot() *cobra.Command {
 		newAgentsCmd(),
 		newChatCmd(),
 		newAskCmd(),
+		newExecutionsCmd(),
 	)
 	checkUsage(root)
 	return root

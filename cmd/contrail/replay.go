@@ -20,7 +20,7 @@ import (
 
 func newReplayCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "replay", Short: "Replay what really happened, from the log (not the read models)"}
-	cmd.AddCommand(newReplaySessionCmd())
+	cmd.AddCommand(newReplaySessionCmd(), newReplayExecutionCmd())
 	return cmd
 }
 
