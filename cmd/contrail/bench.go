@@ -13,7 +13,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the platform against raw JetStream in the same run"}
-	cmd.AddCommand(newBenchEventsCmd(), newBenchSessionsCmd(), newBenchRunsCmd(), newBenchCodeShotCmd(), newBenchStartupCmd())
+	cmd.AddCommand(newBenchEventsCmd(), newBenchSessionsCmd(), newBenchRunsCmd(), newBenchCodeShotCmd(), newBenchTasksCmd(), newBenchStartupCmd())
 	return cmd
 }
 
@@ -98,5 +98,20 @@ func newBenchCodeShotCmd() *cobra.Command {
 		},
 		func(cmd *cobra.Command) {
 			cmd.Flags().IntVar(&o.Queries, "queries", 200, "queries each way")
+		})
+}
+
+func newBenchTasksCmd() *cobra.Command {
+	var o bench.TasksOptions
+	return benchCmd("tasks", "Task executions: steps/s and execution latency of a 10-step task, and a map-reduce over 1,000 items",
+		func(ctx context.Context, dir string, progress func(string)) (bench.Report, error) {
+			o.Dir = dir
+			return bench.Tasks(ctx, o, progress)
+		},
+		func(cmd *cobra.Command) {
+			cmd.Flags().IntVar(&o.Executions, "executions", 200, "executions of the 10-step task")
+			cmd.Flags().IntVar(&o.InFlight, "in-flight", 50, "executions running at once")
+			cmd.Flags().IntVar(&o.Items, "items", 1000, "items of the map-reduce")
+			cmd.Flags().IntVar(&o.Parallelism, "parallelism", 100, "parallelism of the map-reduce")
 		})
 }

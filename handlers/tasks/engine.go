@@ -65,8 +65,10 @@ type Config struct {
 	JS     jetstream.JetStream
 	Names  natsx.Names
 	Logger *slog.Logger
-	// Batch bounds the transitions one decision appends (default 64): steps that need nothing from outside are
-	// decided one after the other on the state they leave, and appended together, each its own event.
+	// Batch bounds the rounds of decisions one delivery makes (default 1: the engine reacts to each transition and
+	// decides the next ones). More lets steps that need nothing from outside be decided one after the other on the
+	// state they leave and appended together, each still its own event; measured, it gains little (bench tasks:
+	// 6,037 steps/s with 1, 6,296-6,505 with 64), so the default keeps one decision per event.
 	Batch int
 	// Concurrency is how many events each handler works on at once on this node (default 64).
 	Concurrency int
@@ -89,7 +91,7 @@ type Engine struct {
 // New returns the engine.
 func New(cfg Config) *Engine {
 	if cfg.Batch <= 0 {
-		cfg.Batch = 64
+		cfg.Batch = 1
 	}
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 64
