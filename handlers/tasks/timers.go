@@ -68,7 +68,7 @@ func (g *Engine) RunTimers(ctx context.Context, due DueTimers, ready func()) err
 		Durable:       g.cfg.Names.Consumer("timers", "tasks"),
 		FilterSubject: g.cfg.Names.TimerFireWildcard(),
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       30 * time.Second,
+		AckWait:       g.cfg.AckWait,
 		MaxAckPending: 1024,
 	})
 	if err != nil {

@@ -78,7 +78,7 @@ func (p *Platform) assembleJulep(ctx context.Context) error {
 		Logger: p.Logger.With("component", "julep-chat")})
 	j.Engine = tasks.New(tasks.Config{Executions: j.Executions.Repo(), Agents: julepLookup{j, p.Views}, System: j.chats,
 		Models: p.agentModels, DefaultModel: p.Config.DefaultModel(), APICalls: j.APICalls, JS: p.JS, Names: p.Layout.Names,
-		Logger: p.Logger.With("component", "task-engine")})
+		AckWait: p.Config.HandlerAckWait, Logger: p.Logger.With("component", "task-engine")})
 	feed, cancel := context.WithCancel(context.Background())
 	j.stop = cancel
 	go func() {
