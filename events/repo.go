@@ -97,8 +97,11 @@ func (r *Repo[S, P]) current(ctx context.Context, id string, e *repoEntry[S], at
 	if e.state != nil && atLeast != Fresh && e.version.Seq >= atLeast {
 		return nil // it holds the event, so it holds everything before it
 	}
+	// A client's read on a cluster must see every write acknowledged before it, made on any node: a replica that
+	// answers may lag, so what it gave is completed from the stream's leader.
+	latest := atLeast == Fresh && r.store.clustered()
 	if e.state == nil {
-		return r.reload(ctx, id, e, atLeast, false)
+		return r.reload(ctx, id, e, atLeast, latest)
 	}
 	// Read only what came after the state.
 	var fresh []Envelope
@@ -110,7 +113,20 @@ func (r *Repo[S, P]) current(ctx context.Context, id string, e *repoEntry[S], at
 		return fmt.Errorf("load %s: %w", r.ref(id), err)
 	}
 	if !r.advance(e, fresh) {
-		return r.reload(ctx, id, e, atLeast, false)
+		return r.reload(ctx, id, e, atLeast, latest)
+	}
+	if latest {
+		var tail []Envelope
+		err := r.store.readLeader(ctx, r.store.names.AggregateFilter(r.aggregate, id), e.version.Seq+1, func(env Envelope) error {
+			tail = append(tail, env)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("load %s from the stream leader: %w", r.ref(id), err)
+		}
+		if !r.advance(e, tail) {
+			return r.reload(ctx, id, e, atLeast, true)
+		}
 	}
 	if atLeast != Fresh && e.version.Seq < atLeast {
 		// The replica that answered is behind the event the caller holds: the leader settles it.

@@ -60,6 +60,9 @@ func (s *Store) Names() natsx.Names { return s.names }
 // Registry returns the event types the store decodes.
 func (s *Store) Registry() *Registry { return s.reg }
 
+// clustered reports whether the log is replicated over several servers (whose replicas may lag the leader).
+func (s *Store) clustered() bool { return s.js.Conn().ConnectedClusterName() != "" }
+
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now() }
 

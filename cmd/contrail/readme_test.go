@@ -195,3 +195,41 @@ func TestPlainMakeOnlyBuilds(t *testing.T) {
 		t.Fatalf("a plain make should only build:\n%s", out)
 	}
 }
+
+// The "Julep's tasks" commands, pasted into bash as "Trying it" is: the execution waits, is resumed, ends with 42,
+// and its timeline prints.
+func TestREADMETasksRunAsPasted(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (make deps installs it): cannot run the README's commands", tool)
+		}
+	}
+	script := codeBlock(t, readmeSection(t, "Julep's tasks"), "sh")
+	dataDir := t.TempDir()
+	n := startNode(t, dataDir)
+	waitReady(t, n)
+	work := t.TempDir()
+	if err := os.Mkdir(filepath.Join(work, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(binary, filepath.Join(work, "bin/contrail")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", atNode(script, n))
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "CONTRAIL_URL="+n.url, "CONTRAIL_API_KEY="+n.adminKey(t))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the README's commands failed: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{`{"n":42}`, "resume", "finish", "5 transitions in"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the README's commands did not print %q:\n%s", want, got)
+		}
+	}
+}

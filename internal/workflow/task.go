@@ -65,7 +65,11 @@ func Parse(src []byte) (*Task, error) {
 	}
 	doc, err := decode(src)
 	if err != nil {
-		return nil, errs.InvalidField("task", "the task is neither JSON nor YAML: %v", err)
+		msg := fmt.Sprintf("the task is neither JSON nor YAML: %v", err)
+		if strings.Contains(err.Error(), "did not find expected ',' or '}'") {
+			msg += ` (in YAML's braces, {k: v}, a value cannot hold [ ] { } or a comma unquoted: write that step's fields one per line, or quote the expression: {n: "$ steps[0].output"})`
+		}
+		return nil, errs.InvalidField("task", "%s", msg)
 	}
 	m, ok := doc.(map[string]any)
 	if !ok {
