@@ -203,30 +203,12 @@ func inFunc(n *platformtest.Node) bool {
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetValue() == "codeshot" {
-					return handled(n, "codeshot") < m.GetCounter().GetValue()
+					return n.Handled("codeshot") < m.GetCounter().GetValue()
 				}
 			}
 		}
 	}
 	return false
-}
-
-// handled counts a handler's finished attempts.
-func handled(n *platformtest.Node, handler string) float64 {
-	mfs, _ := n.Metrics.Registry.Gather()
-	for _, mf := range mfs {
-		if mf.GetName() != "contrail_handler_seconds" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetValue() == handler {
-					return float64(m.GetHistogram().GetSampleCount())
-				}
-			}
-		}
-	}
-	return 0
 }
 
 // TestKilledWithManyQueriesInFlight kills the node while fifty queries of fifty sessions are each in their func

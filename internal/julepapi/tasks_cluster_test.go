@@ -16,24 +16,6 @@ import (
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
-// handledBy counts the events a node's handler finished.
-func handledBy(n *platformtest.Node, handler string) float64 {
-	mfs, _ := n.Metrics.Registry.Gather()
-	for _, mf := range mfs {
-		if mf.GetName() != "contrail_handler_seconds" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetValue() == handler {
-					return float64(m.GetHistogram().GetSampleCount())
-				}
-			}
-		}
-	}
-	return 0
-}
-
 // Two nodes on a three-server NATS cluster share the executions of a map-reduce whose 200 branches call the model:
 // the branches' model calls spread over both nodes (each node keeps up to 64 effects under way, so fewer than that
 // at once may all go to one); then one node is killed in the middle, and the other finishes every execution.
@@ -75,7 +57,7 @@ main:
 	if x := eb.waitExecution(t, first, "succeeded", "failed"); fmt.Sprint(x["output"]) != "map[n:200]" {
 		t.Fatalf("first execution: %v", x)
 	}
-	if ha, hb := handledBy(a, "task-effects"), handledBy(b, "task-effects"); ha == 0 || hb == 0 {
+	if ha, hb := a.Handled("task-effects"), b.Handled("task-effects"); ha == 0 || hb == 0 {
 		t.Errorf("the model calls of one map-reduce ran on one node only: %v on A, %v on B", ha, hb)
 	} else {
 		t.Logf("effects handled: %v on node A, %v on node B", ha, hb)

@@ -211,3 +211,21 @@ func (n *Node) Timers(t testing.TB) int {
 	}
 	return len(info.State.Subjects)
 }
+
+// Handled counts the events a handler of this node has finished handling (its attempts that returned).
+func (n *Node) Handled(handler string) float64 {
+	mfs, _ := n.Metrics.Registry.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != "contrail_handler_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == handler {
+					return float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	return 0
+}
