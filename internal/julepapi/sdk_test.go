@@ -121,6 +121,15 @@ func TestJulepNpmSDK(t *testing.T) {
 		{"missingSession.status", 404.0},
 		{"badAgent.status", 422.0},
 		{"badAgent.name", "UnprocessableEntityError"},
+		{"task.name", "Add"},
+		{"taskList.0", get("task.id")},
+		{"waiting.status", "awaiting_input"},
+		{"execution.status", "succeeded"},
+		{"execution.output.n", 42.0},
+		{"transitions.0", "init"},
+		{"transitions.4", "finish"},
+		{"badInput.status", 400.0},
+		{"badInput.name", "BadRequestError"},
 	}
 	for _, c := range checks {
 		if got := get(c.path); got != c.want {

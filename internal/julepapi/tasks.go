@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -225,7 +226,8 @@ func transitionOut(execID string, e events.Envelope) (map[string]any, bool) {
 		return nil, false
 	}
 	target := func(t workflow.Target) map[string]any {
-		return map[string]any{"workflow": t.Workflow, "step": t.Step, "scope_id": t.Scope}
+		// Julep's scope IDs are strings (UUIDs there); a scope here is its number in the execution.
+		return map[string]any{"workflow": t.Workflow, "step": t.Step, "scope_id": strconv.Itoa(t.Scope)}
 	}
 	out := map[string]any{
 		"id": d.ID, "execution_id": execID, "type": tr.Type, "output": tr.Output, "current": target(tr.Current),
@@ -269,9 +271,10 @@ func (f *Face) listTransitions(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	scope := r.URL.Query().Get("scope_id")
 	var items []listed
 	for _, e := range hist {
-		if out, ok := transitionOut(id, e); ok {
+		if out, ok := transitionOut(id, e); ok && (scope == "" || out["current"].(map[string]any)["scope_id"] == scope) {
 			items = append(items, listed{item: listItem{created: e.Time, updated: e.Time}, out: out})
 		}
 	}

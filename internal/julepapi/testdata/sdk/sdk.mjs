@@ -101,4 +101,33 @@ try {
   out.badAgent = { status: e.status, name: e.constructor.name, error: e.error };
 }
 
+// A task of the agent: it runs, waits for input, is resumed through the SDK, and ends; its transitions list.
+const task = await client.tasks.create(agent.id, {
+  name: 'Add',
+  input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+  main: [{ evaluate: { n: '$ _.n + 1' } }, { wait_for_input: { info: { ask: 'how many more?' } } }, { evaluate: { n: '$ steps[0].output.n + _.more' } }],
+});
+out.task = await client.tasks.get(task.id);
+out.taskList = [];
+for await (const t of client.tasks.list(agent.id)) out.taskList.push(t.id);
+let execution = await client.executions.create(task.id, { input: { n: 1 } });
+for (let i = 0; i < 200 && execution.status !== 'awaiting_input'; i++) {
+  await new Promise((r) => setTimeout(r, 20));
+  execution = await client.executions.get(execution.id);
+}
+out.waiting = execution;
+await client.executions.changeStatus(execution.id, { status: 'running', input: { more: 40 } });
+for (let i = 0; i < 200 && execution.status !== 'succeeded'; i++) {
+  await new Promise((r) => setTimeout(r, 20));
+  execution = await client.executions.status.get(execution.id);
+}
+out.execution = execution;
+out.transitions = [];
+for await (const tr of client.executions.transitions.list(execution.id)) out.transitions.push(tr.type);
+try {
+  await client.executions.create(task.id, { input: { n: 'one' } });
+} catch (e) {
+  out.badInput = { status: e.status, name: e.constructor.name };
+}
+
 console.log(JSON.stringify(out));
