@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
-	wmjs "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/jetstream"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 	"github.com/nats-io/nats.go"
@@ -182,8 +181,8 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	}
 	// One subscriber (and connection) per handler: each asks the server for as many events at a time as it can
 	// work on (Prefetch), so that work spreads over the nodes sharing a consumer instead of piling up on whichever
-	// pulled first; and watermill's subscriber drains the connection it is given when it closes, so none is shared.
-	subs := make(map[string]*wmjs.Subscriber, len(rt.order))
+	// pulled first; a connection of its own keeps one handler's flow control from holding another's up.
+	subs := make(map[string]*subscriber, len(rt.order))
 	var conns []*nats.Conn
 	defer func() {
 		for _, c := range conns {
@@ -197,19 +196,20 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 			return fmt.Errorf("handlers: connect: %w", err)
 		}
 		conns = append(conns, conn)
-		sub, err := wmjs.NewSubscriber(wmjs.SubscriberConfig{
-			Conn:                conn,
-			Logger:              rt.wmLog,
-			AckWaitTimeout:      24 * time.Hour, // the server's AckWait (with heartbeats) decides; watermill must not give up first
-			ResourceInitializer: rt.consumerFor,
-			Unmarshaler:         unmarshaler{rt: rt},
-			NakDelay:            wmjs.NewStaticDelay(time.Second),
-			ConsumeOptions:      []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(h.Prefetch)},
-		})
+		js, err := jetstream.New(conn)
 		if err != nil {
-			return fmt.Errorf("handlers: subscriber for %s: %w", name, err)
+			return fmt.Errorf("handlers: jetstream for %s: %w", name, err)
 		}
-		subs[name] = sub
+		subs[name] = &subscriber{
+			js:           js,
+			consumer:     rt.consumerFor,
+			unmarshal:    unmarshaler{rt: rt}.Unmarshal,
+			nakDelay:     time.Second,
+			drainTimeout: rt.cfg.CloseTimeout,
+			opts:         []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(h.Prefetch)},
+			log:          rt.cfg.Logger,
+			closing:      make(chan struct{}),
+		}
 	}
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: rt.cfg.CloseTimeout}, rt.wmLog)
 	if err != nil {
@@ -287,11 +287,11 @@ func (rt *Runtime) isStopping() bool {
 
 // consumerFor is watermill's ResourceInitializer: a topic names a handler's consumer of the log ("events:<name>")
 // or of re-driven events ("redrive:<name>"). Several nodes and workers share each durable consumer.
-func (rt *Runtime) consumerFor(ctx context.Context, js jetstream.JetStream, topic string) (jetstream.Consumer, func(context.Context, watermill.LoggerAdapter), error) {
+func (rt *Runtime) consumerFor(ctx context.Context, js jetstream.JetStream, topic string) (jetstream.Consumer, error) {
 	kind, name, _ := strings.Cut(topic, ":")
 	h, ok := rt.handlers[name]
 	if !ok {
-		return nil, nil, fmt.Errorf("no handler %q", name)
+		return nil, fmt.Errorf("no handler %q", name)
 	}
 	stream := rt.cfg.Names.EventsStream()
 	cfg := jetstream.ConsumerConfig{
@@ -312,9 +312,9 @@ func (rt *Runtime) consumerFor(ctx context.Context, js jetstream.JetStream, topi
 	}
 	cons, err := js.CreateOrUpdateConsumer(ctx, stream, cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("consumer for handler %s: %w", name, err)
+		return nil, fmt.Errorf("consumer for handler %s: %w", name, err)
 	}
-	return cons, nil, nil
+	return cons, nil
 }
 
 // unmarshaler turns a delivery into a watermill message carrying the envelope JSON and its correlation ID, and

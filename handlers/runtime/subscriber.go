@@ -1,0 +1,138 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// subscriber is a watermill Subscriber over JetStream pull consumers. It replaces watermill-nats' own, which closes
+// a subscription's output channel while a delivery may still be sending on it: a data race whenever a node stops
+// under load, and a "send on closed channel" panic when the two meet. Here a subscription stops in order: deliveries
+// waiting to hand a message over give up (and hand it back to the server), only then is the channel closed.
+type subscriber struct {
+	js        jetstream.JetStream
+	consumer  func(ctx context.Context, js jetstream.JetStream, topic string) (jetstream.Consumer, error)
+	unmarshal func(jetstream.Msg) (*message.Message, error)
+	nakDelay  time.Duration
+	// drainTimeout bounds how long a stop waits for deliveries in hand to be answered.
+	drainTimeout time.Duration
+	opts         []jetstream.PullConsumeOpt
+	log          *slog.Logger
+
+	closing   chan struct{}
+	closeOnce sync.Once
+	stopped   sync.WaitGroup
+}
+
+// subscription is one Subscribe call's output and the lock that keeps sends and the close apart.
+type subscription struct {
+	out     chan *message.Message
+	stop    chan struct{} // closed first: nothing new is handed over
+	abandon chan struct{} // closed if draining takes too long: stop waiting for handlers' answers
+
+	mu     sync.RWMutex // held shared while handing over, exclusively to close out
+	closed bool
+}
+
+func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	select {
+	case <-s.closing:
+		return nil, fmt.Errorf("subscribe to %s: subscriber closed", topic)
+	default:
+	}
+	cons, err := s.consumer(ctx, s.js, topic)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	sub := &subscription{out: make(chan *message.Message), stop: make(chan struct{}), abandon: make(chan struct{})}
+	cc, err := cons.Consume(func(msg jetstream.Msg) { s.deliver(ctx, sub, msg) }, s.opts...)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("consume %s: %w", topic, err)
+	}
+	s.stopped.Add(1)
+	go func() {
+		defer s.stopped.Done()
+		defer cancel()
+		select {
+		case <-ctx.Done():
+		case <-s.closing:
+		}
+		close(sub.stop)
+		// Drain rather than stop: deliveries the client already holds reach deliver, which hands them back at
+		// once, and those being handled are answered as their handler answers (the runtime cancels their work
+		// first); dropped, either would wait out its ack wait on the server before another node could take it.
+		cc.Drain()
+		select {
+		case <-cc.Closed():
+		case <-time.After(s.drainTimeout):
+			s.log.Warn("handlers: consumer did not drain in time; what it held comes back after its ack wait", "timeout", s.drainTimeout)
+		}
+		close(sub.abandon)
+		sub.mu.Lock()
+		sub.closed = true
+		close(sub.out)
+		sub.mu.Unlock()
+	}()
+	return sub.out, nil
+}
+
+// deliver hands one delivery to the router and answers the server as the handler answers the message. It runs on
+// the consumer's callback goroutine, so with Prefetch n the server holds at most n deliveries for it.
+func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstream.Msg) {
+	m, err := s.unmarshal(msg)
+	if err != nil {
+		s.log.Error("handlers: cannot read delivery; handed back", "subject", msg.Subject(), "err", err)
+		_ = msg.NakWithDelay(s.nakDelay)
+		return
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.SetContext(mctx)
+
+	sub.mu.RLock()
+	handed := false
+	if !sub.closed {
+		select {
+		case sub.out <- m:
+			handed = true
+		case <-sub.stop:
+		}
+	}
+	sub.mu.RUnlock()
+	if !handed {
+		_ = msg.Nak() // stopping: another node, or this one after its restart, takes it
+		return
+	}
+
+	select {
+	case <-m.Acked():
+		// The ack outlives a stop that races it: a handler that finished must not see its event again.
+		actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer acancel()
+		if err := msg.DoubleAck(actx); err != nil {
+			s.log.Warn("handlers: ack not confirmed; the event may be handled again", "subject", msg.Subject(), "err", err)
+		}
+	case <-m.Nacked():
+		if err := msg.NakWithDelay(s.nakDelay); err != nil {
+			s.log.Warn("handlers: nak not sent; the event comes back after its ack wait", "subject", msg.Subject(), "err", err)
+		}
+	case <-sub.abandon:
+		// The handler did not answer while stopping; the runtime hands back what is unanswered once the router
+		// has closed.
+	}
+}
+
+// Close stops every subscription and waits until their channels are closed.
+func (s *subscriber) Close() error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	s.stopped.Wait()
+	return nil
+}
