@@ -4,7 +4,7 @@ package events
 func allEvents() [][]Event {
 	return [][]Event{
 		accountEvents(),
-		assistantEvents(), threadEvents(), runEvents(), fileEvents(),
+		assistantEvents(), threadEvents(), runEvents(), fileEvents(), vectorStoreEvents(),
 		agentEvents(), sessionEvents(), embedEvents(),
 		julepEvents(), taskEvents(),
 	}

@@ -6,30 +6,15 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/contrailhq/contrail/domain/file"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/projections"
 )
 
-// File is the file aggregate rebuilt from its events.
-type File struct {
-	ID      string
-	Account string
-	Exists  bool
-	Deleted bool
-	Object  string
-}
-
-// Apply folds one event.
-func (f *File) Apply(e events.Envelope) {
-	switch d := e.Event.(type) {
-	case events.FileCreated:
-		f.ID, f.Account, f.Exists, f.Object = e.AggregateID, e.Account, true, d.Object
-	case events.FileDeleted:
-		f.Deleted = true
-	}
-}
+// File is the file aggregate rebuilt from its events (domain/file).
+type File = file.State
 
 // validPurpose reports whether OpenAI's file upload accepts a purpose.
 func validPurpose(p string) bool {

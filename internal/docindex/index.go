@@ -2,6 +2,7 @@ package docindex
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -477,4 +478,26 @@ func unit(v []float32) ([]float32, bool) {
 		out[i] = float32(float64(x) / n)
 	}
 	return out, true
+}
+
+// PackVector writes a vector as it is stored (a Julep doc's snippets, a vector store file's chunks): little-endian
+// float32s.
+func PackVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// UnpackVector reads a stored vector (nil when it has the wrong length).
+func UnpackVector(b []byte, dim int) []float32 {
+	if len(b) != 4*dim || dim == 0 {
+		return nil
+	}
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }

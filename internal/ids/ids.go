@@ -28,11 +28,14 @@ var (
 	Step      = Kind{"run step", "step_"}
 	ToolCall  = Kind{"tool call", "call_"}
 	File      = Kind{"file", "file-"}
-	Agent     = Kind{"agent", "agt_"}
-	Session   = Kind{"session", "ses_"}
-	Embed     = Kind{"embed", "emb_"}
-	Account   = Kind{"account", "acct_"}
-	Key       = Kind{"key", "key_"}
+	// VectorStore and FileBatch are the Assistants API's vector stores and their file batches.
+	VectorStore = Kind{"vector store", "vs_"}
+	FileBatch   = Kind{"file batch", "vsfb_"}
+	Agent       = Kind{"agent", "agt_"}
+	Session     = Kind{"session", "ses_"}
+	Embed       = Kind{"embed", "emb_"}
+	Account     = Kind{"account", "acct_"}
+	Key         = Kind{"key", "key_"}
 	// Token is any subject token: for IDs of no fixed kind (projection names).
 	Token = Kind{Name: "name"}
 )

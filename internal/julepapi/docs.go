@@ -37,7 +37,7 @@ func docOut(d julep.Doc, vectors bool) docJSON {
 	if vectors && len(d.Snippets) > 0 {
 		vecs := make([][]float32, len(d.Snippets))
 		for i, s := range d.Snippets {
-			vecs[i] = julepdocs.UnpackVector(s.Vector, d.Dim)
+			vecs[i] = docindex.UnpackVector(s.Vector, d.Dim)
 		}
 		if len(vecs) == 1 {
 			out.Embeddings = vecs[0]

@@ -2,14 +2,11 @@ package julepdocs
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -17,6 +14,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/chunk"
 	"github.com/contrailhq/contrail/internal/docindex"
+	"github.com/contrailhq/contrail/internal/logfeed"
 )
 
 // Index is a node's index of Julep docs.
@@ -26,11 +24,9 @@ type Index struct {
 	js     jetstream.JetStream
 	logger *slog.Logger
 
-	mu      sync.Mutex
-	seen    uint64             // the stream sequence of the last doc event the feed applied
-	changed chan struct{}      // closed and replaced whenever seen moves
-	loaded  chan struct{}      // closed once the feed has read the log's history
-	docs    map[string]docMeta // by the doc's aggregate ID (an account's UUID)
+	cursor *logfeed.Cursor
+	mu     sync.Mutex
+	docs   map[string]docMeta // by the doc's aggregate ID (an account's UUID)
 }
 
 // docMeta is what a search answer says of a doc besides the snippet.
@@ -44,8 +40,7 @@ func New(ix *docindex.Index, store *events.Store, js jetstream.JetStream, logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Index{ix: ix, store: store, js: js, logger: logger, changed: make(chan struct{}),
-		loaded: make(chan struct{}), docs: map[string]docMeta{}}
+	return &Index{ix: ix, store: store, js: js, logger: logger, cursor: logfeed.NewCursor(), docs: map[string]docMeta{}}
 }
 
 // Collection names the docs of an account's agent or user in the index.
@@ -78,30 +73,9 @@ func (x *Index) Snippets(ctx context.Context, texts []string) ([]events.DocSnipp
 	}
 	out := make([]events.DocSnippet, len(chunks))
 	for i, c := range chunks {
-		out[i] = events.DocSnippet{Index: c.Index, Tokens: c.Tokens, Vector: PackVector(vecs[i])}
+		out[i] = events.DocSnippet{Index: c.Index, Tokens: c.Tokens, Vector: docindex.PackVector(vecs[i])}
 	}
 	return out, nil
-}
-
-// PackVector writes a vector as a doc stores it: little-endian float32s.
-func PackVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-// UnpackVector reads a stored vector (nil when it has the wrong length).
-func UnpackVector(b []byte, dim int) []float32 {
-	if len(b) != 4*dim || dim == 0 {
-		return nil
-	}
-	v := make([]float32, dim)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 // Add indexes a doc at once (the create path, so that it is searchable when the create returns).
@@ -126,7 +100,7 @@ func (x *Index) indexDoc(d julep.Doc) docindex.Doc {
 	for i, c := range chunks {
 		out.Chunks[i] = docindex.Chunk{Chunk: c}
 		if d.Embedder == name && i < len(d.Snippets) {
-			out.Chunks[i].Vector = UnpackVector(d.Snippets[i].Vector, d.Dim)
+			out.Chunks[i].Vector = docindex.UnpackVector(d.Snippets[i].Vector, d.Dim)
 		}
 	}
 	return out
@@ -154,25 +128,12 @@ func (x *Index) Remove(ctx context.Context, account, id string, owner events.Doc
 // its stored vectors), then each doc as it is made or deleted.
 func (x *Index) Run(ctx context.Context) {
 	filter := x.store.Names().TypeFilter(julep.DocAggregate + ".*")
-	for ctx.Err() == nil {
-		err := x.run(ctx, filter)
-		if ctx.Err() != nil {
-			return
-		}
-		x.logger.Warn("the docs index's feed stopped; reading the log again", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
+	logfeed.Run(ctx, x.logger, "the docs index", func(ctx context.Context) error { return x.run(ctx, filter) })
 }
 
 func (x *Index) run(ctx context.Context, filter string) error {
-	x.mu.Lock()
-	from := x.seen + 1
-	x.mu.Unlock()
-	if !x.isLoaded() {
+	from := x.cursor.Next()
+	if !x.cursor.Loaded() {
 		// The history is read in bulk and indexed one collection at a time, much faster than event by event.
 		docs := map[string]julep.Doc{}
 		last, err := x.store.Read(ctx, from, func(e events.Envelope) error {
@@ -192,8 +153,7 @@ func (x *Index) run(ctx context.Context, filter string) error {
 		if err := x.addMany(ctx, docs); err != nil {
 			return err
 		}
-		x.advance(last)
-		close(x.loaded)
+		x.cursor.SetLoaded(last)
 		from = last + 1
 	}
 	for e, err := range x.store.Follow(ctx, from, filter) {
@@ -211,7 +171,7 @@ func (x *Index) run(ctx context.Context, filter string) error {
 		if err != nil {
 			x.logger.Error("index a doc from the log", "doc", e.AggregateID, "err", err)
 		}
-		x.advance(e.Sequence)
+		x.cursor.Advance(e.Sequence)
 	}
 	return ctx.Err()
 }
@@ -235,32 +195,11 @@ func (x *Index) addMany(ctx context.Context, docs map[string]julep.Doc) error {
 	return nil
 }
 
-func (x *Index) isLoaded() bool {
-	select {
-	case <-x.loaded:
-		return true
-	default:
-		return false
-	}
-}
-
-func (x *Index) advance(seq uint64) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if seq > x.seen {
-		x.seen = seq
-		close(x.changed)
-		x.changed = make(chan struct{})
-	}
-}
-
 // CatchUp waits until the feed has applied the log's last doc event (as of the call), so that a search sees every
 // doc whose create returned before it, whichever node made it.
 func (x *Index) CatchUp(ctx context.Context) error {
-	select {
-	case <-x.loaded:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := x.cursor.Wait(ctx, 0); err != nil {
+		return err
 	}
 	stream, err := x.js.Stream(ctx, x.store.Names().EventsStream())
 	if err != nil {
@@ -273,19 +212,7 @@ func (x *Index) CatchUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("last doc event: %w", err)
 	}
-	for {
-		x.mu.Lock()
-		seen, changed := x.seen, x.changed
-		x.mu.Unlock()
-		if seen >= m.Sequence {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return x.cursor.Wait(ctx, m.Sequence)
 }
 
 // Query is a search of the docs of some of an account's agents and users.

@@ -33,7 +33,9 @@ type Models interface {
 // Deps are what the /v1 face uses.
 type Deps struct {
 	Commands *commands.Commands
-	Views    *projections.Runner
+	// VectorStores are the commands on vector stores, their files and batches.
+	VectorStores *commands.VectorStores
+	Views        *projections.Runner
 	// Store, JS and NC serve streams: the run's events from the log, its token deltas from the live subject.
 	Store  *events.Store
 	JS     jetstream.JetStream
@@ -117,29 +119,30 @@ func (f *Face) Routes(r chi.Router) {
 		r.Get("/files/{file_id}", f.getFile)
 		r.Delete("/files/{file_id}", f.deleteFile)
 		r.Get("/files/{file_id}/content", f.fileContent)
-	})
 
-	// Vector stores, their files and file batches use GET, POST and DELETE; until they are built every such
-	// request gets a sentence saying so, and any other method the 405 above, as for every /v1 path.
-	for _, pattern := range []string{"/vector_stores", "/vector_stores/*"} {
-		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
-			r.Method(method, pattern, f.unsupported("Vector stores"))
-		}
-	}
+		r.Get("/vector_stores", f.listVectorStores)
+		r.Post("/vector_stores", f.createVectorStore)
+		r.Get("/vector_stores/{vector_store_id}", f.getVectorStore)
+		r.Post("/vector_stores/{vector_store_id}", f.modifyVectorStore)
+		r.Delete("/vector_stores/{vector_store_id}", f.deleteVectorStore)
+		r.Post("/vector_stores/{vector_store_id}/search", f.searchVectorStore)
+		r.Get("/vector_stores/{vector_store_id}/files", f.listVectorStoreFiles)
+		r.Post("/vector_stores/{vector_store_id}/files", f.addVectorStoreFile)
+		r.Get("/vector_stores/{vector_store_id}/files/{file_id}", f.getVectorStoreFile)
+		r.Post("/vector_stores/{vector_store_id}/files/{file_id}", f.updateVectorStoreFile)
+		r.Delete("/vector_stores/{vector_store_id}/files/{file_id}", f.deleteVectorStoreFile)
+		r.Get("/vector_stores/{vector_store_id}/files/{file_id}/content", f.vectorStoreFileContent)
+		r.Post("/vector_stores/{vector_store_id}/file_batches", f.createFileBatch)
+		r.Get("/vector_stores/{vector_store_id}/file_batches/{batch_id}", f.getFileBatch)
+		r.Post("/vector_stores/{vector_store_id}/file_batches/{batch_id}/cancel", f.cancelFileBatch)
+		r.Get("/vector_stores/{vector_store_id}/file_batches/{batch_id}/files", f.listBatchFiles)
+	})
 }
 
 // pathIDs are the kinds of the IDs the routes' paths name, by parameter.
 var pathIDs = map[string]ids.Kind{
 	"assistant_id": ids.Assistant, "thread_id": ids.Thread, "message_id": ids.Message, "run_id": ids.Run,
-	"step_id": ids.Step, "file_id": ids.File,
-}
-
-// unsupported answers the routes of the API this server does not implement yet in OpenAI's error shape.
-func (f *Face) unsupported(what string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		f.writeError(w, r, http.StatusBadRequest, errorObject{
-			Message: what + " are not supported yet by this server.", Type: "invalid_request_error", Code: strp("unsupported")})
-	}
+	"step_id": ids.Step, "file_id": ids.File, "vector_store_id": ids.VectorStore, "batch_id": ids.FileBatch,
 }
 
 // errorObject is OpenAI's error object.

@@ -38,7 +38,7 @@ func allProjections() []projections.Projection {
 		projections.RunSteps{}, projections.Files{},
 		projections.Agents{}, projections.Sessions{}, projections.Embeds{},
 		projections.JulepAgents{}, projections.JulepUsers{}, projections.JulepDocs{}, projections.JulepSessions{},
-		projections.JulepTasks{}, projections.Executions{}, projections.TaskTimersView{},
+		projections.JulepTasks{}, projections.Executions{}, projections.TaskTimersView{}, projections.VectorStores{},
 	}
 }
 
@@ -48,7 +48,7 @@ func (p *Platform) handlers() []runtime.Handler {
 	return append([]runtime.Handler{
 		p.RunWorker.Handler(),
 		q.Runner(), q.Router(), q.CodeShot(), q.Standalone(),
-	}, p.julepHandlers()...)
+	}, append(p.julepHandlers(), p.vectorHandlers()...)...)
 }
 
 // faces lists every HTTP face. A new face adds itself here.
@@ -64,8 +64,8 @@ func (p *Platform) faces() []httpapi.Face {
 				return a.ID, err
 			}),
 		openaiapi.New(openaiapi.Deps{
-			Commands: p.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC, Names: p.Layout.Names, Blobs: p.Blobs,
-			Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
+			Commands: p.Commands, VectorStores: p.Vectors.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC,
+			Names: p.Layout.Names, Blobs: p.Blobs, Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
 		}),
 		openaiapi.NewProxy(openaiapi.ProxyDeps{Models: p.Models, Embedder: p.Embedder, Quota: p.Limits, Now: p.Now,
 			Logger: p.Logger.With("face", "openai-proxy")}),

@@ -94,6 +94,7 @@ func (p *Platform) stopJulep() {
 	if p.Julep == nil || p.Julep.stop == nil {
 		return
 	}
+	p.stopVectorStores() // it shares the search index closed below
 	p.Julep.stop()
 	<-p.Julep.done
 	if err := p.Julep.docIndex.Close(); err != nil {

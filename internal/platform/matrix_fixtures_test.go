@@ -85,6 +85,7 @@ func matrixFixtures() []fixture {
 		v1Assistant(),
 		v1Thread(),
 		v1File(),
+		v1VectorStore(),
 		// The /julep face's, in matrix_julep_test.go.
 		julepFixture(),
 	}

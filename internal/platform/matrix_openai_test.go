@@ -234,35 +234,7 @@ func v1File() fixture {
 		Params: []string{"file_id"},
 		Make: func(t *testing.T, n *platformtest.Node, o owner) objects {
 			made.name, made.content = "notes-"+events.RandomToken(6)+".txt", "content-"+events.RandomToken(12)
-			var body bytes.Buffer
-			mw := multipart.NewWriter(&body)
-			_ = mw.WriteField("purpose", "assistants")
-			fw, err := mw.CreateFormFile("file", made.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, _ = io.WriteString(fw, made.content)
-			if err := mw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			req, err := http.NewRequestWithContext(t.Context(), "POST", n.URL+"/v1/files", &body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer "+o.Key)
-			req.Header.Set("Content-Type", mw.FormDataContentType())
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatalf("matrix fixture: upload a file: %v", err)
-			}
-			defer resp.Body.Close()
-			raw, _ := io.ReadAll(resp.Body)
-			var f struct {
-				ID string `json:"id"`
-			}
-			if err := json.Unmarshal(raw, &f); err != nil || resp.StatusCode != 200 || f.ID == "" {
-				t.Fatalf("matrix fixture: upload a file: %d %s", resp.StatusCode, raw)
-			}
+			f := struct{ ID string }{uploadFile(t, n, o.Key, made.name, made.content)}
 			made.log = logLength(t, n, events.Ref{Type: "file", ID: f.ID})
 			return objects{Params: map[string]string{"file_id": f.ID}, Secrets: []string{f.ID, made.name, made.content}}
 		},
@@ -358,6 +330,41 @@ func listIDs(t *testing.T, n *platformtest.Node, o owner, path string) []string 
 }
 
 // logLength is the number of events in an aggregate's log.
+// uploadFile uploads a file for assistants as o, through the API, and returns its ID.
+func uploadFile(t *testing.T, n *platformtest.Node, key, name, content string) string {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("purpose", "assistants")
+	fw, err := mw.CreateFormFile("file", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.WriteString(fw, content)
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), "POST", n.URL+"/v1/files", &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("upload a file: %v", err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var f struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil || resp.StatusCode != 200 || f.ID == "" {
+		t.Fatalf("upload a file: %d %s", resp.StatusCode, raw)
+	}
+	return f.ID
+}
+
 func logLength(t *testing.T, n *platformtest.Node, ref events.Ref) int {
 	t.Helper()
 	history, _, err := n.Store.Load(t.Context(), ref)

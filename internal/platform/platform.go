@@ -89,6 +89,8 @@ type Platform struct {
 	SessionCommands *commands.Sessions
 	// Julep is Julep's API on this node (julepwiring.go).
 	Julep *JulepParts
+	// Vectors are the Assistants API's vector stores.
+	Vectors *VectorParts
 	// Now is the platform's clock (tests inject one).
 	Now func() time.Time
 	// dataLock keeps a second node off the data dir while the embedded server uses it.
@@ -196,6 +198,9 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient, Models: p.Models})
 	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands)
 	if err := p.assembleJulep(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.assembleVectorStores(); err != nil {
 		return nil, err
 	}
 	if err := p.bootstrapAdmin(ctx); err != nil {

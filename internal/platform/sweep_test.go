@@ -263,7 +263,7 @@ func (s *sweep) keyFor(r route, o owner) string {
 // idParams are the path parameters that hold an ID (internal/ids): none of the hostile values can be one, so each
 // must be a 400 naming the parameter, whoever asks, before anything is looked up. (The other parameters are names a
 // client chooses, such as user storage keys, where "*" is a name like any other.)
-var idParams = []string{"assistant_id", "thread_id", "message_id", "run_id", "step_id", "file_id", "id", "handle",
+var idParams = []string{"assistant_id", "thread_id", "message_id", "run_id", "step_id", "file_id", "vector_store_id", "batch_id", "id", "handle",
 	"keyID", "accountID", "name", "seq"}
 
 // pathParams sends every route with each of its path parameters in turn replaced by hostile values (alone, and

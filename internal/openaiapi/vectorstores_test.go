@@ -1,0 +1,155 @@
+package openaiapi_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/contrailhq/contrail/internal/extract/extracttest"
+)
+
+// upload uploads a file for assistants with the SDK.
+func (e *env) upload(t *testing.T, name string, content []byte) string {
+	t.Helper()
+	f, err := e.client.Files.New(ctxFor(t), openai.FileNewParams{File: openai.File(bytes.NewReader(content), name, "application/octet-stream"),
+		Purpose: openai.FilePurposeAssistants})
+	if err != nil {
+		t.Fatalf("upload %s: %v", name, apiErr(err))
+	}
+	return f.ID
+}
+
+// manual is a three-page PDF, each page on its own subject.
+func manual() []byte {
+	return extracttest.PDF(
+		[]string{"Installing the espresso machine.", "Fill the water tank and plug the machine in before the first use."},
+		[]string{"Descaling the boiler.", "Every three months run the descaling solution through the boiler to remove limescale."},
+		[]string{"Warranty terms.", "The warranty covers the pump and the heating element for two years."},
+	)
+}
+
+// TestVectorStoresWithTheSDK goes through a vector store's life with the official SDK: a PDF made searchable, a
+// file added and polled, a batch with attributes, search with and without a filter, the file's text, listing,
+// modify, removal, delete; and a file that cannot be read ends failed with OpenAI's code.
+func TestVectorStoresWithTheSDK(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	vs := e.client.VectorStores
+	pdf := e.upload(t, "manual.pdf", manual())
+
+	store, err := vs.New(ctx, openai.VectorStoreNewParams{Name: openai.String("Support"), FileIDs: []string{pdf},
+		Metadata: shared.Metadata{"team": "support"}, ExpiresAfter: openai.VectorStoreNewParamsExpiresAfter{Days: 7}})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	if !strings.HasPrefix(store.ID, "vs_") || store.Object != "vector_store" || store.Name != "Support" || store.FileCounts.Total != 1 ||
+		store.Metadata["team"] != "support" || store.ExpiresAfter.Days != 7 || store.ExpiresAt == 0 {
+		t.Fatalf("created store: %s", store.RawJSON())
+	}
+	f, err := vs.Files.PollStatus(ctx, store.ID, pdf, 20)
+	if err != nil || f.Status != "completed" || f.UsageBytes == 0 || f.VectorStoreID != store.ID || f.ChunkingStrategy.Static.MaxChunkSizeTokens != 800 {
+		t.Fatalf("the PDF after processing: %v %s", apiErr(err), f.RawJSON())
+	}
+
+	notes := e.upload(t, "notes.txt", []byte("The office plant is watered on Fridays by whoever is in first."))
+	f, err = vs.Files.NewAndPoll(ctx, store.ID, openai.VectorStoreFileNewParams{FileID: notes}, 20)
+	if err != nil || f.Status != "completed" {
+		t.Fatalf("add a text file: %v %s", apiErr(err), f.RawJSON())
+	}
+
+	faq := e.upload(t, "faq.md", []byte("# FAQ\n\nThe grinder has twelve settings; finer for espresso, coarser for filter coffee."))
+	batch, err := vs.FileBatches.NewAndPoll(ctx, store.ID, openai.VectorStoreFileBatchNewParams{FileIDs: []string{faq},
+		Attributes: map[string]openai.VectorStoreFileBatchNewParamsAttributeUnion{"kind": {OfString: openai.String("faq")}}}, 20)
+	if err != nil || !strings.HasPrefix(batch.ID, "vsfb_") || batch.Status != "completed" || batch.FileCounts.Completed != 1 || batch.FileCounts.Total != 1 {
+		t.Fatalf("batch: %v %s", apiErr(err), batch.RawJSON())
+	}
+
+	// The page about descaling answers a question about limescale.
+	res, err := vs.Search(ctx, store.ID, openai.VectorStoreSearchParams{
+		Query: openai.VectorStoreSearchParamsQueryUnion{OfString: openai.String("how do I remove limescale from the boiler?")}})
+	if err != nil || len(res.Data) == 0 {
+		t.Fatalf("search: %v %s", apiErr(err), res.RawJSON())
+	}
+	top := res.Data[0]
+	if top.FileID != pdf || top.Filename != "manual.pdf" || len(top.Content) != 1 || !strings.Contains(top.Content[0].Text, "descaling solution") || top.Score <= 0 {
+		t.Fatalf("the best result is not the descaling page: %s", res.RawJSON())
+	}
+	// A filter on the batch's attribute leaves only its file.
+	res, err = vs.Search(ctx, store.ID, openai.VectorStoreSearchParams{
+		Query: openai.VectorStoreSearchParamsQueryUnion{OfString: openai.String("espresso")},
+		Filters: openai.VectorStoreSearchParamsFiltersUnion{OfComparisonFilter: &shared.ComparisonFilterParam{Key: "kind",
+			Type: shared.ComparisonFilterTypeEq, Value: shared.ComparisonFilterValueUnionParam{OfString: openai.String("faq")}}}})
+	if err != nil || len(res.Data) == 0 {
+		t.Fatalf("filtered search: %v %s", apiErr(err), res.RawJSON())
+	}
+	for _, r := range res.Data {
+		if r.FileID != faq || r.Attributes["kind"].OfString != "faq" {
+			t.Fatalf("a filtered search found another file: %s", res.RawJSON())
+		}
+	}
+
+	content, err := vs.Files.Content(ctx, store.ID, pdf)
+	if err != nil || len(content.Data) != 1 || !strings.Contains(content.Data[0].Text, "Warranty terms") || !strings.Contains(content.Data[0].Text, "Installing the espresso machine") {
+		t.Fatalf("the PDF's text: %v %s", apiErr(err), content.RawJSON())
+	}
+
+	files, err := vs.Files.List(ctx, store.ID, openai.VectorStoreFileListParams{Filter: openai.VectorStoreFileListParamsFilterCompleted})
+	if err != nil || len(files.Data) != 3 {
+		t.Fatalf("completed files: %v %s", apiErr(err), files.RawJSON())
+	}
+	inBatch, err := vs.FileBatches.ListFiles(ctx, store.ID, batch.ID, openai.VectorStoreFileBatchListFilesParams{})
+	if err != nil || len(inBatch.Data) != 1 || inBatch.Data[0].ID != faq {
+		t.Fatalf("the batch's files: %v %s", apiErr(err), inBatch.RawJSON())
+	}
+
+	up, err := vs.Update(ctx, store.ID, openai.VectorStoreUpdateParams{Name: openai.String("Support KB")})
+	if err != nil || up.Name != "Support KB" || up.Metadata["team"] != "support" || up.FileCounts.Completed != 3 || up.Status != "completed" || up.UsageBytes == 0 {
+		t.Fatalf("update: %v %s", apiErr(err), up.RawJSON())
+	}
+	list, err := vs.List(ctx, openai.VectorStoreListParams{})
+	if err != nil || len(list.Data) != 1 || list.Data[0].ID != store.ID || list.Data[0].Name != "Support KB" {
+		t.Fatalf("list: %v %s", apiErr(err), list.RawJSON())
+	}
+
+	// Removed, a file is no longer found; it stays a file.
+	gone, err := vs.Files.Delete(ctx, store.ID, notes)
+	if err != nil || !gone.Deleted || gone.Object != "vector_store.file.deleted" {
+		t.Fatalf("remove a file: %v %s", apiErr(err), gone.RawJSON())
+	}
+	res, err = vs.Search(ctx, store.ID, openai.VectorStoreSearchParams{
+		Query: openai.VectorStoreSearchParamsQueryUnion{OfString: openai.String("who waters the office plant on Fridays")}})
+	if err != nil {
+		t.Fatalf("search after removal: %v", apiErr(err))
+	}
+	for _, r := range res.Data {
+		if r.FileID == notes {
+			t.Fatalf("a removed file was found: %s", res.RawJSON())
+		}
+	}
+	if _, err := e.client.Files.Get(ctx, notes); err != nil {
+		t.Fatalf("the removed file itself: %v", apiErr(err))
+	}
+
+	// A file no extractor reads ends failed, with OpenAI's code, and the store says so in its counts.
+	blob := e.upload(t, "firmware.bin", bytes.Repeat([]byte{0, 1, 2, 0xff, 0xfe}, 200))
+	f, err = vs.Files.NewAndPoll(ctx, store.ID, openai.VectorStoreFileNewParams{FileID: blob}, 20)
+	if err != nil || f.Status != "failed" || f.LastError.Code != "unsupported_file" || f.LastError.Message == "" {
+		t.Fatalf("an unreadable file: %v %s", apiErr(err), f.RawJSON())
+	}
+
+	del, err := vs.Delete(ctx, store.ID)
+	if err != nil || !del.Deleted || del.Object != "vector_store.deleted" {
+		t.Fatalf("delete: %v %s", apiErr(err), del.RawJSON())
+	}
+	_, err = vs.Get(ctx, store.ID)
+	wantAPIError(t, err, http.StatusNotFound, "vector_store_id")
+	list, err = vs.List(ctx, openai.VectorStoreListParams{})
+	if err != nil || len(list.Data) != 0 {
+		t.Fatalf("list after delete: %v %s", apiErr(err), list.RawJSON())
+	}
+}
