@@ -10,6 +10,21 @@ import "encoding/json"
 type Tool struct {
 	Type     string       `json:"type"`
 	Function *FunctionDef `json:"function,omitempty"`
+	// FileSearch are a file_search tool's options.
+	FileSearch *FileSearchOptions `json:"file_search,omitempty"`
+}
+
+// FileSearchOptions bound what a file_search call gives the model: at most MaxNumResults chunks (default 20),
+// none scoring under ScoreThreshold.
+type FileSearchOptions struct {
+	MaxNumResults  int             `json:"max_num_results,omitempty"`
+	RankingOptions *RankingOptions `json:"ranking_options,omitempty"`
+}
+
+// RankingOptions are OpenAI's: the ranker ("auto", "default_2024_08_21") and a score threshold from 0 to 1.
+type RankingOptions struct {
+	Ranker         string  `json:"ranker,omitempty"`
+	ScoreThreshold float64 `json:"score_threshold"`
 }
 
 // FunctionDef describes a function the model may call.

@@ -46,9 +46,27 @@ type Truncation struct {
 // ToolCall is a function call the model made, and once submitted, its output.
 type ToolCall struct {
 	ID        string `json:"id"`
-	Type      string `json:"type"` // "function"
+	Type      string `json:"type"` // "function" or "file_search"
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// FileSearch is what a file_search call found (the run worker runs it; no client is asked).
+	FileSearch *FileSearchCall `json:"file_search,omitempty"`
+}
+
+// FileSearchCall is a file_search call's ranking and the chunks it found, in order: the model cites them as
+// 【<call>:<index>†<file name>】.
+type FileSearchCall struct {
+	Ranker         string             `json:"ranker"`
+	ScoreThreshold float64            `json:"score_threshold"`
+	Results        []FileSearchResult `json:"results"`
+}
+
+// FileSearchResult is a chunk a file_search call found.
+type FileSearchResult struct {
+	FileID   string  `json:"file_id"`
+	FileName string  `json:"file_name"`
+	Score    float64 `json:"score"`
+	Text     string  `json:"text"`
 }
 
 // ToolOutput is a client's answer to one tool call.

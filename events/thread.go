@@ -36,6 +36,18 @@ type ContentPart struct {
 	Text      string     `json:"text,omitempty"`
 	ImageFile *ImageFile `json:"image_file,omitempty"`
 	ImageURL  *ImageURL  `json:"image_url,omitempty"`
+	// Annotations are a text's citations of files (file_search).
+	Annotations []Annotation `json:"annotations,omitempty"`
+}
+
+// Annotation is a citation in a text: Text is the marker, from StartIndex to EndIndex (in characters), citing
+// FileID.
+type Annotation struct {
+	Type       string `json:"type"` // "file_citation"
+	Text       string `json:"text"`
+	StartIndex int    `json:"start_index"`
+	EndIndex   int    `json:"end_index"`
+	FileID     string `json:"file_id"`
 }
 
 // ImageFile is an image uploaded as a file.

@@ -313,9 +313,48 @@ type MessageCreationDetails struct {
 
 // StepToolCall is a tool call in a step, with its output once submitted.
 type StepToolCall struct {
-	ID       string           `json:"id"`
-	Type     string           `json:"type"`
-	Function StepFunctionCall `json:"function"`
+	ID         string            `json:"id"`
+	Type       string            `json:"type"`
+	Function   *StepFunctionCall `json:"function,omitempty"`
+	FileSearch *StepFileSearch   `json:"file_search,omitempty"`
+}
+
+// StepFileSearch is a file_search call: its ranking and what it found.
+type StepFileSearch struct {
+	RankingOptions struct {
+		Ranker         string  `json:"ranker"`
+		ScoreThreshold float64 `json:"score_threshold"`
+	} `json:"ranking_options"`
+	Results []StepFileSearchResult `json:"results"`
+}
+
+// StepFileSearchResult is a chunk a file_search call found (its content is shown only when asked for, as
+// OpenAI's include[] does; Contrail always shows it).
+type StepFileSearchResult struct {
+	FileID   string              `json:"file_id"`
+	FileName string              `json:"file_name"`
+	Score    float64             `json:"score"`
+	Content  []StepSearchContent `json:"content"`
+}
+
+// StepSearchContent is the text of a chunk found.
+type StepSearchContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// stepToolCall renders a recorded tool call.
+func stepToolCall(c events.ToolCall) StepToolCall {
+	if c.Type == "file_search" && c.FileSearch != nil {
+		fs := &StepFileSearch{Results: make([]StepFileSearchResult, 0, len(c.FileSearch.Results))}
+		fs.RankingOptions.Ranker, fs.RankingOptions.ScoreThreshold = c.FileSearch.Ranker, c.FileSearch.ScoreThreshold
+		for _, r := range c.FileSearch.Results {
+			fs.Results = append(fs.Results, StepFileSearchResult{FileID: r.FileID, FileName: r.FileName, Score: r.Score,
+				Content: []StepSearchContent{{Type: "text", Text: r.Text}}})
+		}
+		return StepToolCall{ID: c.ID, Type: "file_search", FileSearch: fs}
+	}
+	return StepToolCall{ID: c.ID, Type: "function", Function: &StepFunctionCall{Name: c.Name, Arguments: c.Arguments}}
 }
 
 // StepFunctionCall is a function call and its output (null until the client submits it).
@@ -344,8 +383,7 @@ func NewStepDoc(e events.Envelope, d events.StepCreated) StepDoc {
 	case events.StepTypeToolCalls:
 		s.StepDetails.ToolCalls = make([]StepToolCall, 0, len(d.ToolCalls))
 		for _, c := range d.ToolCalls {
-			s.StepDetails.ToolCalls = append(s.StepDetails.ToolCalls, StepToolCall{ID: c.ID, Type: "function",
-				Function: StepFunctionCall{Name: c.Name, Arguments: c.Arguments}})
+			s.StepDetails.ToolCalls = append(s.StepDetails.ToolCalls, stepToolCall(c))
 		}
 	}
 	return StepDoc{Seq: e.Sequence, Obj: s, Usage: d.Usage}
@@ -363,7 +401,7 @@ func ApplyStep(s *StepDoc, e events.Envelope) {
 			outputs[o.ToolCallID] = o.Output
 		}
 		for i, c := range s.Obj.StepDetails.ToolCalls {
-			if out, ok := outputs[c.ID]; ok {
+			if out, ok := outputs[c.ID]; ok && c.Function != nil {
 				s.Obj.StepDetails.ToolCalls[i].Function.Output = &out
 			}
 		}

@@ -85,7 +85,7 @@ type MessageContent struct {
 	ImageURL  *events.ImageURL  `json:"image_url,omitempty"`
 }
 
-// TextContent is text with its annotations (Contrail makes none yet; the list is always there).
+// TextContent is text with its annotations (file citations; the list is always there).
 type TextContent struct {
 	Value       string            `json:"value"`
 	Annotations []json.RawMessage `json:"annotations"`
@@ -144,6 +144,17 @@ func NewMessageObject(e events.Envelope, d events.MessageCreated) MessageObject 
 	return m
 }
 
+// fileCitation is OpenAI's file_citation annotation.
+type fileCitation struct {
+	Type         string `json:"type"`
+	Text         string `json:"text"`
+	StartIndex   int    `json:"start_index"`
+	EndIndex     int    `json:"end_index"`
+	FileCitation struct {
+		FileID string `json:"file_id"`
+	} `json:"file_citation"`
+}
+
 // MessageContents renders stored content parts as the API shows them.
 func MessageContents(parts []events.ContentPart) []MessageContent {
 	out := make([]MessageContent, 0, len(parts))
@@ -151,6 +162,13 @@ func MessageContents(parts []events.ContentPart) []MessageContent {
 		c := MessageContent{Type: p.Type, ImageFile: p.ImageFile, ImageURL: p.ImageURL}
 		if p.Type == "text" {
 			c.Text = &TextContent{Value: p.Text, Annotations: []json.RawMessage{}}
+			for _, a := range p.Annotations {
+				raw, _ := json.Marshal(fileCitation{Type: "file_citation", Text: a.Text, StartIndex: a.StartIndex, EndIndex: a.EndIndex,
+					FileCitation: struct {
+						FileID string `json:"file_id"`
+					}{a.FileID}})
+				c.Text.Annotations = append(c.Text.Annotations, raw)
+			}
 		}
 		out = append(out, c)
 	}

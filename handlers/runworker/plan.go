@@ -37,6 +37,10 @@ func planTurn(t *commands.Thread, r *commands.ThreadRun) (plan, error) {
 	var p plan
 	req := llm.Request{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP}
 	for _, tool := range r.Tools {
+		if tool.Type == "file_search" {
+			req.Tools = append(req.Tools, fileSearchTool)
+			continue
+		}
 		if tool.Type != "function" || tool.Function == nil {
 			continue
 		}

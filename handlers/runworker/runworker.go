@@ -47,8 +47,10 @@ type Config struct {
 	Holder string
 	// MaxRuns bounds the runs this node drives at once (default 64); past it the handler waits for a slot.
 	MaxRuns int
-	Now     func() time.Time
-	Logger  *slog.Logger
+	// Files runs file_search calls.
+	Files  FileSearcher
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Worker drives runs.
@@ -287,8 +289,22 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 		w.cfg.Logger.Warn("run worker: model call failed", "run", ref.RunID, "model", r.Model, "err", err)
 		return w.cfg.Commands.FailRun(ctx, ref, t, turn, code, err.Error())
 	}
-	res := commands.TurnResult{Text: resp.Text, Usage: events.TokenUsage{PromptTokens: resp.Usage.PromptTokens,
-		CompletionTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.TotalTokens}}
+	usage := events.TokenUsage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		TotalTokens: resp.Usage.TotalTokens}
+	if tool, ok := fileSearchOf(r); ok && w.cfg.Files != nil {
+		// Searches are answered here and the run goes on; a function called alongside them is asked again, if
+		// still wanted, once the model has read what the search found.
+		var searches []llm.ToolCall
+		for _, c := range resp.ToolCalls {
+			if c.Name == commands.FileSearchTool {
+				searches = append(searches, c)
+			}
+		}
+		if len(searches) > 0 {
+			return w.fileSearch(ctx, ref, t, r, turn, tool, searches, usage)
+		}
+	}
+	res := commands.TurnResult{Text: resp.Text, Usage: usage, Annotations: citations(resp.Text, searchCalls(t, r))}
 	for i, c := range resp.ToolCalls {
 		res.ToolCalls = append(res.ToolCalls, events.ToolCall{ID: callID(turn, i, c.ID), Type: "function", Name: c.Name, Arguments: c.Arguments})
 	}

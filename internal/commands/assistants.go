@@ -194,11 +194,35 @@ func validateSampling(temperature, topP *float64) error {
 	return nil
 }
 
+// checkFileSearch checks a file_search tool's options: max_num_results 1-50, score_threshold 0-1.
+func checkFileSearch(field string, o *events.FileSearchOptions) error {
+	if o == nil {
+		return nil
+	}
+	if o.MaxNumResults < 0 || o.MaxNumResults > maxSearchResults {
+		return errs.InvalidField(field+".max_num_results", "max_num_results must be between 1 and %d, got %d", maxSearchResults, o.MaxNumResults)
+	}
+	if r := o.RankingOptions; r != nil {
+		if r.ScoreThreshold < 0 || r.ScoreThreshold > 1 {
+			return errs.InvalidField(field+".ranking_options.score_threshold", "score_threshold must be between 0 and 1")
+		}
+		switch r.Ranker {
+		case "", "auto", "default_2024_08_21":
+		default:
+			return errs.InvalidField(field+".ranking_options.ranker", "invalid value: '%s'. Supported values are: 'auto' and 'default_2024_08_21'", r.Ranker)
+		}
+	}
+	return nil
+}
+
 // functionName is the form OpenAI requires of a function's name.
 var functionName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// ValidateTools checks a list of tools. Only function tools run here: file_search and code_interpreter are refused
-// by name rather than accepted and silently never used.
+// FileSearchTool is the name the model calls file_search by: it is offered as a function the run worker answers.
+const FileSearchTool = "file_search"
+
+// ValidateTools checks a list of tools: functions and file_search run here; code_interpreter is refused by name
+// rather than accepted and silently never used.
 func ValidateTools(field string, tools []events.Tool) error {
 	if err := checkCount(field, len(tools), maxTools); err != nil {
 		return err
@@ -208,8 +232,17 @@ func ValidateTools(field string, tools []events.Tool) error {
 		at := fmt.Sprintf("%s[%d]", field, i)
 		switch t.Type {
 		case "function":
-		case "file_search", "code_interpreter":
-			return errs.InvalidField(at+".type", "the %s tool is not supported yet by this server; only function tools are", t.Type)
+		case "file_search":
+			if seen[FileSearchTool] {
+				return errs.InvalidField(at+".type", "file_search is given twice")
+			}
+			seen[FileSearchTool] = true
+			if err := checkFileSearch(at+".file_search", t.FileSearch); err != nil {
+				return err
+			}
+			continue
+		case "code_interpreter":
+			return errs.InvalidField(at+".type", "the code_interpreter tool is not supported yet by this server; function and file_search tools are")
 		case "":
 			return errs.Missing(at + ".type")
 		default:

@@ -255,8 +255,15 @@ func ToolChoiceOf(raw json.RawMessage, tools []events.Tool) (string, error) {
 	}
 	switch obj.Type {
 	case "function":
-	case "file_search", "code_interpreter":
-		return "", errs.InvalidField("tool_choice.type", "the %s tool is not supported yet by this server", obj.Type)
+	case "file_search":
+		for _, t := range tools {
+			if t.Type == "file_search" {
+				return FileSearchTool, nil
+			}
+		}
+		return "", errs.InvalidField("tool_choice.type", "the run has no file_search tool")
+	case "code_interpreter":
+		return "", errs.InvalidField("tool_choice.type", "the code_interpreter tool is not supported yet by this server")
 	case "":
 		return "", errs.Missing("tool_choice.type")
 	default:

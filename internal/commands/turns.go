@@ -47,6 +47,8 @@ type TurnResult struct {
 	// Incomplete, when set, ends the run incomplete for this reason ("max_completion_tokens"); the message is
 	// then incomplete too.
 	Incomplete string
+	// Annotations are the text's file citations.
+	Annotations []events.Annotation
 }
 
 // maxAdvanceAttempts bounds how often advance decides again after a conflict before it gives up (the caller
@@ -173,7 +175,7 @@ func turnEvents(t *Thread, r *ThreadRun, turn string, res TurnResult) []events.E
 				status, reason = events.MessageStatusIncomplete, "max_tokens"
 			}
 			add("message", events.MessageCreated{MessageID: msgID, Role: "assistant",
-				Content: []events.ContentPart{{Type: "text", Text: res.Text}}, AssistantID: r.AssistantID, RunID: r.RunID,
+				Content: []events.ContentPart{{Type: "text", Text: res.Text, Annotations: res.Annotations}}, AssistantID: r.AssistantID, RunID: r.RunID,
 				Status: status, IncompleteReason: reason, StepID: msgStep, Usage: usageAt()})
 		}
 		if s := t.Steps[msgStep]; s == nil {
@@ -197,6 +199,27 @@ func turnEvents(t *Thread, r *ThreadRun, turn string, res TurnResult) []events.E
 		add("completed", events.RunCompleted{RunID: r.RunID, Usage: total})
 	}
 	return evs
+}
+
+// RecordServerTools records a turn whose tool calls the run worker answered itself (file_search): a tool-calls
+// step with the calls and what each found, completed at once with their outputs, and the run queued for its next
+// turn. One append: a crash before it asks the model again, a crash after it finds the turn recorded.
+func (c *Commands) RecordServerTools(ctx context.Context, ref RunRef, t *Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*Thread, error) {
+	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
+		if r.Status != events.RunStatusInProgress || r.Turn != turn {
+			return nil
+		}
+		step := TurnToolStepID(turn)
+		if t.Steps[step] != nil {
+			return nil
+		}
+		u := usage
+		return []events.Event{
+			events.WithID(events.DeriveID(turn, "tool-step"), events.StepCreated{StepID: step, RunID: r.RunID,
+				AssistantID: r.AssistantID, Type: events.StepTypeToolCalls, ToolCalls: calls, Usage: &u}),
+			events.WithID(events.DeriveID(turn, "server-outputs"), events.RunToolOutputsSubmitted{RunID: r.RunID, StepID: step, Outputs: outputs}),
+		}
+	})
 }
 
 // FailRun ends the run's turn in failure (the model could not answer): code is "server_error",

@@ -434,6 +434,18 @@ func (s *runStream) showStepCreated(doc *projections.StepDoc) {
 	}
 	for i, c := range doc.Obj.StepDetails.ToolCalls {
 		sc := s.call(doc.Obj.ID, i)
+		if c.Function == nil {
+			// A file_search call: its results come whole with the step's completion.
+			if !sc.head {
+				sc.head = true
+				s.out.event("thread.run.step.delta", map[string]any{
+					"id": doc.Obj.ID, "object": "thread.run.step.delta",
+					"delta": map[string]any{"step_details": map[string]any{"type": "tool_calls", "tool_calls": []any{
+						map[string]any{"index": i, "id": c.ID, "type": c.Type, c.Type: map[string]any{}}}}},
+				})
+			}
+			continue
+		}
 		rest := ""
 		if sc.args < len(c.Function.Arguments) {
 			rest = c.Function.Arguments[sc.args:]

@@ -10,6 +10,8 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/contrailhq/contrail/internal/extract/extracttest"
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/llm/llmtest"
 )
 
 // upload uploads a file for assistants with the SDK.
@@ -151,5 +153,160 @@ func TestVectorStoresWithTheSDK(t *testing.T) {
 	list, err = vs.List(ctx, openai.VectorStoreListParams{})
 	if err != nil || len(list.Data) != 0 {
 		t.Fatalf("list after delete: %v %s", apiErr(err), list.RawJSON())
+	}
+}
+
+// searchAssistant makes a vector store of the manual and an assistant with file_search over it.
+func (e *env) searchAssistant(t *testing.T) (pdf string, a *openai.Assistant) {
+	t.Helper()
+	ctx := ctxFor(t)
+	pdf = e.upload(t, "manual.pdf", manual())
+	store, err := e.client.VectorStores.New(ctx, openai.VectorStoreNewParams{FileIDs: []string{pdf}})
+	if err != nil {
+		t.Fatalf("create store: %v", apiErr(err))
+	}
+	if f, err := e.client.VectorStores.Files.PollStatus(ctx, store.ID, pdf, 20); err != nil || f.Status != "completed" {
+		t.Fatalf("process the PDF: %v", apiErr(err))
+	}
+	a, err = e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+		Tools: []openai.AssistantToolUnionParam{{OfFileSearch: &openai.FileSearchToolParam{}}},
+		ToolResources: openai.BetaAssistantNewParamsToolResources{FileSearch: openai.BetaAssistantNewParamsToolResourcesFileSearch{
+			VectorStoreIDs: []string{store.ID}}}})
+	if err != nil {
+		t.Fatalf("create assistant: %v", apiErr(err))
+	}
+	if len(a.Tools) != 1 || a.Tools[0].Type != "file_search" {
+		t.Fatalf("assistant tools: %s", a.RawJSON())
+	}
+	// The model searches, then answers citing what it found.
+	e.model.Enqueue(
+		llmtest.ToolCalls(llm.ToolCall{ID: "call_fs_1", Name: "file_search", Arguments: `{"queries":["how to descale the boiler"]}`}),
+		llmtest.Text("Run the descaling solution through the boiler every three months【0:0†manual.pdf】."),
+	)
+	return pdf, a
+}
+
+// checkSearchTurn checks what the model was given: the file_search tool, then the search's output with markers.
+func (e *env) checkSearchTurn(t *testing.T) {
+	t.Helper()
+	reqs := e.model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model was asked %d times, want 2", len(reqs))
+	}
+	if len(reqs[0].Tools) != 1 || reqs[0].Tools[0].Name != "file_search" {
+		t.Fatalf("the first request's tools: %s", reqs[0].Body)
+	}
+	out := reqs[1].LastMessage()
+	if out.Role != llm.RoleTool || out.ToolCallID != "call_fs_1" || !strings.Contains(out.Content, "【0:0†manual.pdf】") ||
+		!strings.Contains(out.Content, "descaling solution") {
+		t.Fatalf("the search's output as the model read it: %+v", out)
+	}
+}
+
+// TestFileSearchRunCitesTheFile: a run whose model calls file_search gets what the assistant's vector store holds,
+// records a file_search step with the results, and its answer carries a file_citation of the PDF.
+func TestFileSearchRunCitesTheFile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	pdf, a := e.searchAssistant(t)
+	th := e.thread(t, "How often should I descale the machine?")
+	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	if err != nil {
+		t.Fatalf("create run: %v", apiErr(err))
+	}
+	run = e.waitRun(t, th.ID, run.ID)
+	if run.Status != openai.RunStatusCompleted {
+		t.Fatalf("run: %s", run.RawJSON())
+	}
+	e.checkSearchTurn(t)
+	steps, err := e.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{Order: openai.BetaThreadRunStepListParamsOrderAsc})
+	if err != nil || len(steps.Data) != 2 {
+		t.Fatalf("steps: %v %s", apiErr(err), steps.RawJSON())
+	}
+	call := steps.Data[0].StepDetails.ToolCalls
+	if steps.Data[0].Status != "completed" || len(call) != 1 || call[0].Type != "file_search" || call[0].ID != "call_fs_1" {
+		t.Fatalf("the search step: %s", steps.Data[0].RawJSON())
+	}
+	if res := call[0].FileSearch.Results; len(res) == 0 || res[0].FileID != pdf || res[0].FileName != "manual.pdf" {
+		t.Fatalf("the search's results: %s", steps.Data[0].RawJSON())
+	}
+	msgs, err := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
+	if err != nil || len(msgs.Data) != 2 {
+		t.Fatalf("messages: %v", apiErr(err))
+	}
+	text := msgs.Data[0].Content[0].Text
+	if len(text.Annotations) != 1 {
+		t.Fatalf("annotations: %s", msgs.Data[0].RawJSON())
+	}
+	ann := text.Annotations[0]
+	if ann.Type != "file_citation" || ann.FileCitation.FileID != pdf || ann.Text != "【0:0†manual.pdf】" ||
+		[]rune(text.Value)[ann.StartIndex] != '【' || int(ann.EndIndex) != len([]rune(text.Value))-1 {
+		t.Fatalf("citation: %s", msgs.Data[0].RawJSON())
+	}
+}
+
+// TestFileSearchRunStreams: the same run streamed: the search step completes in the stream, the run goes on, and
+// the final message carries the citation.
+func TestFileSearchRunStreams(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	pdf, a := e.searchAssistant(t)
+	th := e.thread(t, "How often should I descale the machine?")
+	stream := e.client.Beta.Threads.Runs.NewStreaming(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	var names []string
+	var searched bool
+	var final openai.Message
+	for stream.Next() {
+		ev := stream.Current()
+		names = append(names, ev.Event)
+		switch v := ev.AsAny().(type) {
+		case openai.AssistantStreamEventThreadRunStepCompleted:
+			if c := v.Data.StepDetails.ToolCalls; len(c) == 1 && c[0].Type == "file_search" && len(c[0].FileSearch.Results) > 0 {
+				searched = true
+			}
+		case openai.AssistantStreamEventThreadMessageCompleted:
+			final = v.Data
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("stream: %v", apiErr(err))
+	}
+	if !searched || names[len(names)-1] != "thread.run.completed" {
+		t.Fatalf("events: %v", names)
+	}
+	if len(final.Content) != 1 || len(final.Content[0].Text.Annotations) != 1 || final.Content[0].Text.Annotations[0].FileCitation.FileID != pdf {
+		t.Fatalf("final message: %s", final.RawJSON())
+	}
+	e.checkSearchTurn(t)
+}
+
+// TestFileSearchWithoutAStoreSaysSo: an assistant with file_search and no vector store: the model is told the
+// search has nothing to search, not given made-up results.
+func TestFileSearchWithoutAStoreSaysSo(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+		Tools: []openai.AssistantToolUnionParam{{OfFileSearch: &openai.FileSearchToolParam{}}}})
+	if err != nil {
+		t.Fatalf("create assistant: %v", apiErr(err))
+	}
+	e.model.Enqueue(
+		llmtest.ToolCalls(llm.ToolCall{ID: "call_fs_1", Name: "file_search", Arguments: `{"queries":["descaling"]}`}),
+		llmtest.Text("I have no files to search."),
+	)
+	th := e.thread(t, "How often should I descale?")
+	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	if err != nil {
+		t.Fatalf("create run: %v", apiErr(err))
+	}
+	if run = e.waitRun(t, th.ID, run.ID); run.Status != openai.RunStatusCompleted {
+		t.Fatalf("run: %s", run.RawJSON())
+	}
+	out := e.model.Requests()[1].LastMessage().Content
+	if !strings.Contains(out, "no vector store is attached") || !strings.Contains(out, "vector_store_ids") {
+		t.Fatalf("the model was told %q", out)
 	}
 }

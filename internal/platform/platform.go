@@ -373,7 +373,7 @@ func (p *Platform) startRuns(ctx context.Context) error {
 	}
 	p.RunWorker = runworker.New(runworker.Config{
 		Commands: p.Commands, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
-		Holder: p.Config.NodeName, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
+		Holder: p.Config.NodeName, Files: runFiles{p}, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
 	})
 	p.Sweeper = sweeper.New(sweeper.Config{
 		Commands: p.Commands, Views: p.Views, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,

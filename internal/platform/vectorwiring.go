@@ -2,16 +2,21 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/contrailhq/contrail/domain/file"
 	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/vectorstores"
+	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/vsindex"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // VectorParts are the Assistants API's vector stores on a node: the commands, the index (sharing the Julep docs'
@@ -60,4 +65,60 @@ func (p *Platform) stopVectorStores() {
 // vectorHandlers are the handlers of vector stores: the processing of files added.
 func (p *Platform) vectorHandlers() []runtime.Handler {
 	return []runtime.Handler{p.Vectors.handler.Files()}
+}
+
+// runFiles runs the file_search calls of runs: over the vector stores named by the assistant's and the thread's
+// tool_resources, as they are when the call is made.
+type runFiles struct{ p *Platform }
+
+func (f runFiles) SearchRunFiles(ctx context.Context, account, assistantID string, threadResources json.RawMessage, queries []string,
+	limit int, threshold float64) ([]events.FileSearchResult, error) {
+	ids := vectorStoreIDs(threadResources)
+	a, ok, err := projections.Get[projections.Listed[projections.AssistantObject]](ctx, f.p.Views, "assistants",
+		projections.OwnedKey(account, assistantID))
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		ids = append(ids, vectorStoreIDs(a.Obj.ToolResources)...)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	actor := auth.Principal{AccountID: account}
+	var stores []vectorstore.State
+	for _, id := range ids {
+		s, err := f.p.Vectors.Commands.Get(ctx, actor, id)
+		if errs.CodeOf(err) == errs.NotFound {
+			continue // deleted since it was attached
+		}
+		if err != nil {
+			return nil, err
+		}
+		stores = append(stores, s)
+	}
+	if len(stores) == 0 {
+		return nil, errs.E(errs.Invalid, "no vector store is attached to this assistant or thread: set tool_resources.file_search.vector_store_ids")
+	}
+	hits, err := f.p.Vectors.Commands.SearchStores(ctx, stores, commands.SearchRequest{Queries: queries, Limit: limit, MinScore: threshold})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]events.FileSearchResult, len(hits))
+	for i, h := range hits {
+		out[i] = events.FileSearchResult{FileID: h.FileID, FileName: h.Filename, Score: h.Score, Text: h.Text}
+	}
+	return out, nil
+}
+
+// vectorStoreIDs reads tool_resources.file_search.vector_store_ids.
+func vectorStoreIDs(toolResources json.RawMessage) []string {
+	var tr struct {
+		FileSearch struct {
+			VectorStoreIDs []string `json:"vector_store_ids"`
+		} `json:"file_search"`
+	}
+	if len(toolResources) == 0 || json.Unmarshal(toolResources, &tr) != nil {
+		return nil
+	}
+	return tr.FileSearch.VectorStoreIDs
 }
