@@ -46,11 +46,27 @@ type Truncation struct {
 // ToolCall is a function call the model made, and once submitted, its output.
 type ToolCall struct {
 	ID        string `json:"id"`
-	Type      string `json:"type"` // "function" or "file_search"
+	Type      string `json:"type"` // "function", "file_search" or "code_interpreter"
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 	// FileSearch is what a file_search call found (the run worker runs it; no client is asked).
 	FileSearch *FileSearchCall `json:"file_search,omitempty"`
+	// CodeInterpreter is a code_interpreter call's code and what it gave (run in the sandbox by the run worker).
+	CodeInterpreter *CodeInterpreterCall `json:"code_interpreter,omitempty"`
+}
+
+// CodeInterpreterCall is the code a code_interpreter call ran and its outputs, OpenAI's: "logs" (what it printed)
+// and "image" (an image it wrote, kept as a file).
+type CodeInterpreterCall struct {
+	Input   string       `json:"input"`
+	Outputs []CodeOutput `json:"outputs"`
+}
+
+// CodeOutput is one output of a code_interpreter call: Logs for "logs", FileID for "image".
+type CodeOutput struct {
+	Type   string `json:"type"`
+	Logs   string `json:"logs,omitempty"`
+	FileID string `json:"file_id,omitempty"`
 }
 
 // FileSearchCall is a file_search call's ranking and the chunks it found, in order: the model cites them as

@@ -317,6 +317,23 @@ type StepToolCall struct {
 	Type       string            `json:"type"`
 	Function   *StepFunctionCall `json:"function,omitempty"`
 	FileSearch *StepFileSearch   `json:"file_search,omitempty"`
+	// CodeInterpreter is a code_interpreter call: the code and its outputs.
+	CodeInterpreter *StepCodeInterpreter `json:"code_interpreter,omitempty"`
+}
+
+// StepCodeInterpreter is OpenAI's code_interpreter call: input, and outputs of type logs or image.
+type StepCodeInterpreter struct {
+	Input   string           `json:"input"`
+	Outputs []StepCodeOutput `json:"outputs"`
+}
+
+// StepCodeOutput is {"type": "logs", "logs": ...} or {"type": "image", "image": {"file_id": ...}}.
+type StepCodeOutput struct {
+	Type  string `json:"type"`
+	Logs  string `json:"logs,omitempty"`
+	Image *struct {
+		FileID string `json:"file_id"`
+	} `json:"image,omitempty"`
 }
 
 // StepFileSearch is a file_search call: its ranking and what it found.
@@ -353,6 +370,19 @@ func stepToolCall(c events.ToolCall) StepToolCall {
 				Content: []StepSearchContent{{Type: "text", Text: r.Text}}})
 		}
 		return StepToolCall{ID: c.ID, Type: "file_search", FileSearch: fs}
+	}
+	if c.Type == "code_interpreter" && c.CodeInterpreter != nil {
+		ci := &StepCodeInterpreter{Input: c.CodeInterpreter.Input, Outputs: make([]StepCodeOutput, 0, len(c.CodeInterpreter.Outputs))}
+		for _, o := range c.CodeInterpreter.Outputs {
+			out := StepCodeOutput{Type: o.Type, Logs: o.Logs}
+			if o.Type == "image" {
+				out.Image = &struct {
+					FileID string `json:"file_id"`
+				}{o.FileID}
+			}
+			ci.Outputs = append(ci.Outputs, out)
+		}
+		return StepToolCall{ID: c.ID, Type: "code_interpreter", CodeInterpreter: ci}
 	}
 	return StepToolCall{ID: c.ID, Type: "function", Function: &StepFunctionCall{Name: c.Name, Arguments: c.Arguments}}
 }

@@ -136,7 +136,7 @@ type transitionJSON struct {
 	Current struct {
 		Workflow string `json:"workflow"`
 		Step     int    `json:"step"`
-		Scope    int    `json:"scope_id"`
+		Scope    string `json:"scope_id"`
 	} `json:"current"`
 	StepLabel *string        `json:"step_label"`
 	Metadata  map[string]any `json:"metadata"`

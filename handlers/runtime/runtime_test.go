@@ -384,6 +384,12 @@ func TestStoppingUnderLoadLosesNothing(t *testing.T) {
 	}
 	<-appended
 	e.run(t, h)
+	defer func() {
+		letters, err := runtime.ListDeadLetters(context.Background(), e.srv.JS, e.store, e.names)
+		if err != nil || len(letters) != 0 {
+			t.Errorf("stops sent work to the dead-letter queue: %v %+v", err, letters)
+		}
+	}()
 	for i := range jobs {
 		id := fmt.Sprintf("l%d", i)
 		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) >= 1 })

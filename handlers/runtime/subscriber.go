@@ -108,7 +108,10 @@ func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstre
 	}
 	sub.mu.RUnlock()
 	if !handed {
-		_ = msg.Nak() // stopping: another node, or this one after its restart, takes it
+		// Stopping: another node, or this one after its restart, takes it. With a delay: handed back at once, the
+		// server would give it straight back to this subscription while it drains, and again, until the event
+		// looked poisonous.
+		_ = msg.NakWithDelay(s.nakDelay)
 		return
 	}
 

@@ -41,6 +41,16 @@ func fileSearchOf(r *commands.ThreadRun) (events.Tool, bool) {
 	return events.Tool{}, false
 }
 
+// hasTool reports whether the run has a tool of a type.
+func hasTool(r *commands.ThreadRun, typ string) bool {
+	for _, t := range r.Tools {
+		if t.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
 // searchCalls returns the run's file_search calls so far, in order: a citation's first number is a place in it.
 func searchCalls(t *commands.Thread, r *commands.ThreadRun) []events.ToolCall {
 	var out []events.ToolCall

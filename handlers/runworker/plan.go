@@ -41,6 +41,10 @@ func planTurn(t *commands.Thread, r *commands.ThreadRun) (plan, error) {
 			req.Tools = append(req.Tools, fileSearchTool)
 			continue
 		}
+		if tool.Type == "code_interpreter" {
+			req.Tools = append(req.Tools, codeTool)
+			continue
+		}
 		if tool.Type != "function" || tool.Function == nil {
 			continue
 		}

@@ -47,8 +47,10 @@ type Config struct {
 	Holder string
 	// MaxRuns bounds the runs this node drives at once (default 64); past it the handler waits for a slot.
 	MaxRuns int
-	// Files runs file_search calls.
+	// Files runs file_search calls; Code runs code_interpreter calls (nil: the node has no sandbox, and the
+	// commands refuse the tool).
 	Files  FileSearcher
+	Code   CodeRunner
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -304,7 +306,21 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 			return w.fileSearch(ctx, ref, t, r, turn, tool, searches, usage)
 		}
 	}
+	if hasTool(r, "code_interpreter") && w.cfg.Code != nil {
+		var code []llm.ToolCall
+		for _, c := range resp.ToolCalls {
+			if c.Name == commands.CodeInterpreterTool {
+				code = append(code, c)
+			}
+		}
+		if len(code) > 0 {
+			return w.runCode(ctx, ref, t, r, turn, code, usage)
+		}
+	}
 	res := commands.TurnResult{Text: resp.Text, Usage: usage, Annotations: citations(resp.Text, searchCalls(t, r))}
+	if len(resp.ToolCalls) == 0 {
+		res.Images = codeImages(t, r)
+	}
 	for i, c := range resp.ToolCalls {
 		res.ToolCalls = append(res.ToolCalls, events.ToolCall{ID: callID(turn, i, c.ID), Type: "function", Name: c.Name, Arguments: c.Arguments})
 	}

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -46,6 +47,9 @@ func (c *Commands) CreateAssistant(ctx context.Context, actor auth.Principal, sp
 	if err := ValidateAssistant(spec); err != nil {
 		return "", err
 	}
+	if err := c.checkSandbox(spec.Tools); err != nil {
+		return "", err
+	}
 	id := events.NewPrefixedID("asst_")
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if a.Exists {
@@ -71,6 +75,9 @@ func (c *Commands) ModifyAssistant(ctx context.Context, actor auth.Principal, id
 		spec := cloneSpec(a.Spec)
 		change(&spec)
 		if err := ValidateAssistant(spec); err != nil {
+			return nil, err
+		}
+		if err := c.checkSandbox(spec.Tools); err != nil {
 			return nil, err
 		}
 		return []events.Event{events.AssistantModified{AssistantSpec: spec}}, nil
@@ -194,6 +201,28 @@ func validateSampling(temperature, topP *float64) error {
 	return nil
 }
 
+// checkSandbox refuses code_interpreter on a node that cannot run code, saying what is missing (the sandbox's own
+// words: what to install), rather than accept a tool every run would fail to use.
+func (c *Commands) checkSandbox(tools []events.Tool) error {
+	for i, t := range tools {
+		if t.Type != "code_interpreter" {
+			continue
+		}
+		why := errors.New("this node was started without a sandbox")
+		if c.sandbox != nil {
+			why = c.sandbox()
+		}
+		if why != nil {
+			msg := why.Error()
+			if errs.As(why) != nil {
+				msg = errs.MessageOf(why)
+			}
+			return errs.InvalidField(fmt.Sprintf("tools[%d].type", i), "code_interpreter cannot run on this server: %s", msg)
+		}
+	}
+	return nil
+}
+
 // checkFileSearch checks a file_search tool's options: max_num_results 1-50, score_threshold 0-1.
 func checkFileSearch(field string, o *events.FileSearchOptions) error {
 	if o == nil {
@@ -218,11 +247,15 @@ func checkFileSearch(field string, o *events.FileSearchOptions) error {
 // functionName is the form OpenAI requires of a function's name.
 var functionName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// FileSearchTool is the name the model calls file_search by: it is offered as a function the run worker answers.
-const FileSearchTool = "file_search"
+// The names the model calls file_search and code_interpreter by: they are offered as functions the run worker
+// answers.
+const (
+	FileSearchTool      = "file_search"
+	CodeInterpreterTool = "code_interpreter"
+)
 
-// ValidateTools checks a list of tools: functions and file_search run here; code_interpreter is refused by name
-// rather than accepted and silently never used.
+// ValidateTools checks a list of tools: functions, file_search and code_interpreter (whether this node can run
+// code is the commands' check, checkSandbox).
 func ValidateTools(field string, tools []events.Tool) error {
 	if err := checkCount(field, len(tools), maxTools); err != nil {
 		return err
@@ -242,7 +275,11 @@ func ValidateTools(field string, tools []events.Tool) error {
 			}
 			continue
 		case "code_interpreter":
-			return errs.InvalidField(at+".type", "the code_interpreter tool is not supported yet by this server; function and file_search tools are")
+			if seen[CodeInterpreterTool] {
+				return errs.InvalidField(at+".type", "code_interpreter is given twice")
+			}
+			seen[CodeInterpreterTool] = true
+			continue
 		case "":
 			return errs.Missing(at + ".type")
 		default:

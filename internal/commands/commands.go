@@ -22,6 +22,7 @@ type Commands struct {
 	runTimeout time.Duration
 	metadata   AgentMetadata
 	models     ModelNames
+	sandbox    func() error
 }
 
 // ModelNames says which model will answer for a model string (the model router).
@@ -50,6 +51,9 @@ type Config struct {
 	Metadata AgentMetadata
 	// Models names the model that will answer a run (nil: runs record the model string as given).
 	Models ModelNames
+	// Sandbox says why this node cannot run code (nil: it can), code_interpreter is then refused with it; a nil
+	// Sandbox refuses code_interpreter on a node that was given no sandbox.
+	Sandbox func() error
 }
 
 // New returns the command side.
@@ -68,7 +72,7 @@ func New(cfg Config) *Commands {
 	}
 	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait, agents: cfg.Agents,
 		queries: cfg.Queries, blobs: cfg.Blobs, runTimeout: cfg.RunTimeout, metadata: cfg.Metadata,
-		models: cfg.Models}
+		models: cfg.Models, sandbox: cfg.Sandbox}
 }
 
 // Store is the log the commands append to.

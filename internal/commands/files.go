@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -117,4 +119,65 @@ func (c *Commands) DeleteFile(ctx context.Context, actor auth.Principal, id stri
 		return err
 	}
 	return c.waitFor(ctx, res, projections.Files{})
+}
+
+// SaveOutputFile stores a file a tool wrote (code_interpreter) as one of account's files, purpose
+// "assistants_output", under the ID given: the run worker derives it from the turn, so that a turn done again after
+// a crash finds the file it saved and records it once.
+func (c *Commands) SaveOutputFile(ctx context.Context, account, id, name, contentType string, data []byte) error {
+	actor := auth.Principal{AccountID: account}
+	f, _, err := c.loadFile(ctx, id)
+	if err != nil {
+		return err
+	}
+	if f.Exists {
+		return nil
+	}
+	object := "files/" + account + "/" + id
+	info, err := c.blobs.Put(ctx, object, contentType, bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("store output file %s: %w", name, err)
+	}
+	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: id}, actor.Meta(), func(f *File) ([]events.Event, error) {
+		if f.Exists {
+			return nil, nil
+		}
+		return []events.Event{events.FileCreated{Filename: name, Purpose: "assistants_output", Bytes: info.Size,
+			Object: object, Digest: info.Digest, ContentType: contentType}}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("record output file %s: %w", name, err)
+	}
+	return c.waitFor(ctx, res, projections.Files{})
+}
+
+// ReadFile returns the name and bytes of one of account's files (for a sandbox's inputs).
+func (c *Commands) ReadFile(ctx context.Context, account, id string) (string, io.ReadCloser, error) {
+	if !validID(id) {
+		return "", nil, errs.NotFoundf("file", id)
+	}
+	f, _, err := c.loadFile(ctx, id)
+	if err != nil {
+		return "", nil, err
+	}
+	if !f.Owned(account) {
+		return "", nil, errs.NotFoundf("file", id)
+	}
+	body, _, err := c.blobs.Get(ctx, f.Object)
+	if err != nil {
+		return "", nil, fmt.Errorf("read file %s: %w", id, err)
+	}
+	return f.Filename, body, nil
+}
+
+func (c *Commands) loadFile(ctx context.Context, id string) (File, events.Version, error) {
+	var f File
+	history, v, err := c.store.Load(ctx, events.Ref{Type: "file", ID: id})
+	if err != nil {
+		return f, v, fmt.Errorf("load file %s: %w", id, err)
+	}
+	for _, e := range history {
+		f.Apply(e)
+	}
+	return f, v, nil
 }

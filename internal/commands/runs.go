@@ -158,7 +158,10 @@ func (c *Commands) runCreated(ctx context.Context, actor auth.Principal, in NewR
 		run.ReasoningEffort = in.ReasoningEffort
 	}
 	run.ExpiresAt = c.store.Now().Add(c.runTimeout).UTC()
-	return run, validateRun(run)
+	if err := validateRun(run); err != nil {
+		return run, err
+	}
+	return run, c.checkSandbox(run.Tools)
 }
 
 // validateNewRun bounds what a request sets of a run, before the run copies its assistant's settings.
@@ -263,7 +266,12 @@ func ToolChoiceOf(raw json.RawMessage, tools []events.Tool) (string, error) {
 		}
 		return "", errs.InvalidField("tool_choice.type", "the run has no file_search tool")
 	case "code_interpreter":
-		return "", errs.InvalidField("tool_choice.type", "the code_interpreter tool is not supported yet by this server")
+		for _, t := range tools {
+			if t.Type == "code_interpreter" {
+				return CodeInterpreterTool, nil
+			}
+		}
+		return "", errs.InvalidField("tool_choice.type", "the run has no code_interpreter tool")
 	case "":
 		return "", errs.Missing("tool_choice.type")
 	default:

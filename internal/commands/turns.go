@@ -49,6 +49,8 @@ type TurnResult struct {
 	Incomplete string
 	// Annotations are the text's file citations.
 	Annotations []events.Annotation
+	// Images are files (code_interpreter's charts) the message shows after its text.
+	Images []string
 }
 
 // maxAdvanceAttempts bounds how often advance decides again after a conflict before it gives up (the caller
@@ -174,8 +176,12 @@ func turnEvents(t *Thread, r *ThreadRun, turn string, res TurnResult) []events.E
 			if res.Incomplete != "" {
 				status, reason = events.MessageStatusIncomplete, "max_tokens"
 			}
+			content := []events.ContentPart{{Type: "text", Text: res.Text, Annotations: res.Annotations}}
+			for _, id := range res.Images {
+				content = append(content, events.ContentPart{Type: "image_file", ImageFile: &events.ImageFile{FileID: id}})
+			}
 			add("message", events.MessageCreated{MessageID: msgID, Role: "assistant",
-				Content: []events.ContentPart{{Type: "text", Text: res.Text, Annotations: res.Annotations}}, AssistantID: r.AssistantID, RunID: r.RunID,
+				Content: content, AssistantID: r.AssistantID, RunID: r.RunID,
 				Status: status, IncompleteReason: reason, StepID: msgStep, Usage: usageAt()})
 		}
 		if s := t.Steps[msgStep]; s == nil {

@@ -105,6 +105,19 @@ func (e *env) waitRun(t *testing.T, threadID, runID string) *openai.Run {
 	}
 }
 
+// completeRun runs the assistant on the thread and fails the test unless the run completes.
+func (e *env) completeRun(t *testing.T, threadID, assistantID string) *openai.Run {
+	t.Helper()
+	run, err := e.client.Beta.Threads.Runs.New(ctxFor(t), threadID, openai.BetaThreadRunNewParams{AssistantID: assistantID})
+	if err != nil {
+		t.Fatalf("create run: %v", apiErr(err))
+	}
+	if run = e.waitRun(t, threadID, run.ID); run.Status != openai.RunStatusCompleted {
+		t.Fatalf("run: %s", run.RawJSON())
+	}
+	return run
+}
+
 // apiErr shows an SDK error with the body the server sent.
 func apiErr(err error) error {
 	var ae *openai.Error

@@ -211,14 +211,7 @@ func TestFileSearchRunCitesTheFile(t *testing.T) {
 	ctx := ctxFor(t)
 	pdf, a := e.searchAssistant(t)
 	th := e.thread(t, "How often should I descale the machine?")
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatalf("create run: %v", apiErr(err))
-	}
-	run = e.waitRun(t, th.ID, run.ID)
-	if run.Status != openai.RunStatusCompleted {
-		t.Fatalf("run: %s", run.RawJSON())
-	}
+	run := e.completeRun(t, th.ID, a.ID)
 	e.checkSearchTurn(t)
 	steps, err := e.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{Order: openai.BetaThreadRunStepListParamsOrderAsc})
 	if err != nil || len(steps.Data) != 2 {
@@ -298,13 +291,7 @@ func TestFileSearchWithoutAStoreSaysSo(t *testing.T) {
 		llmtest.Text("I have no files to search."),
 	)
 	th := e.thread(t, "How often should I descale?")
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatalf("create run: %v", apiErr(err))
-	}
-	if run = e.waitRun(t, th.ID, run.ID); run.Status != openai.RunStatusCompleted {
-		t.Fatalf("run: %s", run.RawJSON())
-	}
+	e.completeRun(t, th.ID, a.ID)
 	out := e.model.Requests()[1].LastMessage().Content
 	if !strings.Contains(out, "no vector store is attached") || !strings.Contains(out, "vector_store_ids") {
 		t.Fatalf("the model was told %q", out)

@@ -91,6 +91,8 @@ type Platform struct {
 	Julep *JulepParts
 	// Vectors are the Assistants API's vector stores.
 	Vectors *VectorParts
+	// code is the sandbox code_interpreter runs in, made when first needed.
+	code *codeSandbox
 	// Now is the platform's clock (tests inject one).
 	Now func() time.Time
 	// dataLock keeps a second node off the data dir while the embedded server uses it.
@@ -194,8 +196,9 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.assembleAgents(ctx); err != nil {
 		return nil, err
 	}
+	p.code = &codeSandbox{p: p}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
-		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient, Models: p.Models})
+		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient, Models: p.Models, Sandbox: p.code.available})
 	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands)
 	if err := p.assembleJulep(ctx); err != nil {
 		return nil, err
@@ -373,7 +376,7 @@ func (p *Platform) startRuns(ctx context.Context) error {
 	}
 	p.RunWorker = runworker.New(runworker.Config{
 		Commands: p.Commands, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
-		Holder: p.Config.NodeName, Files: runFiles{p}, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
+		Holder: p.Config.NodeName, Files: runFiles{p}, Code: p.code, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
 	})
 	p.Sweeper = sweeper.New(sweeper.Config{
 		Commands: p.Commands, Views: p.Views, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
@@ -483,6 +486,9 @@ func (p *Platform) Stop(ctx context.Context) {
 			p.RunWorker.Close(wctx)
 			cancel()
 		}
+		if p.code != nil {
+			p.code.shutdown()
+		}
 		if p.Views != nil {
 			p.Views.Stop()
 		}
@@ -510,6 +516,9 @@ func (p *Platform) Kill() {
 		}
 		if p.RunWorker != nil {
 			p.RunWorker.Abort()
+		}
+		if p.code != nil {
+			p.code.shutdown()
 		}
 		if p.stopHandlers != nil {
 			p.stopHandlers()

@@ -1,0 +1,147 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/runworker"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/sandbox"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// codeSandbox is the node's sandbox for code_interpreter, made the first time it is needed: most nodes never run
+// code, and making one checks the machine (bubblewrap, python3) by starting a sandbox.
+type codeSandbox struct {
+	p    *Platform
+	mu   sync.Mutex
+	made bool
+	pool *sandbox.Pool
+	err  error
+}
+
+func (s *codeSandbox) get() (*sandbox.Pool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.made {
+		s.made = true
+		r, err := sandbox.New(context.Background(), sandbox.Config{Logger: s.p.Logger.With("component", "sandbox")})
+		if err != nil {
+			s.err = err
+			s.p.Logger.Warn("code_interpreter is not available on this node", "why", err)
+		} else {
+			s.pool = sandbox.NewPool(r, sandbox.PoolConfig{})
+		}
+	}
+	if s.pool == nil && s.err == nil {
+		return nil, errs.E(errs.Unavailable, "the node is stopping")
+	}
+	return s.pool, s.err
+}
+
+// available says why code cannot run here (nil: it can).
+func (s *codeSandbox) available() error {
+	_, err := s.get()
+	return err
+}
+
+// shutdown ends the warm sandboxes.
+func (s *codeSandbox) shutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.made = true
+	if s.pool != nil {
+		s.pool.Shutdown()
+		s.pool = nil
+	}
+}
+
+// maxCodeInputs bounds the files one call gets (OpenAI allows 20 per assistant and per thread).
+const maxCodeInputs = 40
+
+// RunCode runs one code_interpreter call in the thread's warm sandbox.
+func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, code, key string) (runworker.CodeResult, error) {
+	pool, err := s.get()
+	if err != nil {
+		return runworker.CodeResult{}, err
+	}
+	ids := codeFileIDs(threadResources)
+	a, ok, err := projections.Get[projections.Listed[projections.AssistantObject]](ctx, s.p.Views, "assistants",
+		projections.OwnedKey(account, assistantID))
+	if err != nil {
+		return runworker.CodeResult{}, err
+	}
+	if ok {
+		ids = append(ids, codeFileIDs(a.Obj.ToolResources)...)
+	}
+	if len(ids) > maxCodeInputs {
+		ids = ids[:maxCodeInputs]
+	}
+	var inputs []sandbox.Input
+	var bodies []io.Closer
+	defer func() {
+		for _, b := range bodies {
+			_ = b.Close()
+		}
+	}()
+	seen := map[string]bool{}
+	for _, id := range ids {
+		name, body, err := s.p.Commands.ReadFile(ctx, account, id)
+		if errs.CodeOf(err) == errs.NotFound {
+			continue // deleted since it was attached
+		}
+		if err != nil {
+			return runworker.CodeResult{}, err
+		}
+		bodies = append(bodies, body)
+		name = path.Base(strings.ReplaceAll(name, "\\", "/"))
+		if seen[name] || name == "." || name == "/" {
+			continue
+		}
+		seen[name] = true
+		inputs = append(inputs, sandbox.Input{Name: name, Reader: body})
+	}
+	res, err := pool.Exec(ctx, threadID, sandbox.Cell{Code: code, Inputs: inputs})
+	if err != nil {
+		return runworker.CodeResult{}, err
+	}
+	out := runworker.CodeResult{Logs: res.StateLost}
+	if out.Logs != "" {
+		out.Logs = "[sandbox: " + out.Logs + "]\n"
+	}
+	out.Logs += res.Stdout + res.Stderr
+	for _, f := range res.Files {
+		id := "file-" + events.DeriveID(key, f.Name)
+		if err := s.p.Commands.SaveOutputFile(ctx, account, id, path.Base(f.Name), f.ContentType, f.Data); err != nil {
+			return runworker.CodeResult{}, fmt.Errorf("save %s: %w", f.Name, err)
+		}
+		if f.Image {
+			out.Images = append(out.Images, id)
+		} else {
+			out.Files = append(out.Files, runworker.SavedFile{Path: sandbox.WorkDir + "/" + f.Name, FileID: id})
+		}
+	}
+	for _, o := range res.Omitted {
+		out.Logs += fmt.Sprintf("\n[file %s not kept: %s]", o.Name, o.Reason)
+	}
+	return out, nil
+}
+
+// codeFileIDs reads tool_resources.code_interpreter.file_ids.
+func codeFileIDs(toolResources json.RawMessage) []string {
+	var tr struct {
+		CodeInterpreter struct {
+			FileIDs []string `json:"file_ids"`
+		} `json:"code_interpreter"`
+	}
+	if len(toolResources) == 0 || json.Unmarshal(toolResources, &tr) != nil {
+		return nil
+	}
+	return tr.CodeInterpreter.FileIDs
+}
