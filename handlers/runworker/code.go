@@ -12,10 +12,11 @@ import (
 )
 
 // CodeRunner runs a run's code_interpreter calls in the thread's sandbox, with the files of the assistant's and
-// the thread's tool_resources.code_interpreter at /mnt/data. Files the code writes are saved as the account's
+// the thread's tool_resources.code_interpreter, and those the thread's messages attach for it, at /mnt/data. Files the code writes are saved as the account's
 // files under IDs derived from key, so that a turn done again saves each once.
 type CodeRunner interface {
-	RunCode(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, code, key string) (CodeResult, error)
+	RunCode(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, attached []string,
+		code, key string) (CodeResult, error)
 }
 
 // CodeResult is what a call gave: its logs (what it printed, and why it was cut short), the images and the other
@@ -53,7 +54,8 @@ func (w *Worker) runCode(ctx context.Context, ref commands.RunRef, t *commands.T
 			CodeInterpreter: &events.CodeInterpreterCall{Input: code, Outputs: []events.CodeOutput{}}}
 		var res CodeResult
 		if err == nil {
-			res, err = w.cfg.Code.RunCode(ctx, ref.Account, ref.ThreadID, r.AssistantID, t.ToolResources, code, events.DeriveID(turn, id))
+			res, err = w.cfg.Code.RunCode(ctx, ref.Account, ref.ThreadID, r.AssistantID, t.ToolResources,
+				t.AttachedFiles("code_interpreter"), code, events.DeriveID(turn, id))
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -16,8 +16,10 @@ import (
 
 // FileSearcher runs a run's file_search calls over the vector stores of its assistant and its thread.
 type FileSearcher interface {
-	SearchRunFiles(ctx context.Context, account, assistantID string, threadResources json.RawMessage, queries []string,
-		limit int, threshold float64) ([]events.FileSearchResult, error)
+	// SearchRunFiles searches the stores of the assistant's and the thread's tool_resources, and the files the
+	// thread's messages attach for file_search (attached).
+	SearchRunFiles(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, attached []string,
+		queries []string, limit int, threshold float64) ([]events.FileSearchResult, error)
 }
 
 // fileSearchTool is how file_search is offered to the model: a function the worker answers. Its description tells
@@ -89,7 +91,8 @@ func (w *Worker) fileSearch(ctx context.Context, ref commands.RunRef, t *command
 		var out string
 		queries, err := searchQueries(c.Arguments)
 		if err == nil {
-			call.FileSearch.Results, err = w.cfg.Files.SearchRunFiles(ctx, ref.Account, r.AssistantID, t.ToolResources, queries, limit, threshold)
+			call.FileSearch.Results, err = w.cfg.Files.SearchRunFiles(ctx, ref.Account, ref.ThreadID, r.AssistantID, t.ToolResources,
+				t.AttachedFiles("file_search"), queries, limit, threshold)
 		}
 		switch {
 		case ctx.Err() != nil:

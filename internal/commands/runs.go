@@ -69,6 +69,9 @@ func (c *Commands) CreateThreadAndRun(ctx context.Context, actor auth.Principal,
 	if err := validateThread(thread); err != nil {
 		return CreatedRun{}, err
 	}
+	if err := c.checkAttachedFiles(ctx, actor, "thread.messages", thread.Messages); err != nil {
+		return CreatedRun{}, err
+	}
 	created, err := c.runCreated(ctx, actor, in)
 	if err != nil {
 		return CreatedRun{}, err
@@ -104,6 +107,9 @@ func (c *Commands) runCreated(ctx context.Context, actor auth.Principal, in NewR
 		return events.RunCreated{}, errs.Missing("assistant_id")
 	}
 	if err := validateNewRun(in); err != nil {
+		return events.RunCreated{}, err
+	}
+	if err := c.checkAttachedFiles(ctx, actor, "additional_messages", in.AdditionalMessages); err != nil {
 		return events.RunCreated{}, err
 	}
 	a, err := c.assistant(ctx, actor, in.AssistantID)

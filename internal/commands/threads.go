@@ -247,10 +247,103 @@ func validateMessage(field string, m NewMessage) error {
 	if err := validateContent(at("content"), m.Content); err != nil {
 		return err
 	}
-	if err := checkJSON(at("attachments"), m.Attachments); err != nil {
+	if _, err := ParseAttachments(at("attachments"), m.Attachments); err != nil {
 		return err
 	}
 	return ValidateMetadata(at("metadata"), m.Metadata)
+}
+
+// maxAttachments bounds a message's attachments.
+const maxAttachments = 20
+
+// Attachment is a file attached to a message for tools: code_interpreter gets it in /mnt/data, file_search
+// searches it (in the thread's own vector store).
+type Attachment struct {
+	FileID string `json:"file_id"`
+	Tools  []struct {
+		Type string `json:"type"`
+	} `json:"tools"`
+}
+
+// For reports whether the attachment is for a tool.
+func (a Attachment) For(tool string) bool {
+	for _, t := range a.Tools {
+		if t.Type == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseAttachments reads and checks a message's attachments (nil or empty: none).
+func ParseAttachments(field string, raw json.RawMessage) ([]Attachment, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if err := checkJSON(field, raw); err != nil {
+		return nil, err
+	}
+	var out []Attachment
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, errs.InvalidField(field, "attachments must be an array of {file_id, tools: [{type}]}")
+	}
+	if err := checkCount(field, len(out), maxAttachments); err != nil {
+		return nil, err
+	}
+	for i, a := range out {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		if err := ids.Check(at+".file_id", ids.File, a.FileID); err != nil {
+			return nil, err
+		}
+		for j, t := range a.Tools {
+			if t.Type != "file_search" && t.Type != "code_interpreter" {
+				return nil, errs.InvalidField(fmt.Sprintf("%s.tools[%d].type", at, j), "invalid value: '%s'. Supported values are: 'code_interpreter' and 'file_search'", clipID(t.Type))
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkAttachedFiles checks that the files messages attach are the caller's.
+func (c *Commands) checkAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []NewMessage) error {
+	for i, m := range msgs {
+		atts, err := ParseAttachments("", m.Attachments)
+		if err != nil {
+			return err
+		}
+		for j, a := range atts {
+			f, _, err := c.loadFile(ctx, a.FileID)
+			if err != nil {
+				return err
+			}
+			if !f.Owned(actor.AccountID) {
+				at := fmt.Sprintf("attachments[%d].file_id", j)
+				if field != "" {
+					at = fmt.Sprintf("%s[%d].%s", field, i, at)
+				}
+				e := errs.E(errs.NotFound, "No file found with id '%s'.", a.FileID)
+				e.Field = at
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// AttachedFiles lists the files the thread's messages attach for a tool, in the order they came.
+func (t *Thread) AttachedFiles(tool string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range t.Live() {
+		atts, _ := ParseAttachments("", m.Attachments)
+		for _, a := range atts {
+			if a.For(tool) && !seen[a.FileID] {
+				seen[a.FileID] = true
+				out = append(out, a.FileID)
+			}
+		}
+	}
+	return out
 }
 
 // validateContent checks a message's content parts: text within the message's limit (all parts together), images
@@ -344,6 +437,9 @@ func (c *Commands) CreateThread(ctx context.Context, actor auth.Principal, in Ne
 	if err := validateThread(in); err != nil {
 		return "", err
 	}
+	if err := c.checkAttachedFiles(ctx, actor, "messages", in.Messages); err != nil {
+		return "", err
+	}
 	id := in.ID
 	if id == "" {
 		id = events.NewPrefixedID("thread_")
@@ -404,6 +500,9 @@ func (c *Commands) DeleteThread(ctx context.Context, actor auth.Principal, id st
 // answers.
 func (c *Commands) CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in NewMessage) (string, error) {
 	if err := validateMessage("", in); err != nil {
+		return "", err
+	}
+	if err := c.checkAttachedFiles(ctx, actor, "", []NewMessage{in}); err != nil {
 		return "", err
 	}
 	var id string

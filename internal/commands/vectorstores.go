@@ -215,6 +215,40 @@ func (c *VectorStores) listed(ctx context.Context, res events.Appended) error {
 	return nil
 }
 
+// ThreadStoreID is the ID of the vector store a thread's attachments for file_search are kept in.
+func ThreadStoreID(threadID string) string { return "vs_" + events.DeriveID(threadID, "attachments") }
+
+// EnsureThreadStore makes the thread's store of attachments, or adds to it the files it lacks, and returns it.
+// OpenAI's thread stores expire 7 days after their last use; so do these.
+func (c *VectorStores) EnsureThreadStore(ctx context.Context, actor auth.Principal, threadID string, fileIDs []string) (vectorstore.State, error) {
+	chunking, _ := CheckChunking(nil)
+	files, err := c.filesOf(ctx, actor, "attachments", fileIDs, nil, chunking)
+	if err != nil {
+		return vectorstore.State{}, err
+	}
+	id := ThreadStoreID(threadID)
+	s, res, err := c.apply(ctx, actor, id, "keep a thread's attachments", func(s *vectorstore.State) ([]events.Event, error) {
+		if !s.Exists {
+			return vectorstore.Create(s, events.VectorStoreCreated{Name: "attachments of " + threadID, ThreadID: threadID,
+				Chunking: chunking, ExpiresAfter: &events.VectorStoreExpiry{Anchor: "last_active_at", Days: 7}}, files)
+		}
+		var missing []vectorstore.NewFile
+		for _, f := range files {
+			if s.Files[f.FileID] == nil {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) == 0 {
+			return nil, nil
+		}
+		return vectorstore.AddFiles(s, actor.AccountID, id, missing, "")
+	})
+	if err != nil {
+		return s, err
+	}
+	return s, c.listed(ctx, res)
+}
+
 // Get returns one of the caller's stores as the log holds it now.
 func (c *VectorStores) Get(ctx context.Context, actor auth.Principal, id string) (vectorstore.State, error) {
 	if !validID(id) {

@@ -140,3 +140,55 @@ func canSandbox() bool {
 	_, err := sandbox.New(context.Background(), sandbox.Config{})
 	return !errors.Is(err, sandbox.ErrUnsupported)
 }
+
+// TestAttachmentsFeedTheTools: files attached to a message reach the tools without any tool_resources: the PDF
+// for file_search (kept in the thread's own vector store, processed before the search), the CSV for
+// code_interpreter (in /mnt/data).
+func TestAttachmentsFeedTheTools(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	pdf := e.upload(t, "manual.pdf", manual())
+	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\nsouth,20\neast,30\n"))
+	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+		Tools: []openai.AssistantToolUnionParam{{OfFileSearch: &openai.FileSearchToolParam{}}, {OfCodeInterpreter: &openai.CodeInterpreterToolParam{}}}})
+	if err != nil {
+		if !canSandbox() {
+			t.Skipf("no sandbox on this machine: %v", apiErr(err))
+		}
+		t.Fatalf("create assistant: %v", apiErr(err))
+	}
+	th, err := e.client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{Messages: []openai.BetaThreadNewParamsMessage{{
+		Role: "user", Content: openai.BetaThreadNewParamsMessageContentUnion{OfString: openai.String("How often do I descale, and how many sales rows are there?")},
+		Attachments: []openai.BetaThreadNewParamsMessageAttachment{
+			{FileID: openai.String(pdf), Tools: []openai.BetaThreadNewParamsMessageAttachmentToolUnion{{OfFileSearch: &openai.BetaThreadNewParamsMessageAttachmentToolFileSearch{}}}},
+			{FileID: openai.String(csv), Tools: []openai.BetaThreadNewParamsMessageAttachmentToolUnion{{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}}}},
+		}}}})
+	if err != nil {
+		t.Fatalf("create thread: %v", apiErr(err))
+	}
+	e.model.Enqueue(
+		llmtest.ToolCalls(llm.ToolCall{ID: "call_fs", Name: "file_search", Arguments: `{"queries":["descaling the boiler"]}`}),
+		codeCall("call_rows", "import pandas as pd\nprint(len(pd.read_csv('/mnt/data/sales.csv')))"),
+		llmtest.Text("Every three months【0:0†manual.pdf】; there are 3 rows."),
+	)
+	e.completeRun(t, th.ID, a.ID)
+	reqs := e.model.Requests()
+	if out := reqs[1].LastMessage().Content; !strings.Contains(out, "descaling solution") {
+		t.Fatalf("the search of the attached PDF gave %q", out)
+	}
+	if out := reqs[2].LastMessage().Content; strings.TrimSpace(out) != "3" {
+		t.Fatalf("the code on the attached CSV gave %q", out)
+	}
+	msgs, err := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
+	if err != nil || len(msgs.Data[0].Content[0].Text.Annotations) != 1 || msgs.Data[0].Content[0].Text.Annotations[0].FileCitation.FileID != pdf {
+		t.Fatalf("the answer's citation: %v %s", apiErr(err), msgs.Data[0].RawJSON())
+	}
+	if len(msgs.Data[1].Attachments) != 2 || msgs.Data[1].Attachments[0].FileID != pdf {
+		t.Fatalf("the user's message shows its attachments: %s", msgs.Data[1].RawJSON())
+	}
+	stores, err := e.client.VectorStores.List(ctx, openai.VectorStoreListParams{})
+	if err != nil || len(stores.Data) != 1 || stores.Data[0].FileCounts.Completed != 1 || stores.Data[0].ExpiresAfter.Days != 7 {
+		t.Fatalf("the thread's store: %v %s", apiErr(err), stores.RawJSON())
+	}
+}

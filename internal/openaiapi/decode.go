@@ -253,9 +253,8 @@ func (m message) toCommand(param string) (commands.NewMessage, error) {
 		if att[0] != '[' {
 			return commands.NewMessage{}, errs.InvalidField(prefix+"attachments", "Invalid type for '%sattachments': expected an array.", prefix)
 		}
-		if !bytes.Equal(att, []byte("[]")) {
-			// Attachments feed file_search and code_interpreter, which this server does not run.
-			return commands.NewMessage{}, errs.InvalidField(prefix+"attachments", "attachments are not supported yet by this server: they feed the file_search and code_interpreter tools")
+		if _, err := commands.ParseAttachments(prefix+"attachments", att); err != nil {
+			return commands.NewMessage{}, err
 		}
 	} else {
 		att = nil

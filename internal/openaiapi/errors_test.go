@@ -159,6 +159,9 @@ func TestBadInput(t *testing.T) {
 		// Within every limit in characters, but four bytes each: the event would not fit in the log.
 		{"an event too large for the log", "POST", "/v1/assistants", fmt.Sprintf(`{"model":"gpt-4o","instructions":%q,"tools":%s}`, strings.Repeat("💥", 256_000), bigTools(16)), nil, 413, "-"},
 		{"unknown file", "GET", "/v1/files/file-nope", nil, nil, 404, "id"},
+		{"an attachment of no file of the caller's", "POST", "/v1/threads/" + other.ID + "/messages", `{"role":"user","content":"x","attachments":[{"file_id":"file-nope","tools":[{"type":"file_search"}]}]}`, nil, 404, "attachments[0].file_id"},
+		{"an attachment for a tool that takes none", "POST", "/v1/threads/" + other.ID + "/messages", `{"role":"user","content":"x","attachments":[{"file_id":"file-1","tools":[{"type":"retrieval"}]}]}`, nil, 400, "attachments[0].tools[0].type"},
+		{"an attachment whose file ID is no ID", "POST", "/v1/threads", `{"messages":[{"role":"user","content":"x","attachments":[{"file_id":"*","tools":[]}]}]}`, nil, 400, "messages[0].attachments[0].file_id"},
 		{"file upload as JSON", "POST", "/v1/files", `{"purpose":"assistants"}`, nil, 400, "-"},
 		{"file upload without purpose", "POST", "/v1/files", noPurpose, []string{"Content-Type", noPurposeCT}, 400, "purpose"},
 		{"file upload with a bogus purpose", "POST", "/v1/files", badPurpose, []string{"Content-Type", badPurposeCT}, 400, "purpose"},

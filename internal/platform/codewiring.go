@@ -66,12 +66,13 @@ func (s *codeSandbox) shutdown() {
 const maxCodeInputs = 40
 
 // RunCode runs one code_interpreter call in the thread's warm sandbox.
-func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, code, key string) (runworker.CodeResult, error) {
+func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, attached []string,
+	code, key string) (runworker.CodeResult, error) {
 	pool, err := s.get()
 	if err != nil {
 		return runworker.CodeResult{}, err
 	}
-	ids := codeFileIDs(threadResources)
+	ids := append(codeFileIDs(threadResources), attached...)
 	a, ok, err := projections.Get[projections.Listed[projections.AssistantObject]](ctx, s.p.Views, "assistants",
 		projections.OwnedKey(account, assistantID))
 	if err != nil {

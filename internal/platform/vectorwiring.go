@@ -3,9 +3,11 @@ package platform
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/contrailhq/contrail/domain/file"
 	"github.com/contrailhq/contrail/domain/vectorstore"
@@ -71,9 +73,16 @@ func (p *Platform) vectorHandlers() []runtime.Handler {
 // tool_resources, as they are when the call is made.
 type runFiles struct{ p *Platform }
 
-func (f runFiles) SearchRunFiles(ctx context.Context, account, assistantID string, threadResources json.RawMessage, queries []string,
-	limit int, threshold float64) ([]events.FileSearchResult, error) {
+func (f runFiles) SearchRunFiles(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, attached []string,
+	queries []string, limit int, threshold float64) ([]events.FileSearchResult, error) {
 	ids := vectorStoreIDs(threadResources)
+	if len(attached) > 0 {
+		id, err := f.threadStore(ctx, account, threadID, attached)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
 	a, ok, err := projections.Get[projections.Listed[projections.AssistantObject]](ctx, f.p.Views, "assistants",
 		projections.OwnedKey(account, assistantID))
 	if err != nil {
@@ -121,4 +130,33 @@ func vectorStoreIDs(toolResources json.RawMessage) []string {
 		return nil
 	}
 	return tr.FileSearch.VectorStoreIDs
+}
+
+// threadStore keeps the files the thread's messages attach for file_search in the thread's own store, and waits
+// until they are processed (as OpenAI does before a run reads them).
+func (f runFiles) threadStore(ctx context.Context, account, threadID string, attached []string) (string, error) {
+	actor := auth.Principal{AccountID: account}
+	s, err := f.p.Vectors.Commands.EnsureThreadStore(ctx, actor, threadID, attached)
+	if err != nil {
+		return "", fmt.Errorf("keep the thread's attachments: %w", err)
+	}
+	for {
+		waiting := false
+		for _, id := range attached {
+			if file := s.Files[id]; file != nil && file.Status == vectorstore.StatusInProgress {
+				waiting = true
+			}
+		}
+		if !waiting {
+			return s.ID, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if s, err = f.p.Vectors.Commands.Get(ctx, actor, s.ID); err != nil {
+			return "", err
+		}
+	}
 }
