@@ -13,7 +13,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the platform against raw JetStream in the same run"}
-	cmd.AddCommand(newBenchEventsCmd(), newBenchSessionsCmd(), newBenchRunsCmd(), newBenchCodeShotCmd(), newBenchTasksCmd(), newBenchStartupCmd())
+	cmd.AddCommand(newBenchEventsCmd(), newBenchSessionsCmd(), newBenchRunsCmd(), newBenchCodeShotCmd(), newBenchTasksCmd(), newBenchFilesCmd(), newBenchStartupCmd())
 	return cmd
 }
 
@@ -113,5 +113,20 @@ func newBenchTasksCmd() *cobra.Command {
 			cmd.Flags().IntVar(&o.InFlight, "in-flight", 50, "executions running at once")
 			cmd.Flags().IntVar(&o.Items, "items", 1000, "items of the map-reduce")
 			cmd.Flags().IntVar(&o.Parallelism, "parallelism", 100, "parallelism of the map-reduce")
+		})
+}
+
+func newBenchFilesCmd() *cobra.Command {
+	var o bench.FilesOptions
+	return benchCmd("files", "Vector stores: a 10-page PDF from upload to searchable, and searches of a store of 10,000 chunks",
+		func(ctx context.Context, dir string, progress func(string)) (bench.Report, error) {
+			o.Dir = dir
+			return bench.Files(ctx, o, progress)
+		},
+		func(cmd *cobra.Command) {
+			cmd.Flags().StringVar(&o.ModelsDir, "models-dir", "", "where the embedder's weights are (default: the node's own, <data-dir>/models)")
+			cmd.Flags().IntVar(&o.PDFs, "pdfs", 20, "10-page PDFs made searchable one after another")
+			cmd.Flags().IntVar(&o.Chunks, "chunks", 10000, "chunks in the searched store")
+			cmd.Flags().IntVar(&o.Searches, "searches", 200, "searches timed")
 		})
 }

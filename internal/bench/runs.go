@@ -119,12 +119,20 @@ type benchNode struct {
 }
 
 func startNode(ctx context.Context, dir string) (*benchNode, error) {
+	return startNodeWith(ctx, dir, nil)
+}
+
+// startNodeWith starts a node with its configuration changed by set.
+func startNodeWith(ctx context.Context, dir string, set func(*config.Config)) (*benchNode, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	cfg := config.Defaults()
 	cfg.DataDir, cfg.NATSListen, cfg.Addr = dir, "off", ln.Addr().String()
+	if set != nil {
+		set(&cfg)
+	}
 	p, err := platform.Start(ctx, cfg, platform.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		ln.Close()

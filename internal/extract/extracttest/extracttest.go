@@ -1,5 +1,6 @@
 // Package extracttest makes small, valid PDF and DOCX files for tests, written from scratch so that no binary
-// fixture needs to be trusted. It is imported only by tests.
+// fixture needs to be trusted. It is imported by tests and by the
+// benchmarks (contrail bench files).
 package extracttest
 
 import (
