@@ -60,6 +60,14 @@ type ToolCall struct {
 type CodeInterpreterCall struct {
 	Input   string       `json:"input"`
 	Outputs []CodeOutput `json:"outputs"`
+	// Files are the other files the code wrote, by their path in the sandbox: the answer's file_path annotations.
+	Files []CodeFile `json:"files,omitempty"`
+}
+
+// CodeFile is a file code wrote, saved as FileID.
+type CodeFile struct {
+	Path   string `json:"path"`
+	FileID string `json:"file_id"`
 }
 
 // CodeOutput is one output of a code_interpreter call: Logs for "logs", FileID for "image".

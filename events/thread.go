@@ -43,7 +43,7 @@ type ContentPart struct {
 // Annotation is a citation in a text: Text is the marker, from StartIndex to EndIndex (in characters), citing
 // FileID.
 type Annotation struct {
-	Type       string `json:"type"` // "file_citation"
+	Type       string `json:"type"` // "file_citation" or "file_path"
 	Text       string `json:"text"`
 	StartIndex int    `json:"start_index"`
 	EndIndex   int    `json:"end_index"`

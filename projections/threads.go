@@ -144,15 +144,12 @@ func NewMessageObject(e events.Envelope, d events.MessageCreated) MessageObject 
 	return m
 }
 
-// fileCitation is OpenAI's file_citation annotation.
-type fileCitation struct {
-	Type         string `json:"type"`
-	Text         string `json:"text"`
-	StartIndex   int    `json:"start_index"`
-	EndIndex     int    `json:"end_index"`
-	FileCitation struct {
-		FileID string `json:"file_id"`
-	} `json:"file_citation"`
+// annotation renders an annotation as OpenAI's file_citation or file_path object.
+func annotation(a events.Annotation) json.RawMessage {
+	file := map[string]string{"file_id": a.FileID}
+	raw, _ := json.Marshal(map[string]any{"type": a.Type, "text": a.Text, "start_index": a.StartIndex, "end_index": a.EndIndex,
+		a.Type: file})
+	return raw
 }
 
 // MessageContents renders stored content parts as the API shows them.
@@ -163,11 +160,7 @@ func MessageContents(parts []events.ContentPart) []MessageContent {
 		if p.Type == "text" {
 			c.Text = &TextContent{Value: p.Text, Annotations: []json.RawMessage{}}
 			for _, a := range p.Annotations {
-				raw, _ := json.Marshal(fileCitation{Type: "file_citation", Text: a.Text, StartIndex: a.StartIndex, EndIndex: a.EndIndex,
-					FileCitation: struct {
-						FileID string `json:"file_id"`
-					}{a.FileID}})
-				c.Text.Annotations = append(c.Text.Annotations, raw)
+				c.Text.Annotations = append(c.Text.Annotations, annotation(a))
 			}
 		}
 		out = append(out, c)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/commands"
@@ -76,7 +78,8 @@ func (w *Worker) runCode(ctx context.Context, ref commands.RunRef, t *commands.T
 				fmt.Fprintf(&out, "\n[%d image(s) written; they are shown to the user with your answer]\n", len(res.Images))
 			}
 			for _, f := range res.Files {
-				fmt.Fprintf(&out, "\n[file written: %s (saved as %s)]\n", f.Path, f.FileID)
+				fmt.Fprintf(&out, "\n[file written: %s (saved as %s); link it as sandbox:%s]\n", f.Path, f.FileID, f.Path)
+				call.CodeInterpreter.Files = append(call.CodeInterpreter.Files, events.CodeFile{Path: f.Path, FileID: f.FileID})
 			}
 			if out.Len() == 0 {
 				out.WriteString("(the code ran and printed nothing)")
@@ -131,6 +134,34 @@ func codeImages(t *commands.Thread, r *commands.ThreadRun) []string {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// sandboxLink is a link to a file code wrote, as models write them: sandbox:/mnt/data/<name>.
+var sandboxLink = regexp.MustCompile(`sandbox:(/mnt/data/[^\s)\]"'>]+)`)
+
+// filePaths turns the text's links to files the run's code wrote into file_path annotations.
+func filePaths(text string, t *commands.Thread, r *commands.ThreadRun) []events.Annotation {
+	saved := map[string]string{}
+	for _, id := range r.Steps {
+		for _, c := range t.Steps[id].ToolCalls {
+			if c.CodeInterpreter != nil {
+				for _, f := range c.CodeInterpreter.Files {
+					saved[f.Path] = f.FileID
+				}
+			}
+		}
+	}
+	var out []events.Annotation
+	for _, m := range sandboxLink.FindAllStringSubmatchIndex(text, -1) {
+		id, ok := saved[text[m[2]:m[3]]]
+		if !ok {
+			continue
+		}
+		start := utf8.RuneCountInString(text[:m[0]])
+		out = append(out, events.Annotation{Type: "file_path", Text: text[m[0]:m[1]], StartIndex: start,
+			EndIndex: start + utf8.RuneCountInString(text[m[0]:m[1]]), FileID: id})
 	}
 	return out
 }

@@ -14,10 +14,12 @@
 package runworker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -253,6 +255,9 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 		stop.reset()
 		return w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
 	}
+	if tool, ok := fileSearchOf(r); ok && r.Model == llm.ProviderOffline && w.cfg.Files != nil {
+		return w.offlineFileSearch(ctx, ref, t, r, turn, tool)
+	}
 	plan, err := planTurn(t, r)
 	if err != nil {
 		return nil, fmt.Errorf("plan turn of run %s: %w", ref.RunID, err)
@@ -320,6 +325,8 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 	res := commands.TurnResult{Text: resp.Text, Usage: usage, Annotations: citations(resp.Text, searchCalls(t, r))}
 	if len(resp.ToolCalls) == 0 {
 		res.Images = codeImages(t, r)
+		res.Annotations = append(res.Annotations, filePaths(resp.Text, t, r)...)
+		slices.SortFunc(res.Annotations, func(a, b events.Annotation) int { return cmp.Compare(a.StartIndex, b.StartIndex) })
 	}
 	for i, c := range resp.ToolCalls {
 		res.ToolCalls = append(res.ToolCalls, events.ToolCall{ID: callID(turn, i, c.ID), Type: "function", Name: c.Name, Arguments: c.Arguments})

@@ -56,6 +56,8 @@ type Config struct {
 	ModelsPath string
 	// RunTimeout expires Assistants runs that do not finish (default 10m).
 	RunTimeout time.Duration
+	// CodeTimeout bounds one code_interpreter call's wall-clock time (default 60s); past it the sandbox is killed.
+	CodeTimeout time.Duration
 	// LeaseTTL is how long a dead node keeps its leases (default 3s).
 	LeaseTTL time.Duration
 	// ShutdownTimeout bounds a clean stop.
@@ -82,6 +84,7 @@ func Defaults() Config {
 		NATSListen:      "127.0.0.1:4222",
 		Prefix:          "contrail",
 		RunTimeout:      10 * time.Minute,
+		CodeTimeout:     60 * time.Second,
 		LeaseTTL:        3 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
 		// The numbers of commands.DefaultDailyQueryLimit and DefaultRequestsPerMinute (config does not import commands).

@@ -8,11 +8,14 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
 	"github.com/contrailhq/contrail/internal/sandbox"
 )
 
@@ -45,7 +48,7 @@ func TestCodeInterpreterRun(t *testing.T) {
 		codeCall("call_sum", "import pandas as pd\ndf = pd.read_csv('/mnt/data/sales.csv')\nprint(df['amount'].sum())"),
 		codeCall("call_chart", "import matplotlib.pyplot as plt\nprint(len(df))\ndf.plot.bar(x='region', y='amount')\n"+
 			"plt.savefig('/mnt/data/chart.png')\ndf.to_csv('/mnt/data/summary.csv', index=False)"),
-		llmtest.Text("Sales total 60; the chart is below."),
+		llmtest.Text("Sales total 60; the chart is below. [Summary](sandbox:/mnt/data/summary.csv)"),
 	)
 	th := e.thread(t, "What are the total sales? Draw them by region.")
 	run := e.completeRun(t, th.ID, a.ID)
@@ -102,9 +105,20 @@ func TestCodeInterpreterRun(t *testing.T) {
 		t.Fatalf("messages: %v", apiErr(err))
 	}
 	answer := msgs.Data[0]
-	if len(answer.Content) != 2 || answer.Content[0].Text.Value != "Sales total 60; the chart is below." ||
+	if len(answer.Content) != 2 || !strings.HasPrefix(answer.Content[0].Text.Value, "Sales total 60; the chart is below.") ||
 		answer.Content[1].Type != "image_file" || answer.Content[1].ImageFile.FileID != image {
 		t.Fatalf("the answer: %s", answer.RawJSON())
+	}
+	var summary string
+	for _, f := range list.Data {
+		if f.Filename == "summary.csv" {
+			summary = f.ID
+		}
+	}
+	anns := answer.Content[0].Text.Annotations
+	if len(anns) != 1 || anns[0].Type != "file_path" || anns[0].FilePath.FileID != summary || anns[0].Text != "sandbox:/mnt/data/summary.csv" ||
+		string([]rune(answer.Content[0].Text.Value)[anns[0].StartIndex:anns[0].EndIndex]) != anns[0].Text {
+		t.Fatalf("the link to the CSV: %s", answer.RawJSON())
 	}
 }
 
@@ -112,15 +126,8 @@ func TestCodeInterpreterRun(t *testing.T) {
 func TestCodeInterpreterErrorsReachTheModel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ctx := ctxFor(t)
-	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+	a := e.codeAssistant(t, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
 		Tools: []openai.AssistantToolUnionParam{{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}}}})
-	if err != nil {
-		if !canSandbox() {
-			t.Skipf("no sandbox on this machine: %v", apiErr(err))
-		}
-		t.Fatalf("create assistant: %v", apiErr(err))
-	}
 	e.model.Enqueue(codeCall("call_div", "print(1/0)"), llmtest.Text("Dividing by zero is not defined."))
 	th := e.thread(t, "What is 1/0?")
 	e.completeRun(t, th.ID, a.ID)
@@ -132,6 +139,19 @@ func TestCodeInterpreterErrorsReachTheModel(t *testing.T) {
 func jsonMarshal(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
+}
+
+// codeAssistant creates an assistant with code_interpreter, skipping the test only where no sandbox can be made.
+func (e *env) codeAssistant(t *testing.T, params openai.BetaAssistantNewParams) *openai.Assistant {
+	t.Helper()
+	a, err := e.client.Beta.Assistants.New(ctxFor(t), params)
+	if err != nil {
+		if !canSandbox() {
+			t.Skipf("no sandbox on this machine: %v", apiErr(err))
+		}
+		t.Fatalf("create assistant: %v", apiErr(err))
+	}
+	return a
 }
 
 // canSandbox reports whether this machine can make a sandbox at all (the kernel allows it); where it can, `make
@@ -150,14 +170,8 @@ func TestAttachmentsFeedTheTools(t *testing.T) {
 	ctx := ctxFor(t)
 	pdf := e.upload(t, "manual.pdf", manual())
 	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\nsouth,20\neast,30\n"))
-	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+	a := e.codeAssistant(t, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
 		Tools: []openai.AssistantToolUnionParam{{OfFileSearch: &openai.FileSearchToolParam{}}, {OfCodeInterpreter: &openai.CodeInterpreterToolParam{}}}})
-	if err != nil {
-		if !canSandbox() {
-			t.Skipf("no sandbox on this machine: %v", apiErr(err))
-		}
-		t.Fatalf("create assistant: %v", apiErr(err))
-	}
 	th, err := e.client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{Messages: []openai.BetaThreadNewParamsMessage{{
 		Role: "user", Content: openai.BetaThreadNewParamsMessageContentUnion{OfString: openai.String("How often do I descale, and how many sales rows are there?")},
 		Attachments: []openai.BetaThreadNewParamsMessageAttachment{
@@ -190,5 +204,25 @@ func TestAttachmentsFeedTheTools(t *testing.T) {
 	stores, err := e.client.VectorStores.List(ctx, openai.VectorStoreListParams{})
 	if err != nil || len(stores.Data) != 1 || stores.Data[0].FileCounts.Completed != 1 || stores.Data[0].ExpiresAfter.Days != 7 {
 		t.Fatalf("the thread's store: %v %s", apiErr(err), stores.RawJSON())
+	}
+}
+
+// TestCodeOverTheTimeLimit: code that never ends is stopped at the node's code timeout, the model is told so, the
+// next call gets a fresh sandbox, and the run completes.
+func TestCodeOverTheTimeLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.CodeTimeout = 2 * time.Second }))
+	a := e.codeAssistant(t, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+		Tools: []openai.AssistantToolUnionParam{{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}}}})
+	e.model.Enqueue(codeCall("call_loop", "x = 1\nwhile True:\n    x += 1"), codeCall("call_after", "print('after')"),
+		llmtest.Text("That loop never ends."))
+	th := e.thread(t, "Run this forever.")
+	e.completeRun(t, th.ID, a.ID)
+	reqs := e.model.Requests()
+	if out := reqs[1].LastMessage().Content; !strings.Contains(out, "time limit") {
+		t.Fatalf("the model was told %q about the endless loop", out)
+	}
+	if out := reqs[2].LastMessage().Content; !strings.Contains(out, "after") || !strings.Contains(out, "[sandbox:") {
+		t.Fatalf("the call after the timeout gave %q", out)
 	}
 }

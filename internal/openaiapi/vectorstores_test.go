@@ -297,3 +297,49 @@ func TestFileSearchWithoutAStoreSaysSo(t *testing.T) {
 		t.Fatalf("the model was told %q", out)
 	}
 }
+
+// TestOfflineFileSearchQuotesOrSaysNothing: with the offline model, an assistant with file_search searches for the
+// question and quotes the best passage with its citation, and says so when nothing in the files matches: it never
+// writes an answer of its own.
+func TestOfflineFileSearchQuotesOrSaysNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	pdf := e.upload(t, "manual.pdf", manual())
+	store, err := e.client.VectorStores.New(ctx, openai.VectorStoreNewParams{FileIDs: []string{pdf}})
+	if err != nil {
+		t.Fatalf("create store: %v", apiErr(err))
+	}
+	if _, err := e.client.VectorStores.Files.PollStatus(ctx, store.ID, pdf, 20); err != nil {
+		t.Fatal(apiErr(err))
+	}
+	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "offline",
+		Tools: []openai.AssistantToolUnionParam{{OfFileSearch: &openai.FileSearchToolParam{}}},
+		ToolResources: openai.BetaAssistantNewParamsToolResources{FileSearch: openai.BetaAssistantNewParamsToolResourcesFileSearch{
+			VectorStoreIDs: []string{store.ID}}}})
+	if err != nil {
+		t.Fatalf("create assistant: %v", apiErr(err))
+	}
+	answer := func(question string) openai.Message {
+		th := e.thread(t, question)
+		e.completeRun(t, th.ID, a.ID)
+		msgs, err := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
+		if err != nil || len(msgs.Data) != 2 {
+			t.Fatalf("messages: %v", apiErr(err))
+		}
+		return msgs.Data[0]
+	}
+	m := answer("How do I get limescale out of the boiler?")
+	text := m.Content[0].Text
+	if !strings.Contains(text.Value, "Every three months run the descaling solution") || len(text.Annotations) != 1 ||
+		text.Annotations[0].FileCitation.FileID != pdf || !strings.Contains(text.Value, text.Annotations[0].Text) {
+		t.Fatalf("the offline answer: %s", m.RawJSON())
+	}
+	m = answer("What is the capital of Mongolia?")
+	if v := m.Content[0].Text.Value; !strings.Contains(v, "found nothing that matches") || len(m.Content[0].Text.Annotations) != 0 {
+		t.Fatalf("an answer the files do not hold: %s", m.RawJSON())
+	}
+	if n := len(e.model.Requests()); n != 0 {
+		t.Fatalf("the scripted model was asked %d times; the offline model answers here", n)
+	}
+}

@@ -31,7 +31,8 @@ func (s *codeSandbox) get() (*sandbox.Pool, error) {
 	defer s.mu.Unlock()
 	if !s.made {
 		s.made = true
-		r, err := sandbox.New(context.Background(), sandbox.Config{Logger: s.p.Logger.With("component", "sandbox")})
+		r, err := sandbox.New(context.Background(), sandbox.Config{Logger: s.p.Logger.With("component", "sandbox"),
+			Limits: sandbox.Limits{WallTime: s.p.Config.CodeTimeout}})
 		if err != nil {
 			s.err = err
 			s.p.Logger.Warn("code_interpreter is not available on this node", "why", err)
