@@ -1,41 +1,22 @@
 package julepapi_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/npmtest"
 )
 
 // sdkDir holds the Node program that drives Julep's npm SDK, its package.json and its lockfile.
 const sdkDir = "testdata/sdk"
 
-// nodeModules installs the SDK from the lockfile (npm ci) unless it is there already; it skips the test, saying
-// why, where Node or npm is missing (make deps installs the packages when npm is there).
+// nodeModules installs Julep's SDK from the lockfile unless it is there already.
 func nodeModules(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed: the compatibility test with Julep's npm SDK needs Node and npm", tool)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@julep", "sdk", "package.json")); err == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = sdkDir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("npm ci in %s failed (no registry reachable?): %v\n%s", sdkDir, err, out)
-	}
+	npmtest.Install(t, sdkDir, filepath.Join("@julep", "sdk", "package.json"), "Julep's npm SDK")
 }
 
 // The official npm SDK, @julep/sdk 2.7.2, against the node with only its base URL changed: agents, users, a tool,
@@ -59,21 +40,8 @@ func TestJulepNpmSDK(t *testing.T) {
 		}
 		return llmtest.Text("?")
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "sdk.mjs")
-	cmd.Dir = sdkDir
-	cmd.Env = append(os.Environ(), "JULEP_BASE_URL="+e.node.URL+"/julep", "JULEP_API_KEY="+e.key)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node sdk.mjs: %v\n%s\n%s", err, raw, stderr.String())
-	}
 	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("output %s: %v", raw, err)
-	}
+	npmtest.RunJSON(t, sdkDir, "sdk.mjs", []string{"JULEP_BASE_URL=" + e.node.URL + "/julep", "JULEP_API_KEY=" + e.key}, &out)
 	get := func(path string) any {
 		var v any = out
 		for _, p := range strings.Split(path, ".") {

@@ -189,8 +189,13 @@ func (f *Face) answerRun(w http.ResponseWriter, r *http.Request, threadID, runID
 }
 
 func (f *Face) getRun(w http.ResponseWriter, r *http.Request) {
+	pollAfter(w)
 	f.answerRun(w, r, chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id"))
 }
+
+// pollAfter tells the SDKs' poll helpers (createAndPoll, PollStatus) how soon to ask again, as OpenAI does: their
+// default is a second or more, far longer than a run or a file takes here.
+func pollAfter(w http.ResponseWriter) { w.Header().Set("openai-poll-after-ms", "100") }
 
 func (f *Face) modifyRun(w http.ResponseWriter, r *http.Request) {
 	threadID, runID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id")

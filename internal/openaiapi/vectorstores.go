@@ -313,6 +313,7 @@ func (f *Face) storeFile(r *http.Request) (vectorstore.State, *vectorstore.File,
 }
 
 func (f *Face) getVectorStoreFile(w http.ResponseWriter, r *http.Request) {
+	pollAfter(w)
 	s, file, err := f.storeFile(r)
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -478,6 +479,7 @@ func (f *Face) batch(r *http.Request) (vectorstore.State, vectorstore.BatchView,
 }
 
 func (f *Face) getFileBatch(w http.ResponseWriter, r *http.Request) {
+	pollAfter(w)
 	_, v, err := f.batch(r)
 	if err != nil {
 		f.WriteError(w, r, err)
