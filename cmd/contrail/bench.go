@@ -128,5 +128,6 @@ func newBenchFilesCmd() *cobra.Command {
 			cmd.Flags().IntVar(&o.PDFs, "pdfs", 20, "10-page PDFs made searchable one after another")
 			cmd.Flags().IntVar(&o.Chunks, "chunks", 10000, "chunks in the searched store")
 			cmd.Flags().IntVar(&o.Searches, "searches", 200, "searches timed")
+			cmd.Flags().IntVar(&o.BigMB, "big-mb", 0, "also process a text file of this many MB and report the peak memory (0: skip)")
 		})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -29,6 +30,8 @@ type FilesOptions struct {
 	// Chunks is how many chunks the search store holds; Searches how many searches are timed.
 	Chunks   int
 	Searches int
+	// BigMB, when set, is the size of a text file whose processing is watched for the server's peak memory.
+	BigMB int
 }
 
 // Files measures vector stores through the /v1 face of an in-process node: a 10-page PDF from upload to
@@ -152,7 +155,79 @@ func Files(ctx context.Context, o FilesOptions, progress func(string)) (Report, 
 			Note: "POST /v1/vector_stores/{id}/search over HTTP: a fresh read of the store, the index caught up, text and vector search merged. Baseline: one raw JetStream direct get"},
 		Figure{Name: fmt.Sprintf("search of %d chunks (hybrid, 10 results), p99", files*perFile), Value: ms(Percentile(searches, 99)), Unit: "ms"},
 	)
+	if o.BigMB > 0 {
+		step(fmt.Sprintf("a %d MB text file, the process's peak memory while it is processed", o.BigMB))
+		figs, err := node.bigFile(ctx, o.BigMB)
+		if err != nil {
+			return rep, err
+		}
+		rep.Figures = append(rep.Figures, figs...)
+	}
 	return rep, nil
+}
+
+// bigFile uploads a text file of mb megabytes to a store and samples the process's memory until it is processed.
+func (b *benchNode) bigFile(ctx context.Context, mb int) ([]Figure, error) {
+	var text bytes.Buffer
+	for i := 0; text.Len() < mb<<20; i++ {
+		text.WriteString(synthText(i, 10))
+	}
+	data := text.Bytes()[:mb<<20]
+	store, err := b.post(ctx, "/v1/vector_stores", `{"name":"big-file"}`)
+	if err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	peak := sampleMemory(20 * time.Millisecond)
+	start := time.Now()
+	file, err := b.upload(ctx, "big.txt", data)
+	if err == nil {
+		_, err = b.post(ctx, "/v1/vector_stores/"+store+"/files", fmt.Sprintf(`{"file_id":%q}`, file))
+	}
+	if err == nil {
+		err = b.waitFileProcessed(ctx, store, file)
+	}
+	took := time.Since(start)
+	heap, sys := peak()
+	if err != nil {
+		return nil, err
+	}
+	return []Figure{
+		{Name: fmt.Sprintf("%d MB text file, upload -> searchable", mb), Value: took.Seconds(), Unit: "s"},
+		{Name: fmt.Sprintf("%d MB text file, peak Go heap in use while processed", mb), Value: float64(heap) / (1 << 20), Unit: "MiB",
+			Note: fmt.Sprintf("sampled every 20 ms; %.1f MiB before the upload (the whole in-process node: NATS, read models, the index)", float64(before.HeapInuse)/(1<<20))},
+		{Name: fmt.Sprintf("%d MB text file, peak memory from the OS while processed", mb), Value: float64(sys) / (1 << 20), Unit: "MiB",
+			Note: fmt.Sprintf("runtime.MemStats.Sys; %.1f MiB before", float64(before.Sys)/(1<<20))},
+	}, nil
+}
+
+// sampleMemory samples the heap in use and the memory obtained from the OS every interval until the returned
+// function is called, which gives the peaks.
+func sampleMemory(interval time.Duration) func() (heap, sys uint64) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	var heap, sys uint64
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			heap, sys = max(heap, m.HeapInuse), max(sys, m.Sys)
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (uint64, uint64) {
+		close(stop)
+		<-done
+		return heap, sys
+	}
 }
 
 // tenPagePDF is a report of ten pages, each on a subject of its own.

@@ -246,7 +246,7 @@ func (ix *Index) Add(ctx context.Context, collectionName string, d Doc) (Doc, er
 }
 
 // maxBatch bounds the chunks written to the keyword index at once, to bound the memory of a bulk load.
-const maxBatch = 2048
+const maxBatch = 512
 
 // AddMany is Add for many documents of one collection at once, the fast way to rebuild a collection from stored
 // chunks. An error from the keyword index may leave some documents added: adding again is safe, since a document
@@ -270,6 +270,16 @@ func (ix *Index) AddMany(ctx context.Context, collectionName string, docs []Doc)
 		}
 		// The collection was deleted between finding and locking it: add to its successor.
 	}
+}
+
+// Embed returns a document with a vector for every chunk that had none, without indexing it: for a caller that
+// stores the vectors and indexes the document later, from the store.
+func (ix *Index) Embed(ctx context.Context, d Doc) (Doc, error) {
+	docs, err := ix.embedMissing(ctx, []Doc{d})
+	if err != nil {
+		return Doc{}, err
+	}
+	return docs[0], nil
 }
 
 // embedMissing validates the documents and embeds the chunks that have no vector, in one call to the embedder.
@@ -372,13 +382,15 @@ func (c *collection) add(ctx context.Context, docs []Doc) (retry bool, err error
 			}
 			c.chunks[key] = &entry{doc: nd, chunk: ch.Chunk, vec: vec}
 			nd.chunks = append(nd.chunks, key)
-		}
-		c.docs[nd.id] = nd
-		if batch.Size() >= maxBatch {
-			if err := flush(); err != nil {
-				return false, err
+			// Within a document too: a 50 MB file is thousands of chunks, and a batch holds every chunk's
+			// analysis (its terms and their positions) until it is applied.
+			if batch.Size() >= maxBatch {
+				if err := flush(); err != nil {
+					return false, err
+				}
 			}
 		}
+		c.docs[nd.id] = nd
 	}
 	return false, flush()
 }

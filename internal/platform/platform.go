@@ -125,6 +125,8 @@ type Options struct {
 	ExtraHandlers []runtime.Handler
 	// WrapModels wraps the model router (benchmarks time the model calls).
 	WrapModels func(llm.Provider) llm.Provider
+	// WrapEmbedder wraps the embedder (tests count what is embedded).
+	WrapEmbedder func(embedding.Embedder) embedding.Embedder
 }
 
 // Start brings a node up: it returns once the node can serve requests.
@@ -176,6 +178,9 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	}
 	if p.Embedder, err = newEmbedder(cfg, logger); err != nil {
 		return nil, err
+	}
+	if opts.WrapEmbedder != nil {
+		p.Embedder = opts.WrapEmbedder(p.Embedder)
 	}
 	if p.Models, err = newModels(cfg, p.Embedder, logger); err != nil {
 		return nil, err

@@ -101,10 +101,12 @@ func (x *Index) Process(ctx context.Context, storeID string, f vectorstore.File)
 	if len(chunks) == 0 {
 		return failed("invalid_file", "the file holds no text")
 	}
-	doc, err := x.ix.Add(ctx, Collection(storeID), docindex.Doc{ID: f.FileID, Title: f.Filename, Attributes: f.Attributes,
+	// Embedded here, indexed by every node's feed once the outcome is recorded: a file removed or cancelled while
+	// it was processed is never searchable, and the node that processed it indexes it once, as the others do.
+	doc, err := x.ix.Embed(ctx, docindex.Doc{ID: f.FileID, Title: f.Filename, Attributes: f.Attributes,
 		Chunks: docindex.Chunks(chunks)})
 	if err != nil {
-		return out, fmt.Errorf("index file %s of %s: %w", f.FileID, storeID, err)
+		return out, fmt.Errorf("embed file %s of %s: %w", f.FileID, storeID, err)
 	}
 	name := blobName(storeID, f.FileID, f.Seq)
 	if err := x.putChunks(ctx, name, doc.Chunks); err != nil {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/contrailhq/contrail/internal/embedding"
 	"io"
 	"log/slog"
 	"net/http"
@@ -51,6 +52,11 @@ func WithClock(now func() time.Time) Option {
 // WithHandlers runs extra handlers on the node.
 func WithHandlers(hs ...runtime.Handler) Option {
 	return func(_ *config.Config, o *platform.Options) { o.ExtraHandlers = append(o.ExtraHandlers, hs...) }
+}
+
+// WithEmbedder wraps the node's embedder.
+func WithEmbedder(wrap func(embedding.Embedder) embedding.Embedder) Option {
+	return func(_ *config.Config, o *platform.Options) { o.WrapEmbedder = wrap }
 }
 
 // WithDataDir starts the node on an existing data dir (to restart after a crash).
