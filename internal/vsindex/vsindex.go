@@ -78,45 +78,120 @@ func (x *Index) Process(ctx context.Context, storeID string, f vectorstore.File)
 	}
 	defer func() { spool.Close(); os.Remove(spool.Name()) }()
 	strategy := chunk.Strategy{MaxTokens: f.Chunking.MaxTokens, OverlapTokens: f.Chunking.OverlapTokens}
-	var chunks []chunk.Chunk
+	name := blobName(storeID, f.FileID, f.Seq)
+	// The chunks go to their blob as they are cut and embedded, embedBatch at a time, so that a large file is
+	// never held whole: only the blob has it all.
+	out.Index, out.Embedder = name, x.ix.Embedder().Name()
+	blob := x.startChunks(ctx, name)
+	var batch []chunk.Chunk
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		doc, err := x.ix.Embed(ctx, docindex.Doc{ID: f.FileID, Chunks: docindex.Chunks(batch)})
+		if err != nil {
+			return fmt.Errorf("%w: embed file %s of %s: %w", errPlatform, f.FileID, storeID, err)
+		}
+		for _, c := range doc.Chunks {
+			if err := blob.add(c); err != nil {
+				return err
+			}
+			out.Chunks++
+			out.UsageBytes += int64(len(c.Text))
+		}
+		batch = batch[:0]
+		return nil
+	}
 	w, err := chunk.NewWriter(strategy, func(c chunk.Chunk) error {
-		chunks = append(chunks, c)
+		batch = append(batch, c)
+		if len(batch) == embedBatch {
+			return flush()
+		}
 		return nil
 	})
 	if err != nil {
+		blob.abort(err)
 		return failed("invalid_file", err.Error())
 	}
-	if _, err := extract.Extract(ctx, f.Filename, spool, size, w, extract.Options{MaxText: maxText}); err != nil {
+	_, err = extract.Extract(ctx, f.Filename, spool, size, w, extract.Options{MaxText: maxText})
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		blob.abort(err)
 		if code, ok := extract.CodeOf(err); ok {
 			return failed(string(code), err.Error())
 		}
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
+		if errors.Is(err, errPlatform) {
+			return out, err
+		}
 		return failed("invalid_file", err.Error())
 	}
-	if err := w.Close(); err != nil {
-		return failed("invalid_file", err.Error())
-	}
-	if len(chunks) == 0 {
+	if out.Chunks == 0 {
+		blob.abort(errors.New("no text"))
 		return failed("invalid_file", "the file holds no text")
 	}
-	// Embedded here, indexed by every node's feed once the outcome is recorded: a file removed or cancelled while
-	// it was processed is never searchable, and the node that processed it indexes it once, as the others do.
-	doc, err := x.ix.Embed(ctx, docindex.Doc{ID: f.FileID, Title: f.Filename, Attributes: f.Attributes,
-		Chunks: docindex.Chunks(chunks)})
-	if err != nil {
-		return out, fmt.Errorf("embed file %s of %s: %w", f.FileID, storeID, err)
-	}
-	name := blobName(storeID, f.FileID, f.Seq)
-	if err := x.putChunks(ctx, name, doc.Chunks); err != nil {
+	if err := blob.finish(); err != nil {
 		return out, err
 	}
-	out.Status, out.Chunks, out.Index, out.Embedder = vectorstore.StatusCompleted, len(chunks), name, x.ix.Embedder().Name()
-	for _, c := range chunks {
-		out.UsageBytes += int64(len(c.Text))
-	}
+	out.Status = vectorstore.StatusCompleted
 	return out, nil
+}
+
+// embedBatch is how many chunks are embedded and written at a time.
+const embedBatch = 128
+
+// errPlatform marks an error of the platform's own (the embedder, the object store) met while a file was read:
+// worth another try, unlike a file that cannot be read.
+var errPlatform = errors.New("platform")
+
+// chunkBlob is a blob of chunks being written, one JSON line each, through a pipe to the object store.
+type chunkBlob struct {
+	pw   *io.PipeWriter
+	bw   *bufio.Writer
+	enc  *json.Encoder
+	done chan error
+}
+
+func (x *Index) startChunks(ctx context.Context, name string) *chunkBlob {
+	pr, pw := io.Pipe()
+	b := &chunkBlob{pw: pw, bw: bufio.NewWriter(pw), done: make(chan error, 1)}
+	b.enc = json.NewEncoder(b.bw)
+	go func() {
+		_, err := x.blobs.Put(ctx, name, "application/x-ndjson", pr)
+		_ = pr.CloseWithError(err)
+		b.done <- err
+	}()
+	return b
+}
+
+func (b *chunkBlob) add(c docindex.Chunk) error {
+	if err := b.enc.Encode(stored{Chunk: c.Chunk, Vector: docindex.PackVector(c.Vector)}); err != nil {
+		return fmt.Errorf("%w: write chunks: %v", errPlatform, err)
+	}
+	return nil
+}
+
+// abort stops the write: the object store keeps nothing of it.
+func (b *chunkBlob) abort(cause error) {
+	_ = b.pw.CloseWithError(cause)
+	<-b.done
+}
+
+// finish writes what is buffered and waits until the object store has the whole blob.
+func (b *chunkBlob) finish() error {
+	if err := b.bw.Flush(); err != nil {
+		b.abort(err)
+		return fmt.Errorf("write chunks: %w", err)
+	}
+	_ = b.pw.Close()
+	return <-b.done
 }
 
 // spool copies a blob to a temporary file (PDF and DOCX are read at random offsets).
@@ -148,28 +223,6 @@ func blobName(storeID, fileID string, seq uint64) string {
 type stored struct {
 	chunk.Chunk
 	Vector []byte `json:"vector"`
-}
-
-// putChunks streams the chunks to a blob, one JSON line each, without holding the whole in memory.
-func (x *Index) putChunks(ctx context.Context, name string, chunks []docindex.Chunk) error {
-	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriter(pw)
-		enc := json.NewEncoder(bw)
-		var err error
-		for _, c := range chunks {
-			if err = enc.Encode(stored{Chunk: c.Chunk, Vector: docindex.PackVector(c.Vector)}); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			err = bw.Flush()
-		}
-		pw.CloseWithError(err)
-	}()
-	_, err := x.blobs.Put(ctx, name, "application/x-ndjson", pr)
-	_ = pr.Close()
-	return err
 }
 
 // Chunks reads a processed file's chunks from its blob, with their vectors when embedder made them.
