@@ -1,9 +1,11 @@
 package projections
 
 import (
+	"context"
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
 )
 
 // Accounts is the read model of accounts and their keys:
@@ -87,4 +89,19 @@ func (Accounts) Apply(tx *Tx, e events.Envelope) error {
 		})
 	}
 	return nil
+}
+
+// Directory is the accounts read model as authentication reads it (auth.Directory).
+type Directory struct{ Views *Runner }
+
+// KeyByHash implements auth.Directory.
+func (d Directory) KeyByHash(ctx context.Context, hash string) (auth.Key, bool, error) {
+	k, ok, err := Get[KeyView](ctx, d.Views, "accounts", KeyHashKey(hash))
+	return auth.Key{ID: k.ID, AccountID: k.AccountID, Revoked: k.RevokedAt != nil}, ok, err
+}
+
+// Account implements auth.Directory.
+func (d Directory) Account(ctx context.Context, id string) (auth.Account, bool, error) {
+	a, ok, err := Get[AccountView](ctx, d.Views, "accounts", AccountKey(id))
+	return auth.Account{ID: a.ID, Name: a.Name, Admin: a.Admin, RequestsPerMinute: a.RequestsPerMinute}, ok, err
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/contrailhq/contrail/internal/errs"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // Authenticator turns a bearer credential into a principal: an API key (it starts with KeyPrefix), or a token the
@@ -51,9 +50,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (Princi
 		RequestsPerMinute: acct.RequestsPerMinute}, nil
 }
 
-// account reads an account of the read model.
-func (k *Keys) account(ctx context.Context, id string) (projections.AccountView, bool, error) {
-	acct, ok, err := projections.Get[projections.AccountView](ctx, k.views, "accounts", projections.AccountKey(id))
+// account reads an account of the directory.
+func (k *Keys) account(ctx context.Context, id string) (Account, bool, error) {
+	acct, ok, err := k.dir.Account(ctx, id)
 	if err != nil {
 		return acct, false, fmt.Errorf("look up account %s: %w", id, err)
 	}

@@ -5,27 +5,48 @@ import (
 	"fmt"
 
 	"github.com/contrailhq/contrail/internal/errs"
-	"github.com/contrailhq/contrail/projections"
 )
 
-// Keys authenticates API keys against the accounts read model.
-type Keys struct {
-	views *projections.Runner
+// Directory finds keys (by the hash of their secret) and accounts: the accounts read model, which auth reaches only
+// through this interface, so that it depends on no read model.
+type Directory interface {
+	KeyByHash(ctx context.Context, hash string) (Key, bool, error)
+	Account(ctx context.Context, id string) (Account, bool, error)
 }
 
-// NewKeys returns an authenticator over the accounts read model.
-func NewKeys(views *projections.Runner) *Keys { return &Keys{views: views} }
+// Key is an API key as authentication needs it.
+type Key struct {
+	ID        string
+	AccountID string
+	Revoked   bool
+}
+
+// Account is an account as authentication needs it.
+type Account struct {
+	ID                string
+	Name              string
+	Admin             bool
+	RequestsPerMinute int
+}
+
+// Keys authenticates API keys against a directory.
+type Keys struct {
+	dir Directory
+}
+
+// NewKeys returns an authenticator over a directory.
+func NewKeys(dir Directory) *Keys { return &Keys{dir: dir} }
 
 // Authenticate returns the principal of a raw API key. Unknown and revoked keys get the same answer.
 func (k *Keys) Authenticate(ctx context.Context, rawKey string) (Principal, error) {
 	if rawKey == "" {
 		return Principal{}, errs.E(errs.Unauthorized, "missing API key: send it as 'Authorization: Bearer <key>'")
 	}
-	key, ok, err := projections.Get[projections.KeyView](ctx, k.views, "accounts", projections.KeyHashKey(HashKey(rawKey)))
+	key, ok, err := k.dir.KeyByHash(ctx, HashKey(rawKey))
 	if err != nil {
 		return Principal{}, fmt.Errorf("look up key: %w", err)
 	}
-	if !ok || key.RevokedAt != nil {
+	if !ok || key.Revoked {
 		return Principal{}, errs.E(errs.Unauthorized, "invalid API key")
 	}
 	acct, ok, err := k.account(ctx, key.AccountID)
