@@ -380,7 +380,7 @@ func (c *Commands) SubmitToolOutputs(ctx context.Context, actor auth.Principal, 
 		if r.Status != events.RunStatusRequiresAction {
 			return nil, errs.E(errs.Invalid, "Runs in status %q do not accept tool outputs.", r.Status)
 		}
-		step := t.waitingStep(r)
+		step := t.WaitingStep(r)
 		if step == nil {
 			return nil, errs.E(errs.Invalid, "Runs in status %q do not accept tool outputs.", r.Status)
 		}
@@ -419,16 +419,6 @@ func validateToolOutputs(outputs []events.ToolOutput) error {
 	return nil
 }
 
-// waitingStep is the tool-calls step a run in requires_action waits on.
-func (t *Thread) waitingStep(r *ThreadRun) *ThreadStep {
-	for i := len(r.Steps) - 1; i >= 0; i-- {
-		if s := t.Steps[r.Steps[i]]; s.Type == events.StepTypeToolCalls && s.Status == events.StepStatusInProgress {
-			return s
-		}
-	}
-	return nil
-}
-
 // matchOutputs checks that the outputs answer exactly the step's calls, each once.
 func matchOutputs(step *ThreadStep, outputs []events.ToolOutput) error {
 	want := make([]string, 0, len(step.ToolCalls))
@@ -452,32 +442,4 @@ func quoteList(ids []string) string {
 		q[i] = "'" + id + "'"
 	}
 	return "[" + strings.Join(q, ", ") + "]"
-}
-
-// endRun is what ends an active run that did not finish its work: its steps in progress end with stepStatus
-// ("cancelled", "expired", "failed") and the run with the matching status.
-func endRun(t *Thread, r *ThreadRun, stepStatus, code, message string) []events.Event {
-	cause := r.QueuedBy
-	var evs []events.Event
-	for _, id := range r.Steps {
-		s := t.Steps[id]
-		if s.Status != events.StepStatusInProgress {
-			continue
-		}
-		ended := events.StepEnded{StepID: id, RunID: r.RunID, Status: stepStatus}
-		if stepStatus == events.StepStatusFailed {
-			ended.Code, ended.Message = code, message
-		}
-		evs = append(evs, events.WithID(events.DeriveID(cause, "step-"+stepStatus+"-"+id), ended))
-	}
-	var end events.Event
-	switch stepStatus {
-	case events.StepStatusCancelled:
-		end = events.RunCancelled{RunID: r.RunID, Usage: r.Usage}
-	case events.StepStatusExpired:
-		end = events.RunExpired{RunID: r.RunID, Usage: r.Usage}
-	default:
-		end = events.RunFailed{RunID: r.RunID, Code: code, Message: message, Usage: r.Usage}
-	}
-	return append(evs, events.WithID(events.DeriveID(cause, "run-"+stepStatus), end))
 }

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -16,202 +16,15 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
-// Thread is the thread aggregate rebuilt from its events: its messages, and its runs with their steps. The run
-// worker reads it to build the model's prompt, and decides on it what a turn records.
-type Thread struct {
-	ID            string
-	Account       string
-	Exists        bool
-	Deleted       bool
-	Metadata      map[string]string
-	ToolResources json.RawMessage
-	Messages      map[string]*ThreadMessage
-	// Order lists message IDs in the order they were created.
-	Order []string
-	Runs  map[string]*ThreadRun
-	Steps map[string]*ThreadStep
-	// ActiveRun is the run that blocks the thread (queued, in progress, requires action or cancelling), or "".
-	ActiveRun string
-	// Seq is the stream sequence of the last event folded.
-	Seq uint64
-	// Version is where the thread's history ends, what an append decided on this state expects (set by LoadThread
-	// and by the worker's commands; Apply does not keep it, since it only sees the events it knows).
-	Version events.Version
-}
-
-// ThreadMessage is a message of the thread.
-type ThreadMessage struct {
-	events.MessageCreated
-	Seq     uint64
-	Deleted bool
-}
-
-// Text joins the message's text parts.
-func (m *ThreadMessage) Text() string {
-	var b strings.Builder
-	for _, p := range m.Content {
-		if p.Type == "text" {
-			if b.Len() > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
-}
-
-// ThreadRun is a run of the thread.
-type ThreadRun struct {
-	events.RunCreated
-	Status string
-	Seq    uint64
-	// QueuedBy is the ID of the event that last queued the run (its creation, or the submission of tool outputs):
-	// the cause the next turn's RunStarted derives from.
-	QueuedBy string
-	// Turn is the ID of the RunStarted event of the turn in progress: the cause every event the turn records
-	// derives from.
-	Turn string
-	// CancelledBy is the ID of the cancel request, the cause of the cancellation's events.
-	CancelledBy string
-	// Steps lists the run's step IDs in order.
-	Steps []string
-	// Usage sums the model calls of the run's steps.
-	Usage events.TokenUsage
-}
-
-// ThreadStep is a step of a run.
-type ThreadStep struct {
-	events.StepCreated
-	Status  string
-	Seq     uint64
-	Outputs map[string]string
-}
-
-// Apply folds one event.
-func (t *Thread) Apply(e events.Envelope) {
-	t.Seq = e.Sequence
-	switch d := e.Event.(type) {
-	case events.ThreadCreated:
-		t.ID, t.Account, t.Exists = e.AggregateID, e.Account, true
-		t.Metadata, t.ToolResources = d.Metadata, d.ToolResources
-		t.Messages, t.Runs, t.Steps = map[string]*ThreadMessage{}, map[string]*ThreadRun{}, map[string]*ThreadStep{}
-	case events.ThreadModified:
-		t.Metadata, t.ToolResources = d.Metadata, d.ToolResources
-	case events.ThreadDeleted:
-		t.Deleted = true
-	case events.MessageCreated:
-		t.Messages[d.MessageID] = &ThreadMessage{MessageCreated: d, Seq: e.Sequence}
-		t.Order = append(t.Order, d.MessageID)
-	case events.MessageModified:
-		if m := t.Messages[d.MessageID]; m != nil {
-			m.Metadata = d.Metadata
-		}
-	case events.MessageDeleted:
-		if m := t.Messages[d.MessageID]; m != nil {
-			m.Deleted = true
-		}
-	case events.RunCreated:
-		t.Runs[d.RunID] = &ThreadRun{RunCreated: d, Status: events.RunStatusQueued, Seq: e.Sequence, QueuedBy: e.ID}
-		t.ActiveRun = d.RunID
-	case events.StepCreated:
-		t.Steps[d.StepID] = &ThreadStep{StepCreated: d, Status: events.StepStatusInProgress, Seq: e.Sequence}
-		if r := t.Runs[d.RunID]; r != nil {
-			r.Steps = append(r.Steps, d.StepID)
-			if d.Usage != nil {
-				r.Usage = r.Usage.Add(*d.Usage)
-			}
-		}
-	case events.StepCompleted:
-		if s := t.Steps[d.StepID]; s != nil {
-			s.Status = events.StepStatusCompleted
-		}
-	case events.StepEnded:
-		if s := t.Steps[d.StepID]; s != nil {
-			s.Status = d.Status
-		}
-	default:
-		t.applyRun(e)
-	}
-}
-
-// applyRun folds a run's change of status.
-func (t *Thread) applyRun(e events.Envelope) {
-	var runID, status string
-	switch d := e.Event.(type) {
-	case events.RunStarted:
-		runID, status = d.RunID, events.RunStatusInProgress
-		if r := t.Runs[runID]; r != nil {
-			r.Turn = e.ID
-		}
-	case events.RunRequiresAction:
-		runID, status = d.RunID, events.RunStatusRequiresAction
-	case events.RunToolOutputsSubmitted:
-		runID, status = d.RunID, events.RunStatusQueued
-		if r := t.Runs[runID]; r != nil {
-			r.QueuedBy = e.ID
-		}
-		if s := t.Steps[d.StepID]; s != nil {
-			s.Status, s.Outputs = events.StepStatusCompleted, map[string]string{}
-			for _, o := range d.Outputs {
-				s.Outputs[o.ToolCallID] = o.Output
-			}
-		}
-	case events.RunCancelling:
-		runID, status = d.RunID, events.RunStatusCancelling
-		if r := t.Runs[runID]; r != nil {
-			r.CancelledBy = e.ID
-		}
-	case events.RunCompleted:
-		runID, status = d.RunID, events.RunStatusCompleted
-	case events.RunIncomplete:
-		runID, status = d.RunID, events.RunStatusIncomplete
-	case events.RunFailed:
-		runID, status = d.RunID, events.RunStatusFailed
-	case events.RunCancelled:
-		runID, status = d.RunID, events.RunStatusCancelled
-	case events.RunExpired:
-		runID, status = d.RunID, events.RunStatusExpired
-	case events.RunModified:
-		if r := t.Runs[d.RunID]; r != nil {
-			r.Metadata = d.Metadata
-		}
-		return
-	default:
-		return
-	}
-	r := t.Runs[runID]
-	if r == nil {
-		return
-	}
-	r.Status = status
-	if !activeStatus(status) && t.ActiveRun == runID {
-		t.ActiveRun = ""
-	}
-}
-
-func activeStatus(status string) bool {
-	switch status {
-	case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction, events.RunStatusCancelling:
-		return true
-	}
-	return false
-}
-
-// visible reports whether the actor may see the thread.
-func (t *Thread) visible(actor auth.Principal) bool {
-	return t.Exists && !t.Deleted && t.Account == actor.AccountID
-}
-
-// Live lists the thread's messages that are not deleted, in order.
-func (t *Thread) Live() []*ThreadMessage {
-	out := make([]*ThreadMessage, 0, len(t.Order))
-	for _, id := range t.Order {
-		if m := t.Messages[id]; !m.Deleted {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+// The thread aggregate's state and its turn decisions are domain/thread's.
+type (
+	Thread        = thread.State
+	ThreadMessage = thread.Message
+	ThreadRun     = thread.Run
+	ThreadStep    = thread.Step
+	Attachment    = thread.Attachment
+	TurnResult    = thread.TurnResult
+)
 
 // NewMessage is a message a client adds to a thread.
 type NewMessage struct {
@@ -255,25 +68,6 @@ func validateMessage(field string, m NewMessage) error {
 
 // maxAttachments bounds a message's attachments.
 const maxAttachments = 20
-
-// Attachment is a file attached to a message for tools: code_interpreter gets it in /mnt/data, file_search
-// searches it (in the thread's own vector store).
-type Attachment struct {
-	FileID string `json:"file_id"`
-	Tools  []struct {
-		Type string `json:"type"`
-	} `json:"tools"`
-}
-
-// For reports whether the attachment is for a tool.
-func (a Attachment) For(tool string) bool {
-	for _, t := range a.Tools {
-		if t.Type == tool {
-			return true
-		}
-	}
-	return false
-}
 
 // ParseAttachments reads and checks a message's attachments (nil or empty: none).
 func ParseAttachments(field string, raw json.RawMessage) ([]Attachment, error) {
@@ -328,22 +122,6 @@ func (c *Commands) checkAttachedFiles(ctx context.Context, actor auth.Principal,
 		}
 	}
 	return nil
-}
-
-// AttachedFiles lists the files the thread's messages attach for a tool, in the order they came.
-func (t *Thread) AttachedFiles(tool string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, m := range t.Live() {
-		atts, _ := ParseAttachments("", m.Attachments)
-		for _, a := range atts {
-			if a.For(tool) && !seen[a.FileID] {
-				seen[a.FileID] = true
-				out = append(out, a.FileID)
-			}
-		}
-	}
-	return out
 }
 
 // validateContent checks a message's content parts: text within the message's limit (all parts together), images
@@ -486,7 +264,7 @@ func (c *Commands) DeleteThread(ctx context.Context, actor auth.Principal, id st
 	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {
 		var evs []events.Event
 		if r := t.Runs[t.ActiveRun]; r != nil {
-			evs = append(evs, endRun(t, r, events.StepStatusCancelled, "", "")...)
+			evs = append(evs, thread.End(t, r, events.StepStatusCancelled, "", "")...)
 		}
 		return append(evs, events.ThreadDeleted{}), nil
 	})
@@ -559,7 +337,7 @@ func (c *Commands) updateThread(ctx context.Context, actor auth.Principal, id st
 		return events.Appended{}, errs.NotFoundf("thread", id)
 	}
 	return events.Update(ctx, c.store, threadRef(id), actor.Meta(), func(t *Thread) ([]events.Event, error) {
-		if !t.visible(actor) {
+		if !t.Owned(actor.AccountID) {
 			return nil, errs.NotFoundf("thread", id)
 		}
 		return decide(t)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 )
 
@@ -30,28 +31,12 @@ const (
 	ActorSweeper   = "sweeper"
 )
 
-// TurnMessageID is the ID of the message a turn writes.
-func TurnMessageID(turn string) string { return "msg_" + events.DeriveID(turn, "message") }
-
-// TurnMessageStepID is the ID of the step that records a turn's message.
-func TurnMessageStepID(turn string) string { return "step_" + events.DeriveID(turn, "message-step") }
-
-// TurnToolStepID is the ID of the step that records a turn's tool calls.
-func TurnToolStepID(turn string) string { return "step_" + events.DeriveID(turn, "tool-step") }
-
-// TurnResult is the model's answer in one turn.
-type TurnResult struct {
-	Text      string
-	ToolCalls []events.ToolCall
-	Usage     events.TokenUsage
-	// Incomplete, when set, ends the run incomplete for this reason ("max_completion_tokens"); the message is
-	// then incomplete too.
-	Incomplete string
-	// Annotations are the text's file citations.
-	Annotations []events.Annotation
-	// Images are files (code_interpreter's charts) the message shows after its text.
-	Images []string
-}
+// The IDs of what a turn records.
+var (
+	TurnMessageID     = thread.TurnMessageID
+	TurnMessageStepID = thread.TurnMessageStepID
+	TurnToolStepID    = thread.TurnToolStepID
+)
 
 // maxAdvanceAttempts bounds how often advance decides again after a conflict before it gives up (the caller
 // retries later).
@@ -105,38 +90,7 @@ func (c *Commands) advance(ctx context.Context, ref RunRef, t *Thread, actor, ca
 
 // StartRun puts a queued run in progress: the start of a turn. A run in any other status is left as it is.
 func (c *Commands) StartRun(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
-	return c.advance(ctx, ref, t, ActorRunWorker, "", func(_ *Thread, r *ThreadRun) []events.Event {
-		if r.Status != events.RunStatusQueued {
-			return nil
-		}
-		return []events.Event{events.WithID(events.DeriveID(r.QueuedBy, "started"), events.RunStarted{RunID: r.RunID})}
-	})
-}
-
-// RecordedTurn rebuilds the answer of the run's current turn from the log when the turn recorded its first event
-// before it was interrupted; it reports false when the turn recorded nothing (the model must be asked).
-func (t *Thread) RecordedTurn(r *ThreadRun) (TurnResult, bool) {
-	if r.Turn == "" {
-		return TurnResult{}, false
-	}
-	var res TurnResult
-	found := false
-	if s := t.Steps[TurnToolStepID(r.Turn)]; s != nil {
-		res.ToolCalls, found = s.ToolCalls, true
-		if s.Usage != nil {
-			res.Usage = *s.Usage
-		}
-	}
-	if m := t.Messages[TurnMessageID(r.Turn)]; m != nil {
-		res.Text, found = m.Text(), true
-		if m.Usage != nil {
-			res.Usage = *m.Usage
-		}
-		if m.Status == events.MessageStatusIncomplete {
-			res.Incomplete = "max_completion_tokens"
-		}
-	}
-	return res, found
+	return c.advance(ctx, ref, t, ActorRunWorker, "", func(_ *Thread, r *ThreadRun) []events.Event { return thread.Start(r) })
 }
 
 // RecordTurn records a turn's answer: a tool-calls step and requires_action when the model called tools, a message
@@ -151,60 +105,8 @@ func (c *Commands) RecordTurn(ctx context.Context, ref RunRef, t *Thread, turn s
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
 		}
-		return turnEvents(t, r, turn, res)
+		return thread.Turn(t, r, turn, res)
 	})
-}
-
-func turnEvents(t *Thread, r *ThreadRun, turn string, res TurnResult) []events.Event {
-	var evs []events.Event
-	add := func(label string, e events.Event) { evs = append(evs, events.WithID(events.DeriveID(turn, label), e)) }
-	usage := res.Usage
-	usageAt := func() *events.TokenUsage { u := usage; return &u }
-	newUsage := events.TokenUsage{}
-	toolStep, msgStep, msgID := TurnToolStepID(turn), TurnMessageStepID(turn), TurnMessageID(turn)
-	if len(res.ToolCalls) > 0 {
-		if t.Steps[toolStep] == nil {
-			add("tool-step", events.StepCreated{StepID: toolStep, RunID: r.RunID, AssistantID: r.AssistantID,
-				Type: events.StepTypeToolCalls, ToolCalls: res.ToolCalls, Usage: usageAt()})
-			newUsage = usage
-		}
-		usageAt = func() *events.TokenUsage { return nil } // counted once, on the tool-calls step
-	}
-	if res.Text != "" || len(res.ToolCalls) == 0 {
-		if t.Messages[msgID] == nil {
-			status, reason := events.MessageStatusCompleted, ""
-			if res.Incomplete != "" {
-				status, reason = events.MessageStatusIncomplete, "max_tokens"
-			}
-			content := []events.ContentPart{{Type: "text", Text: res.Text, Annotations: res.Annotations}}
-			for _, id := range res.Images {
-				content = append(content, events.ContentPart{Type: "image_file", ImageFile: &events.ImageFile{FileID: id}})
-			}
-			add("message", events.MessageCreated{MessageID: msgID, Role: "assistant",
-				Content: content, AssistantID: r.AssistantID, RunID: r.RunID,
-				Status: status, IncompleteReason: reason, StepID: msgStep, Usage: usageAt()})
-		}
-		if s := t.Steps[msgStep]; s == nil {
-			add("message-step", events.StepCreated{StepID: msgStep, RunID: r.RunID, AssistantID: r.AssistantID,
-				Type: events.StepTypeMessageCreation, MessageID: msgID, Usage: usageAt()})
-			if len(res.ToolCalls) == 0 {
-				newUsage = usage
-			}
-			add("message-step-completed", events.StepCompleted{StepID: msgStep, RunID: r.RunID})
-		} else if s.Status == events.StepStatusInProgress {
-			add("message-step-completed", events.StepCompleted{StepID: msgStep, RunID: r.RunID})
-		}
-	}
-	total := r.Usage.Add(newUsage)
-	switch {
-	case len(res.ToolCalls) > 0:
-		add("requires-action", events.RunRequiresAction{RunID: r.RunID, StepID: toolStep, ToolCalls: res.ToolCalls})
-	case res.Incomplete != "":
-		add("incomplete", events.RunIncomplete{RunID: r.RunID, Reason: res.Incomplete, Usage: total})
-	default:
-		add("completed", events.RunCompleted{RunID: r.RunID, Usage: total})
-	}
-	return evs
 }
 
 // RecordServerTools records a turn whose tool calls the run worker answered itself (file_search): a tool-calls
@@ -212,19 +114,7 @@ func turnEvents(t *Thread, r *ThreadRun, turn string, res TurnResult) []events.E
 // turn. One append: a crash before it asks the model again, a crash after it finds the turn recorded.
 func (c *Commands) RecordServerTools(ctx context.Context, ref RunRef, t *Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
-		if r.Status != events.RunStatusInProgress || r.Turn != turn {
-			return nil
-		}
-		step := TurnToolStepID(turn)
-		if t.Steps[step] != nil {
-			return nil
-		}
-		u := usage
-		return []events.Event{
-			events.WithID(events.DeriveID(turn, "tool-step"), events.StepCreated{StepID: step, RunID: r.RunID,
-				AssistantID: r.AssistantID, Type: events.StepTypeToolCalls, ToolCalls: calls, Usage: &u}),
-			events.WithID(events.DeriveID(turn, "server-outputs"), events.RunToolOutputsSubmitted{RunID: r.RunID, StepID: step, Outputs: outputs}),
-		}
+		return thread.ServerTools(t, r, turn, calls, outputs, usage)
 	})
 }
 
@@ -235,7 +125,7 @@ func (c *Commands) FailRun(ctx context.Context, ref RunRef, t *Thread, turn, cod
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
 		}
-		return endRun(t, r, events.StepStatusFailed, code, message)
+		return thread.End(t, r, events.StepStatusFailed, code, message)
 	})
 }
 
@@ -257,7 +147,7 @@ func (c *Commands) FinishCancel(ctx context.Context, ref RunRef, t *Thread) (*Th
 		if r.Status != events.RunStatusCancelling {
 			return nil
 		}
-		return endRun(t, r, events.StepStatusCancelled, "", "")
+		return thread.End(t, r, events.StepStatusCancelled, "", "")
 	})
 }
 
@@ -267,11 +157,11 @@ func (c *Commands) ExpireRun(ctx context.Context, ref RunRef, now time.Time) (bo
 	expired := false
 	_, err := c.advance(ctx, ref, nil, ActorSweeper, "", func(t *Thread, r *ThreadRun) []events.Event {
 		expired = false // decide may run again after a conflict
-		if !activeStatus(r.Status) || now.Before(r.ExpiresAt) {
+		if !thread.Active(r.Status) || now.Before(r.ExpiresAt) {
 			return nil
 		}
 		expired = true
-		return endRun(t, r, events.StepStatusExpired, "", "")
+		return thread.End(t, r, events.StepStatusExpired, "", "")
 	})
 	return expired && err == nil, err
 }

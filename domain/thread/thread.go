@@ -1,0 +1,415 @@
+// Package thread is the thread aggregate of the Assistants API: a thread's messages, and its runs with their steps.
+// It holds the state, the one fold of thread events, and the decisions of a run's turns (what the run worker
+// records): the commands load and append, this package decides.
+//
+// It imports events only.
+package thread
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/contrailhq/contrail/events"
+)
+
+// State is the thread aggregate rebuilt from its events: its messages, and its runs with their steps. The run
+// worker reads it to build the model's prompt, and decides on it what a turn records.
+type State struct {
+	ID            string
+	Account       string
+	Exists        bool
+	Deleted       bool
+	Metadata      map[string]string
+	ToolResources json.RawMessage
+	Messages      map[string]*Message
+	// Order lists message IDs in the order they were created.
+	Order []string
+	Runs  map[string]*Run
+	Steps map[string]*Step
+	// ActiveRun is the run that blocks the thread (queued, in progress, requires action or cancelling), or "".
+	ActiveRun string
+	// Seq is the stream sequence of the last event folded.
+	Seq uint64
+	// Version is where the thread's history ends, what an append decided on this state expects (set by LoadThread
+	// and by the worker's commands; Apply does not keep it, since it only sees the events it knows).
+	Version events.Version
+}
+
+// Message is a message of the thread.
+type Message struct {
+	events.MessageCreated
+	Seq     uint64
+	Deleted bool
+}
+
+// Text joins the message's text parts.
+func (m *Message) Text() string {
+	var b strings.Builder
+	for _, p := range m.Content {
+		if p.Type == "text" {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// Run is a run of the thread.
+type Run struct {
+	events.RunCreated
+	Status string
+	Seq    uint64
+	// QueuedBy is the ID of the event that last queued the run (its creation, or the submission of tool outputs):
+	// the cause the next turn's RunStarted derives from.
+	QueuedBy string
+	// Turn is the ID of the RunStarted event of the turn in progress: the cause every event the turn records
+	// derives from.
+	Turn string
+	// CancelledBy is the ID of the cancel request, the cause of the cancellation's events.
+	CancelledBy string
+	// Steps lists the run's step IDs in order.
+	Steps []string
+	// Usage sums the model calls of the run's steps.
+	Usage events.TokenUsage
+}
+
+// Step is a step of a run.
+type Step struct {
+	events.StepCreated
+	Status  string
+	Seq     uint64
+	Outputs map[string]string
+}
+
+// Apply folds one event.
+func (t *State) Apply(e events.Envelope) {
+	t.Seq = e.Sequence
+	switch d := e.Event.(type) {
+	case events.ThreadCreated:
+		t.ID, t.Account, t.Exists = e.AggregateID, e.Account, true
+		t.Metadata, t.ToolResources = d.Metadata, d.ToolResources
+		t.Messages, t.Runs, t.Steps = map[string]*Message{}, map[string]*Run{}, map[string]*Step{}
+	case events.ThreadModified:
+		t.Metadata, t.ToolResources = d.Metadata, d.ToolResources
+	case events.ThreadDeleted:
+		t.Deleted = true
+	case events.MessageCreated:
+		t.Messages[d.MessageID] = &Message{MessageCreated: d, Seq: e.Sequence}
+		t.Order = append(t.Order, d.MessageID)
+	case events.MessageModified:
+		if m := t.Messages[d.MessageID]; m != nil {
+			m.Metadata = d.Metadata
+		}
+	case events.MessageDeleted:
+		if m := t.Messages[d.MessageID]; m != nil {
+			m.Deleted = true
+		}
+	case events.RunCreated:
+		t.Runs[d.RunID] = &Run{RunCreated: d, Status: events.RunStatusQueued, Seq: e.Sequence, QueuedBy: e.ID}
+		t.ActiveRun = d.RunID
+	case events.StepCreated:
+		t.Steps[d.StepID] = &Step{StepCreated: d, Status: events.StepStatusInProgress, Seq: e.Sequence}
+		if r := t.Runs[d.RunID]; r != nil {
+			r.Steps = append(r.Steps, d.StepID)
+			if d.Usage != nil {
+				r.Usage = r.Usage.Add(*d.Usage)
+			}
+		}
+	case events.StepCompleted:
+		if s := t.Steps[d.StepID]; s != nil {
+			s.Status = events.StepStatusCompleted
+		}
+	case events.StepEnded:
+		if s := t.Steps[d.StepID]; s != nil {
+			s.Status = d.Status
+		}
+	default:
+		t.applyRun(e)
+	}
+}
+
+// applyRun folds a run's change of status.
+func (t *State) applyRun(e events.Envelope) {
+	var runID, status string
+	switch d := e.Event.(type) {
+	case events.RunStarted:
+		runID, status = d.RunID, events.RunStatusInProgress
+		if r := t.Runs[runID]; r != nil {
+			r.Turn = e.ID
+		}
+	case events.RunRequiresAction:
+		runID, status = d.RunID, events.RunStatusRequiresAction
+	case events.RunToolOutputsSubmitted:
+		runID, status = d.RunID, events.RunStatusQueued
+		if r := t.Runs[runID]; r != nil {
+			r.QueuedBy = e.ID
+		}
+		if s := t.Steps[d.StepID]; s != nil {
+			s.Status, s.Outputs = events.StepStatusCompleted, map[string]string{}
+			for _, o := range d.Outputs {
+				s.Outputs[o.ToolCallID] = o.Output
+			}
+		}
+	case events.RunCancelling:
+		runID, status = d.RunID, events.RunStatusCancelling
+		if r := t.Runs[runID]; r != nil {
+			r.CancelledBy = e.ID
+		}
+	case events.RunCompleted:
+		runID, status = d.RunID, events.RunStatusCompleted
+	case events.RunIncomplete:
+		runID, status = d.RunID, events.RunStatusIncomplete
+	case events.RunFailed:
+		runID, status = d.RunID, events.RunStatusFailed
+	case events.RunCancelled:
+		runID, status = d.RunID, events.RunStatusCancelled
+	case events.RunExpired:
+		runID, status = d.RunID, events.RunStatusExpired
+	case events.RunModified:
+		if r := t.Runs[d.RunID]; r != nil {
+			r.Metadata = d.Metadata
+		}
+		return
+	default:
+		return
+	}
+	r := t.Runs[runID]
+	if r == nil {
+		return
+	}
+	r.Status = status
+	if !Active(status) && t.ActiveRun == runID {
+		t.ActiveRun = ""
+	}
+}
+
+func Active(status string) bool {
+	switch status {
+	case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction, events.RunStatusCancelling:
+		return true
+	}
+	return false
+}
+
+// Owned reports whether the thread exists, is not deleted and is account's.
+func (t *State) Owned(account string) bool {
+	return t.Exists && !t.Deleted && t.Account == account
+}
+
+// Live lists the thread's messages that are not deleted, in order.
+func (t *State) Live() []*Message {
+	out := make([]*Message, 0, len(t.Order))
+	for _, id := range t.Order {
+		if m := t.Messages[id]; !m.Deleted {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Attachment is a file attached to a message for tools: code_interpreter gets it in /mnt/data, file_search
+// searches it (in the thread's own vector store).
+type Attachment struct {
+	FileID string `json:"file_id"`
+	Tools  []struct {
+		Type string `json:"type"`
+	} `json:"tools"`
+}
+
+// For reports whether the attachment is for a tool.
+func (a Attachment) For(tool string) bool {
+	for _, t := range a.Tools {
+		if t.Type == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// AttachedFiles lists the files the thread's messages attach for a tool, in the order they came.
+func (t *State) AttachedFiles(tool string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range t.Live() {
+		var atts []Attachment
+		_ = json.Unmarshal(m.Attachments, &atts) // checked when the message was made
+		for _, a := range atts {
+			if a.For(tool) && !seen[a.FileID] {
+				seen[a.FileID] = true
+				out = append(out, a.FileID)
+			}
+		}
+	}
+	return out
+}
+
+// TurnMessageID is the ID of the message a turn writes.
+func TurnMessageID(turn string) string { return "msg_" + events.DeriveID(turn, "message") }
+
+// TurnMessageStepID is the ID of the step that records a turn's message.
+func TurnMessageStepID(turn string) string { return "step_" + events.DeriveID(turn, "message-step") }
+
+// TurnToolStepID is the ID of the step that records a turn's tool calls.
+func TurnToolStepID(turn string) string { return "step_" + events.DeriveID(turn, "tool-step") }
+
+// TurnResult is the model's answer in one turn.
+type TurnResult struct {
+	Text      string
+	ToolCalls []events.ToolCall
+	Usage     events.TokenUsage
+	// Incomplete, when set, ends the run incomplete for this reason ("max_completion_tokens"); the message is
+	// then incomplete too.
+	Incomplete string
+	// Annotations are the text's file citations.
+	Annotations []events.Annotation
+	// Images are files (code_interpreter's charts) the message shows after its text.
+	Images []string
+}
+
+// RecordedTurn rebuilds the answer of the run's current turn from the log when the turn recorded its first event
+// before it was interrupted; it reports false when the turn recorded nothing (the model must be asked).
+func (t *State) RecordedTurn(r *Run) (TurnResult, bool) {
+	if r.Turn == "" {
+		return TurnResult{}, false
+	}
+	var res TurnResult
+	found := false
+	if s := t.Steps[TurnToolStepID(r.Turn)]; s != nil {
+		res.ToolCalls, found = s.ToolCalls, true
+		if s.Usage != nil {
+			res.Usage = *s.Usage
+		}
+	}
+	if m := t.Messages[TurnMessageID(r.Turn)]; m != nil {
+		res.Text, found = m.Text(), true
+		if m.Usage != nil {
+			res.Usage = *m.Usage
+		}
+		if m.Status == events.MessageStatusIncomplete {
+			res.Incomplete = "max_completion_tokens"
+		}
+	}
+	return res, found
+}
+
+// Turn is what a turn records for the model's answer: a tool-calls step and requires_action when the model called
+// tools, else the message with its step and the run's end; IDs derive from the turn, and what the thread already
+// holds (a turn finished after a crash) is not recorded again.
+func Turn(t *State, r *Run, turn string, res TurnResult) []events.Event {
+	var evs []events.Event
+	add := func(label string, e events.Event) { evs = append(evs, events.WithID(events.DeriveID(turn, label), e)) }
+	usage := res.Usage
+	usageAt := func() *events.TokenUsage { u := usage; return &u }
+	newUsage := events.TokenUsage{}
+	toolStep, msgStep, msgID := TurnToolStepID(turn), TurnMessageStepID(turn), TurnMessageID(turn)
+	if len(res.ToolCalls) > 0 {
+		if t.Steps[toolStep] == nil {
+			add("tool-step", events.StepCreated{StepID: toolStep, RunID: r.RunID, AssistantID: r.AssistantID,
+				Type: events.StepTypeToolCalls, ToolCalls: res.ToolCalls, Usage: usageAt()})
+			newUsage = usage
+		}
+		usageAt = func() *events.TokenUsage { return nil } // counted once, on the tool-calls step
+	}
+	if res.Text != "" || len(res.ToolCalls) == 0 {
+		if t.Messages[msgID] == nil {
+			status, reason := events.MessageStatusCompleted, ""
+			if res.Incomplete != "" {
+				status, reason = events.MessageStatusIncomplete, "max_tokens"
+			}
+			content := []events.ContentPart{{Type: "text", Text: res.Text, Annotations: res.Annotations}}
+			for _, id := range res.Images {
+				content = append(content, events.ContentPart{Type: "image_file", ImageFile: &events.ImageFile{FileID: id}})
+			}
+			add("message", events.MessageCreated{MessageID: msgID, Role: "assistant",
+				Content: content, AssistantID: r.AssistantID, RunID: r.RunID,
+				Status: status, IncompleteReason: reason, StepID: msgStep, Usage: usageAt()})
+		}
+		if s := t.Steps[msgStep]; s == nil {
+			add("message-step", events.StepCreated{StepID: msgStep, RunID: r.RunID, AssistantID: r.AssistantID,
+				Type: events.StepTypeMessageCreation, MessageID: msgID, Usage: usageAt()})
+			if len(res.ToolCalls) == 0 {
+				newUsage = usage
+			}
+			add("message-step-completed", events.StepCompleted{StepID: msgStep, RunID: r.RunID})
+		} else if s.Status == events.StepStatusInProgress {
+			add("message-step-completed", events.StepCompleted{StepID: msgStep, RunID: r.RunID})
+		}
+	}
+	total := r.Usage.Add(newUsage)
+	switch {
+	case len(res.ToolCalls) > 0:
+		add("requires-action", events.RunRequiresAction{RunID: r.RunID, StepID: toolStep, ToolCalls: res.ToolCalls})
+	case res.Incomplete != "":
+		add("incomplete", events.RunIncomplete{RunID: r.RunID, Reason: res.Incomplete, Usage: total})
+	default:
+		add("completed", events.RunCompleted{RunID: r.RunID, Usage: total})
+	}
+	return evs
+}
+
+// End is what ends an active run that did not finish its work: its steps in progress end with stepStatus
+// ("cancelled", "expired", "failed") and the run with the matching status.
+func End(t *State, r *Run, stepStatus, code, message string) []events.Event {
+	cause := r.QueuedBy
+	var evs []events.Event
+	for _, id := range r.Steps {
+		s := t.Steps[id]
+		if s.Status != events.StepStatusInProgress {
+			continue
+		}
+		ended := events.StepEnded{StepID: id, RunID: r.RunID, Status: stepStatus}
+		if stepStatus == events.StepStatusFailed {
+			ended.Code, ended.Message = code, message
+		}
+		evs = append(evs, events.WithID(events.DeriveID(cause, "step-"+stepStatus+"-"+id), ended))
+	}
+	var end events.Event
+	switch stepStatus {
+	case events.StepStatusCancelled:
+		end = events.RunCancelled{RunID: r.RunID, Usage: r.Usage}
+	case events.StepStatusExpired:
+		end = events.RunExpired{RunID: r.RunID, Usage: r.Usage}
+	default:
+		end = events.RunFailed{RunID: r.RunID, Code: code, Message: message, Usage: r.Usage}
+	}
+	return append(evs, events.WithID(events.DeriveID(cause, "run-"+stepStatus), end))
+}
+
+// WaitingStep is the tool-calls step a run in requires_action waits on.
+func (t *State) WaitingStep(r *Run) *Step {
+	for i := len(r.Steps) - 1; i >= 0; i-- {
+		if s := t.Steps[r.Steps[i]]; s.Type == events.StepTypeToolCalls && s.Status == events.StepStatusInProgress {
+			return s
+		}
+	}
+	return nil
+}
+
+// Start is what puts a queued run in progress: the start of a turn, whose ID derives from what queued the run. A
+// run in any other status records nothing.
+func Start(r *Run) []events.Event {
+	if r.Status != events.RunStatusQueued {
+		return nil
+	}
+	return []events.Event{events.WithID(events.DeriveID(r.QueuedBy, "started"), events.RunStarted{RunID: r.RunID})}
+}
+
+// ServerTools is what a turn records when the platform answered its tool calls itself (file_search,
+// code_interpreter): a tool-calls step with the calls and what each gave, completed at once with the outputs the
+// model reads, and the run queued for its next turn.
+func ServerTools(t *State, r *Run, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) []events.Event {
+	if r.Status != events.RunStatusInProgress || r.Turn != turn {
+		return nil
+	}
+	step := TurnToolStepID(turn)
+	if t.Steps[step] != nil {
+		return nil
+	}
+	return []events.Event{
+		events.WithID(events.DeriveID(turn, "tool-step"), events.StepCreated{StepID: step, RunID: r.RunID,
+			AssistantID: r.AssistantID, Type: events.StepTypeToolCalls, ToolCalls: calls, Usage: &usage}),
+		events.WithID(events.DeriveID(turn, "server-outputs"), events.RunToolOutputsSubmitted{RunID: r.RunID, StepID: step, Outputs: outputs}),
+	}
+}

@@ -1,0 +1,150 @@
+package thread
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/contrailhq/contrail/events"
+)
+
+// log folds events into a thread as the store would: each with an ID (its own, when the decision gave one), a
+// sequence and a time.
+type log struct {
+	t   State
+	seq uint64
+}
+
+func (l *log) apply(evs ...events.Event) {
+	for _, ev := range evs {
+		l.seq++
+		id, inner := events.Unwrap(ev)
+		if id == "" {
+			id = fmt.Sprintf("ev%d", l.seq)
+		}
+		l.t.Apply(events.Envelope{ID: id, AggregateID: "thread_1", Account: "acct_1", Sequence: l.seq,
+			Time: time.Unix(int64(l.seq), 0), Type: inner.EventType(), Event: inner})
+	}
+}
+
+func newRun(t *testing.T) (*log, *Run) {
+	t.Helper()
+	l := &log{}
+	l.apply(events.ThreadCreated{},
+		events.MessageCreated{MessageID: "msg_u", Role: "user", Content: []events.ContentPart{{Type: "text", Text: "hi"}}},
+		events.RunCreated{RunID: "run_1", AssistantID: "asst_1", Model: "m"})
+	r := l.t.Runs["run_1"]
+	if r.Status != events.RunStatusQueued || l.t.ActiveRun != "run_1" {
+		t.Fatalf("a created run: %+v, active %q", r, l.t.ActiveRun)
+	}
+	l.apply(Start(r)...)
+	if r.Status != events.RunStatusInProgress || r.Turn == "" {
+		t.Fatalf("a started run: %+v", r)
+	}
+	if evs := Start(r); evs != nil {
+		t.Fatalf("a run in progress started again: %v", evs)
+	}
+	return l, r
+}
+
+func TestATurnThatAnswersCompletesTheRun(t *testing.T) {
+	l, r := newRun(t)
+	res := TurnResult{Text: "hello", Usage: events.TokenUsage{PromptTokens: 3, CompletionTokens: 1, TotalTokens: 4}}
+	l.apply(Turn(&l.t, r, r.Turn, res)...)
+	m := l.t.Messages[TurnMessageID(r.Turn)]
+	if r.Status != events.RunStatusCompleted || m == nil || m.Text() != "hello" || l.t.ActiveRun != "" || r.Usage.TotalTokens != 4 {
+		t.Fatalf("after the turn: run %+v, message %+v", r, m)
+	}
+	if s := l.t.Steps[TurnMessageStepID(r.Turn)]; s == nil || s.Status != events.StepStatusCompleted {
+		t.Fatalf("the message's step: %+v", s)
+	}
+	if got, ok := l.t.RecordedTurn(r); !ok || got.Text != "hello" || got.Usage.TotalTokens != 4 {
+		t.Fatalf("the turn rebuilt from the log: %+v %v", got, ok)
+	}
+}
+
+func TestATurnInterruptedAfterItsFirstEventIsFinishedFromTheLog(t *testing.T) {
+	l, r := newRun(t)
+	evs := Turn(&l.t, r, r.Turn, TurnResult{Text: "hello"})
+	l.apply(evs[0]) // the message, then a crash
+	res, ok := l.t.RecordedTurn(r)
+	if !ok || res.Text != "hello" {
+		t.Fatalf("the recorded part of the turn: %+v %v", res, ok)
+	}
+	rest := Turn(&l.t, r, r.Turn, res)
+	for _, e := range rest {
+		if _, in := e.(events.MessageCreated); in {
+			t.Fatal("the message was recorded twice")
+		}
+	}
+	l.apply(rest...)
+	if r.Status != events.RunStatusCompleted || len(l.t.Order) != 2 {
+		t.Fatalf("after finishing: run %s, %d messages", r.Status, len(l.t.Order))
+	}
+}
+
+func TestToolCallsWaitForTheirOutputsAndQueueTheNextTurn(t *testing.T) {
+	l, r := newRun(t)
+	calls := []events.ToolCall{{ID: "call_1", Type: "function", Name: "f", Arguments: "{}"}}
+	l.apply(Turn(&l.t, r, r.Turn, TurnResult{ToolCalls: calls})...)
+	step := l.t.WaitingStep(r)
+	if r.Status != events.RunStatusRequiresAction || step == nil || step.StepID != TurnToolStepID(r.Turn) {
+		t.Fatalf("after tool calls: run %s, waiting %+v", r.Status, step)
+	}
+	l.apply(events.RunToolOutputsSubmitted{RunID: "run_1", StepID: step.StepID, Outputs: []events.ToolOutput{{ToolCallID: "call_1", Output: "42"}}})
+	if r.Status != events.RunStatusQueued || step.Status != events.StepStatusCompleted || step.Outputs["call_1"] != "42" || l.t.WaitingStep(r) != nil {
+		t.Fatalf("after the outputs: run %s, step %+v", r.Status, step)
+	}
+	first := r.Turn
+	l.apply(Start(r)...)
+	if r.Turn == first {
+		t.Fatal("the next turn has the first one's ID")
+	}
+}
+
+func TestServerToolsQueueTheRunAtOnceAndOnlyOnce(t *testing.T) {
+	l, r := newRun(t)
+	calls := []events.ToolCall{{ID: "call_fs", Type: "file_search", FileSearch: &events.FileSearchCall{}}}
+	outs := []events.ToolOutput{{ToolCallID: "call_fs", Output: "found"}}
+	turn := r.Turn
+	l.apply(ServerTools(&l.t, r, turn, calls, outs, events.TokenUsage{TotalTokens: 5})...)
+	if r.Status != events.RunStatusQueued || r.Usage.TotalTokens != 5 || l.t.Steps[TurnToolStepID(turn)].Outputs["call_fs"] != "found" {
+		t.Fatalf("after the platform's tools: run %+v", r)
+	}
+	if evs := ServerTools(&l.t, r, turn, calls, outs, events.TokenUsage{}); evs != nil {
+		t.Fatalf("the same turn's tools recorded again: %v", evs)
+	}
+}
+
+func TestEndingARunEndsItsStepsInProgress(t *testing.T) {
+	for _, c := range []struct {
+		status, run string
+	}{
+		{events.StepStatusCancelled, events.RunStatusCancelled},
+		{events.StepStatusExpired, events.RunStatusExpired},
+		{events.StepStatusFailed, events.RunStatusFailed},
+	} {
+		l, r := newRun(t)
+		l.apply(Turn(&l.t, r, r.Turn, TurnResult{ToolCalls: []events.ToolCall{{ID: "c", Type: "function", Name: "f"}}})...)
+		l.apply(End(&l.t, r, c.status, "server_error", "boom")...)
+		step := l.t.Steps[TurnToolStepID(r.Turn)]
+		if r.Status != c.run || step.Status != c.status || l.t.ActiveRun != "" || Active(r.Status) {
+			t.Errorf("%s: run %s, step %s, active %q", c.status, r.Status, step.Status, l.t.ActiveRun)
+		}
+	}
+}
+
+func TestAttachedFilesPerTool(t *testing.T) {
+	l := &log{}
+	l.apply(events.ThreadCreated{},
+		events.MessageCreated{MessageID: "m1", Role: "user", Attachments: []byte(`[{"file_id":"file-a","tools":[{"type":"file_search"},{"type":"code_interpreter"}]},{"file_id":"file-b","tools":[{"type":"code_interpreter"}]}]`)},
+		events.MessageCreated{MessageID: "m2", Role: "user", Attachments: []byte(`[{"file_id":"file-a","tools":[{"type":"file_search"}]}]`)},
+		events.MessageDeleted{MessageID: "m2"},
+		events.MessageCreated{MessageID: "m3", Role: "user", Attachments: []byte(`[{"file_id":"file-c","tools":[{"type":"file_search"}]}]`)})
+	if got := fmt.Sprint(l.t.AttachedFiles("file_search")); got != "[file-a file-c]" {
+		t.Errorf("file_search: %s", got)
+	}
+	if got := fmt.Sprint(l.t.AttachedFiles("code_interpreter")); got != "[file-a file-b]" {
+		t.Errorf("code_interpreter: %s", got)
+	}
+}
