@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 )
 
@@ -74,15 +75,6 @@ type LastError struct {
 	Message string `json:"message"`
 }
 
-// Active reports whether a run status still blocks its thread: anything but a terminal status.
-func Active(status string) bool {
-	switch status {
-	case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction, events.RunStatusCancelling:
-		return true
-	}
-	return false
-}
-
 // NewRunObject is the run a RunCreated event makes.
 func NewRunObject(e events.Envelope, d events.RunCreated) RunObject {
 	expires := d.ExpiresAt.Unix()
@@ -104,43 +96,44 @@ func NewRunObject(e events.Envelope, d events.RunCreated) RunObject {
 // face use, so that what a stream shows and what a later read returns agree.
 func ApplyRun(r *RunObject, e events.Envelope) {
 	at := e.Time.Unix()
-	end := func(status string, usage events.TokenUsage) {
-		r.Status, r.RequiredAction = status, nil
+	if _, status, ok := thread.RunStatus(e.Event); ok {
+		r.Status = status
+		if !thread.Active(status) {
+			r.RequiredAction = nil
+		}
+	}
+	end := func(usage events.TokenUsage) {
 		u := usage
 		r.Usage = &u
 	}
 	switch d := e.Event.(type) {
 	case events.RunStarted:
-		r.Status = events.RunStatusInProgress
 		if r.StartedAt == nil {
 			r.StartedAt = &at
 		}
 	case events.RunRequiresAction:
-		r.Status = events.RunStatusRequiresAction
 		calls := make([]RequiredToolCall, 0, len(d.ToolCalls))
 		for _, c := range d.ToolCalls {
 			calls = append(calls, RequiredToolCall{ID: c.ID, Type: "function", Function: FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 		}
 		r.RequiredAction = &RequiredAction{Type: "submit_tool_outputs", SubmitToolOutputs: SubmitToolOutputs{ToolCalls: calls}}
 	case events.RunToolOutputsSubmitted:
-		r.Status, r.RequiredAction = events.RunStatusQueued, nil
-	case events.RunCancelling:
-		r.Status = events.RunStatusCancelling
+		r.RequiredAction = nil
 	case events.RunCompleted:
-		end(events.RunStatusCompleted, d.Usage)
+		end(d.Usage)
 		r.CompletedAt, r.ExpiresAt = &at, nil
 	case events.RunIncomplete:
-		end(events.RunStatusIncomplete, d.Usage)
+		end(d.Usage)
 		r.IncompleteDetails, r.ExpiresAt = &IncompleteDetails{Reason: d.Reason}, nil
 	case events.RunFailed:
-		end(events.RunStatusFailed, d.Usage)
+		end(d.Usage)
 		r.FailedAt, r.ExpiresAt = &at, nil
 		r.LastError = &LastError{Code: d.Code, Message: d.Message}
 	case events.RunCancelled:
-		end(events.RunStatusCancelled, d.Usage)
+		end(d.Usage)
 		r.CancelledAt, r.ExpiresAt = &at, nil
 	case events.RunExpired:
-		end(events.RunStatusExpired, d.Usage)
+		end(d.Usage)
 	case events.RunModified:
 		r.Metadata = nonNilMap(d.Metadata)
 	}
@@ -246,7 +239,7 @@ func (Runs) Apply(tx *Tx, e events.Envelope) error {
 		run = l.Obj
 	}
 	index := ActiveRunKey(e.Account, e.AggregateID, runID)
-	if !Active(run.Status) {
+	if !thread.Active(run.Status) {
 		return tx.Delete(index)
 	}
 	return Modify(tx, index, func(a *ActiveRun, _ bool) error {

@@ -132,18 +132,13 @@ func (t *State) Apply(e events.Envelope) {
 
 // applyRun folds a run's change of status.
 func (t *State) applyRun(e events.Envelope) {
-	var runID, status string
 	switch d := e.Event.(type) {
 	case events.RunStarted:
-		runID, status = d.RunID, events.RunStatusInProgress
-		if r := t.Runs[runID]; r != nil {
+		if r := t.Runs[d.RunID]; r != nil {
 			r.Turn = e.ID
 		}
-	case events.RunRequiresAction:
-		runID, status = d.RunID, events.RunStatusRequiresAction
 	case events.RunToolOutputsSubmitted:
-		runID, status = d.RunID, events.RunStatusQueued
-		if r := t.Runs[runID]; r != nil {
+		if r := t.Runs[d.RunID]; r != nil {
 			r.QueuedBy = e.ID
 		}
 		if s := t.Steps[d.StepID]; s != nil {
@@ -153,30 +148,17 @@ func (t *State) applyRun(e events.Envelope) {
 			}
 		}
 	case events.RunCancelling:
-		runID, status = d.RunID, events.RunStatusCancelling
-		if r := t.Runs[runID]; r != nil {
+		if r := t.Runs[d.RunID]; r != nil {
 			r.CancelledBy = e.ID
 		}
-	case events.RunCompleted:
-		runID, status = d.RunID, events.RunStatusCompleted
-	case events.RunIncomplete:
-		runID, status = d.RunID, events.RunStatusIncomplete
-	case events.RunFailed:
-		runID, status = d.RunID, events.RunStatusFailed
-	case events.RunCancelled:
-		runID, status = d.RunID, events.RunStatusCancelled
-	case events.RunExpired:
-		runID, status = d.RunID, events.RunStatusExpired
 	case events.RunModified:
 		if r := t.Runs[d.RunID]; r != nil {
 			r.Metadata = d.Metadata
 		}
-		return
-	default:
-		return
 	}
+	runID, status, ok := RunStatus(e.Event)
 	r := t.Runs[runID]
-	if r == nil {
+	if !ok || r == nil {
 		return
 	}
 	r.Status = status
@@ -185,6 +167,33 @@ func (t *State) applyRun(e events.Envelope) {
 	}
 }
 
+// RunStatus is the status an event leaves its run in: the one mapping of run events to statuses, which the read
+// model and the streams use too. ok is false for an event that does not change a run's status.
+func RunStatus(ev events.Event) (runID, status string, ok bool) {
+	switch d := ev.(type) {
+	case events.RunStarted:
+		return d.RunID, events.RunStatusInProgress, true
+	case events.RunRequiresAction:
+		return d.RunID, events.RunStatusRequiresAction, true
+	case events.RunToolOutputsSubmitted:
+		return d.RunID, events.RunStatusQueued, true
+	case events.RunCancelling:
+		return d.RunID, events.RunStatusCancelling, true
+	case events.RunCompleted:
+		return d.RunID, events.RunStatusCompleted, true
+	case events.RunIncomplete:
+		return d.RunID, events.RunStatusIncomplete, true
+	case events.RunFailed:
+		return d.RunID, events.RunStatusFailed, true
+	case events.RunCancelled:
+		return d.RunID, events.RunStatusCancelled, true
+	case events.RunExpired:
+		return d.RunID, events.RunStatusExpired, true
+	}
+	return "", "", false
+}
+
+// Active reports whether a run status still blocks its thread: anything but a terminal status.
 func Active(status string) bool {
 	switch status {
 	case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction, events.RunStatusCancelling:
