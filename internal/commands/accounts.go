@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/contrailhq/contrail/domain/account"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -19,46 +20,11 @@ const DefaultRequestsPerMinute = 600
 // start at once: only one creation can win.
 const AdminAccountID = "acct_admin"
 
-// Account is the account aggregate rebuilt from its events.
-type Account struct {
-	ID                string
-	Name              string
-	Admin             bool
-	Exists            bool
-	DailyQueryLimit   int
-	RequestsPerMinute int
-	Keys              map[string]*AccountKey
-}
-
-// AccountKey is a key of an account.
-type AccountKey struct {
-	ID      string
-	Hash    string
-	Revoked bool
-}
-
-// Apply folds one event.
-func (a *Account) Apply(e events.Envelope) {
-	switch d := e.Event.(type) {
-	case events.AccountCreated:
-		a.ID, a.Name, a.Admin, a.Exists = e.AggregateID, d.Name, d.Admin, true
-		a.DailyQueryLimit = d.DailyQueryLimit
-		a.Keys = map[string]*AccountKey{}
-	case events.AccountKeyIssued:
-		a.Keys[d.KeyID] = &AccountKey{ID: d.KeyID, Hash: d.Hash}
-	case events.AccountKeyRevoked:
-		if k := a.Keys[d.KeyID]; k != nil {
-			k.Revoked = true
-		}
-	case events.AccountLimitsChanged:
-		if d.DailyQueryLimit != 0 {
-			a.DailyQueryLimit = d.DailyQueryLimit
-		}
-		if d.RequestsPerMinute != 0 {
-			a.RequestsPerMinute = d.RequestsPerMinute
-		}
-	}
-}
+// Account is the account aggregate (domain/account); AccountKey is one of its keys.
+type (
+	Account    = account.State
+	AccountKey = account.Key
+)
 
 // NewAccount is what creating an account takes.
 type NewAccount struct {

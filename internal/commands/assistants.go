@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/contrailhq/contrail/domain/assistant"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -16,31 +17,8 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
-// Assistant is the assistant aggregate rebuilt from its events.
-type Assistant struct {
-	ID      string
-	Account string
-	Exists  bool
-	Deleted bool
-	Spec    events.AssistantSpec
-}
-
-// Apply folds one event.
-func (a *Assistant) Apply(e events.Envelope) {
-	switch d := e.Event.(type) {
-	case events.AssistantCreated:
-		a.ID, a.Account, a.Exists, a.Spec = e.AggregateID, e.Account, true, d.AssistantSpec
-	case events.AssistantModified:
-		a.Spec = d.AssistantSpec
-	case events.AssistantDeleted:
-		a.Deleted = true
-	}
-}
-
-// visible reports whether the actor may see the assistant.
-func (a *Assistant) visible(actor auth.Principal) bool {
-	return a.Exists && !a.Deleted && a.Account == actor.AccountID
-}
+// Assistant is the assistant aggregate (domain/assistant).
+type Assistant = assistant.State
 
 // CreateAssistant creates an assistant and returns its ID once the assistants read model shows it.
 func (c *Commands) CreateAssistant(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, error) {
@@ -69,7 +47,7 @@ func (c *Commands) ModifyAssistant(ctx context.Context, actor auth.Principal, id
 		return errs.NotFoundf("assistant", id)
 	}
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
-		if !a.visible(actor) {
+		if !a.Owned(actor.AccountID) {
 			return nil, errs.NotFoundf("assistant", id)
 		}
 		spec := cloneSpec(a.Spec)
@@ -94,7 +72,7 @@ func (c *Commands) DeleteAssistant(ctx context.Context, actor auth.Principal, id
 		return errs.NotFoundf("assistant", id)
 	}
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
-		if !a.visible(actor) {
+		if !a.Owned(actor.AccountID) {
 			return nil, errs.NotFoundf("assistant", id)
 		}
 		return []events.Event{events.AssistantDeleted{}}, nil
@@ -121,7 +99,7 @@ func (c *Commands) assistant(ctx context.Context, actor auth.Principal, id strin
 			a.Apply(e)
 		}
 	}
-	if !a.visible(actor) {
+	if !a.Owned(actor.AccountID) {
 		return a, errs.NotFoundf("assistant", id)
 	}
 	return a, nil

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/contrailhq/contrail/domain/embed"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/blobs"
@@ -22,24 +23,8 @@ import (
 // MaxEmbedSize bounds one embed, in bytes (10 MiB).
 const MaxEmbedSize = 10 << 20
 
-// Embed is an uploaded embed as the log holds it.
-type Embed struct {
-	ID          string
-	Account     string
-	ContentType string
-	ContentHash string
-	Size        int64
-	Object      string
-	Exists      bool
-}
-
-// Apply folds one event.
-func (e *Embed) Apply(env events.Envelope) {
-	if d, ok := env.Event.(events.EmbedUploaded); ok && !e.Exists {
-		*e = Embed{ID: env.AggregateID, Account: env.Account, ContentType: d.ContentType, ContentHash: d.ContentHash,
-			Size: d.Size, Object: d.Object, Exists: true}
-	}
-}
+// Embed is the embed aggregate (domain/embed).
+type Embed = embed.State
 
 // embedID is an account's ID for some bytes of some type: the same upload twice is the same embed.
 func embedID(account, contentHash, contentType string) string {
