@@ -160,67 +160,78 @@ func isTransient(err error) bool {
 		errors.Is(err, jetstream.ErrNoHeartbeat)
 }
 
-// flush writes every staged document and then the checkpoint, each compare-and-set on the revision last seen,
-// pipelined (async publish) and then awaited.
+// flush writes every staged document and then the checkpoint, each compare-and-set on the revision last seen. The
+// documents are pipelined (async publish) and awaited; the checkpoint is written only once every one of them is
+// in: a reader that sees the checkpoint at a sequence must find what the events up to it made. (Pipelined with the
+// documents, a checkpoint could land while a document's write failed on a revision another writer had moved, for
+// a moment of a lease changing hands, and a node answered 404 for a thread it had just created.)
 func (w *writer) flush(ctx context.Context, lastSeq uint64) error {
 	type pending struct {
 		key string
 		d   doc
 		f   jetstream.PubAckFuture
 	}
-	futures := make([]pending, 0, len(w.order)+1)
-	publish := func(key string, body []byte, d doc) error {
+	publish := func(futures []pending, key string, body []byte, d doc) ([]pending, error) {
 		c, err := w.load(ctx, key)
 		if err != nil {
-			return err
+			return futures, err
 		}
 		msg := &nats.Msg{Subject: w.subject + key, Data: body, Header: nats.Header{}}
 		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(c.rev, 10))
 		f, err := w.js.PublishMsgAsync(msg)
 		if err != nil {
-			return fmt.Errorf("write %s/%s: %w", w.kv.Bucket(), key, err)
+			return futures, fmt.Errorf("write %s/%s: %w", w.kv.Bucket(), key, err)
 		}
-		futures = append(futures, pending{key: key, d: d, f: f})
-		return nil
+		return append(futures, pending{key: key, d: d, f: f}), nil
 	}
+	await := func(futures []pending) error {
+		var firstErr error
+		for _, p := range futures {
+			select {
+			case ack := <-p.f.Ok():
+				w.remember(p.key, cached{rev: ack.Sequence, doc: p.d})
+				if w.known != nil {
+					w.known[p.key] = struct{}{}
+				}
+			case err := <-p.f.Err():
+				delete(w.cache, p.key)
+				var apiErr *jetstream.APIError
+				if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+					apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+					err = errRevisionMoved
+				}
+				if firstErr == nil || errors.Is(err, errRevisionMoved) {
+					firstErr = err
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if firstErr != nil && !errors.Is(firstErr, errRevisionMoved) {
+			return fmt.Errorf("write to %s: %w", w.kv.Bucket(), firstErr)
+		}
+		return firstErr
+	}
+	futures := make([]pending, 0, len(w.order))
 	for _, key := range w.order {
 		d := w.staged[key]
-		if err := publish(key, encodeDoc(d), d); err != nil {
+		var err error
+		if futures, err = publish(futures, key, encodeDoc(d), d); err != nil {
 			return err
 		}
+	}
+	if err := await(futures); err != nil {
+		return err
 	}
 	cp, cur := doc{Seq: lastSeq}, w.cache[checkpointKey]
-	if cur.doc.Seq < lastSeq {
-		if err := publish(checkpointKey, []byte(strconv.FormatUint(lastSeq, 10)), cp); err != nil {
-			return err
-		}
+	if cur.doc.Seq >= lastSeq {
+		return nil
 	}
-	var firstErr error
-	for _, p := range futures {
-		select {
-		case ack := <-p.f.Ok():
-			w.remember(p.key, cached{rev: ack.Sequence, doc: p.d})
-			if w.known != nil {
-				w.known[p.key] = struct{}{}
-			}
-		case err := <-p.f.Err():
-			delete(w.cache, p.key)
-			var apiErr *jetstream.APIError
-			if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-				apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
-				err = errRevisionMoved
-			}
-			if firstErr == nil || errors.Is(err, errRevisionMoved) {
-				firstErr = err
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	futures, err := publish(futures[:0], checkpointKey, []byte(strconv.FormatUint(lastSeq, 10)), cp)
+	if err != nil {
+		return err
 	}
-	if firstErr != nil && !errors.Is(firstErr, errRevisionMoved) {
-		return fmt.Errorf("write to %s: %w", w.kv.Bucket(), firstErr)
-	}
-	return firstErr
+	return await(futures)
 }
 
 // learnKeys lists the bucket's keys so that reads of keys it does not hold cost nothing. Worth it when this writer
