@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
 )
@@ -166,6 +167,23 @@ func TestClusterLoadAtSeesTheEventItWasGiven(t *testing.T) {
 			if v.Seq < seq || len(history) != 1 || history[0].Sequence != seq {
 				t.Fatalf("round %d: LoadAt(%d) on another server returned version %+v, %d events", i, seq, v, len(history))
 			}
+		}
+	}
+	// A command on another server right after a create: Update must not refuse on a replica's lag (a 404 for what was
+	// just made), however often the replica that answers is behind.
+	for i := 0; i < rounds; i++ {
+		ref := events.Ref{Type: "counter", ID: fmt.Sprintf("made%d", i)}
+		if _, err := stores[i%3].Append(ctx, ref, events.Version{}, events.Meta{}, incremented{By: 1}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := events.Update(ctx, stores[(i+1)%3], ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
+			if c.Total == 0 {
+				return nil, errs.NotFoundf("counter", ref.ID)
+			}
+			return []events.Event{incremented{By: 1}}, nil
+		})
+		if err != nil {
+			t.Fatalf("round %d: an update on another server right after the create: %v", i, err)
 		}
 	}
 	// Two writers on different servers race on one aggregate: every Update lands once, whatever replica answers.

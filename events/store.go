@@ -470,7 +470,7 @@ func Update[S any, P interface {
 	*S
 	State
 }](ctx context.Context, st *Store, ref Ref, meta Meta, decide func(*S) ([]Event, error)) (Appended, error) {
-	load := st.Load
+	load, latest := st.Load, false
 	for attempt := 1; ; attempt++ {
 		history, v, err := load(ctx, ref)
 		if err != nil {
@@ -483,6 +483,13 @@ func Update[S any, P interface {
 			}
 		}
 		evs, err := decide((*S)(state))
+		if err != nil && !latest {
+			// A refusal decided on a replica's history may be that replica's lag (on a cluster, a thread made a
+			// moment ago on another node is not there yet, and the command would answer 404): decide it again on
+			// the history the stream's leader holds before giving it.
+			load, latest = st.LoadLatest, true
+			continue
+		}
 		if err != nil {
 			return Appended{}, err
 		}
@@ -499,7 +506,7 @@ func Update[S any, P interface {
 			return res, err
 		}
 		// Somebody appended first: what they appended may not have reached the replica that answered this load.
-		load = st.LoadLatest
+		load, latest = st.LoadLatest, true
 		// Jittered backoff so that writers contending on one aggregate spread out.
 		delay := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 5)))
 		select {
