@@ -98,6 +98,10 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if !stream {
 		created, err := f.d.Commands.CreateRun(r.Context(), principal(r), threadID, nr)
+		if waitedTooLong(r, created.RunID, err) {
+			f.runFromLog(w, r, created.ThreadID, created.RunID)
+			return
+		}
 		if err != nil {
 			f.WriteError(w, r, err)
 			return
@@ -149,6 +153,10 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if !stream {
 		created, err := f.d.Commands.CreateThreadAndRun(r.Context(), principal(r), t, nr)
+		if waitedTooLong(r, created.RunID, err) {
+			f.runFromLog(w, r, created.ThreadID, created.RunID)
+			return
+		}
 		if err != nil {
 			f.WriteError(w, r, err)
 			return

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
@@ -228,5 +230,44 @@ func TestReadModelsRebuild(t *testing.T) {
 				t.Fatalf("%s/%s:\n live    %s\n rebuilt %s", name, k, v, rebuilt[k])
 			}
 		}
+	}
+}
+
+// TestACommittedCreateIsAnsweredWhileTheReadModelsStandStill: with the read models stopped (as one stands still
+// while its bucket elects a leader), a thread and a run whose writes went in are answered as made, from the log,
+// after the bounded wait, not as a 504 a client would retry into a duplicate.
+func TestACommittedCreateIsAnsweredWhileTheReadModelsStandStill(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	e.model.Enqueue(llmtest.Text("hi"))
+	a := e.assistant(t)
+	e.node.Views.Stop()
+	th, err := e.client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{Metadata: shared.Metadata{"k": "v"}})
+	if err != nil {
+		t.Fatalf("create a thread with the read models stopped: %v", apiErr(err))
+	}
+	if !strings.HasPrefix(th.ID, "thread_") || th.Metadata["k"] != "v" || th.CreatedAt == 0 {
+		t.Fatalf("the thread answered from the log: %s", th.RawJSON())
+	}
+	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	if err != nil {
+		t.Fatalf("create a run with the read models stopped: %v", apiErr(err))
+	}
+	if !strings.HasPrefix(run.ID, "run_") || run.ThreadID != th.ID || run.AssistantID != a.ID || run.Object != "thread.run" {
+		t.Fatalf("the run answered from the log: %s", run.RawJSON())
+	}
+	history, _, err := e.node.Store.LoadLatest(ctx, events.Ref{Type: "thread", ID: th.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	for _, ev := range history {
+		if _, ok := ev.Event.(events.RunCreated); ok {
+			runs++
+		}
+	}
+	if runs != 1 {
+		t.Fatalf("the thread holds %d runs, want the one created", runs)
 	}
 }

@@ -36,6 +36,10 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := f.d.Commands.CreateThread(r.Context(), principal(r), t)
+	if waitedTooLong(r, id, err) {
+		f.threadFromLog(w, r, id)
+		return
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

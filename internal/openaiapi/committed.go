@@ -1,0 +1,56 @@
+package openaiapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/projections"
+)
+
+// waitedTooLong reports whether a create's error is only its wait for the read models running out after its write
+// went in (a read model stands still while its bucket elects a leader): the write is committed, and is answered
+// as such, from the log, rather than as a 504 that a client would retry into a duplicate.
+func waitedTooLong(r *http.Request, id string, err error) bool {
+	return id != "" && errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil
+}
+
+// threadFromLog answers a thread from its events, as the read model will show it.
+func (f *Face) threadFromLog(w http.ResponseWriter, r *http.Request, threadID string) {
+	history, _, err := f.d.Store.LoadLatest(r.Context(), events.Ref{Type: "thread", ID: threadID})
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	for _, e := range history {
+		if d, ok := e.Event.(events.ThreadCreated); ok {
+			writeJSON(w, projections.NewThreadObject(e, d))
+			return
+		}
+	}
+	f.WriteError(w, r, errors.New("a thread just created is not in the log"))
+}
+
+// runFromLog answers a run from its thread's events, with the fold the read model and the streams use.
+func (f *Face) runFromLog(w http.ResponseWriter, r *http.Request, threadID, runID string) {
+	history, _, err := f.d.Store.LoadLatest(r.Context(), events.Ref{Type: "thread", ID: threadID})
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	var run *projections.RunObject
+	for _, e := range history {
+		if d, ok := e.Event.(events.RunCreated); ok && d.RunID == runID {
+			obj := projections.NewRunObject(e, d)
+			run = &obj
+		} else if run != nil && projections.RunOf(e.Event) == runID {
+			projections.ApplyRun(run, e)
+		}
+	}
+	if run == nil {
+		f.WriteError(w, r, errors.New("a run just created is not in the log"))
+		return
+	}
+	writeJSON(w, *run)
+}
