@@ -99,11 +99,12 @@ func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstre
 
 	sub.mu.RLock()
 	handed := false
-	if !sub.closed {
+	if !sub.closed && !s.isClosing() {
 		select {
 		case sub.out <- m:
 			handed = true
 		case <-sub.stop:
+		case <-s.closing: // the subscriber is closing: its other subscriptions stop as this one does
 		}
 	}
 	sub.mu.RUnlock()
@@ -130,6 +131,15 @@ func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstre
 	case <-sub.abandon:
 		// The handler did not answer while stopping; the runtime hands back what is unanswered once the router
 		// has closed.
+	}
+}
+
+func (s *subscriber) isClosing() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -49,11 +49,13 @@ func (rt *Runtime) wrap(h Handler) message.NoPublishHandlerFunc {
 		}
 		if rt.isStopping() {
 			// Watermill stops waiting for an answer once stopping (and drains its connection); answer the server
-			// ourselves so the event is not handled again (on success) or goes to another node at once (on failure).
+			// ourselves so the event is not handled again (on success) or goes to another node within a second (on
+			// failure: not at once, or the server hands it straight back to a worker of this node that is still
+			// stopping, whose handler fails again at once, until the event looks poisonous).
 			if err == nil {
 				rt.answer(delivery, ackAck)
 			} else {
-				rt.answer(delivery, ackNak)
+				rt.answer(delivery, ackNakLater)
 			}
 		}
 		return err
@@ -63,7 +65,7 @@ func (rt *Runtime) wrap(h Handler) message.NoPublishHandlerFunc {
 // The JetStream acknowledgement protocol: a reply to the delivery's subject.
 var (
 	ackAck      = []byte("+ACK")
-	ackNak      = []byte("-NAK")
+	ackNakLater = []byte(`-NAK {"delay": 1000000000}`) // redeliver after a second
 	ackProgress = []byte("+WPI")
 )
 
@@ -108,7 +110,7 @@ func (rt *Runtime) forget(h message.HandlerFunc) message.HandlerFunc {
 // nakInflight hands back to the server every delivery that was taken but not answered when the runtime stopped.
 func (rt *Runtime) nakInflight() {
 	rt.inflight.Range(func(k, _ any) bool {
-		rt.answer(k.(string), ackNak)
+		rt.answer(k.(string), ackNakLater)
 		rt.inflight.Delete(k)
 		return true
 	})
