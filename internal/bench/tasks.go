@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -176,24 +175,9 @@ func Tasks(ctx context.Context, o TasksOptions, progress func(string)) (Report, 
 	return rep, nil
 }
 
-// julepPost creates a Julep object and returns its ID.
+// julepPost creates a Julep object and returns its ID (Julep answers a create 201).
 func (b *benchNode) julepPost(ctx context.Context, path, body string) (string, error) {
-	resp, err := b.request(ctx, path, body)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusCreated {
-		return "", fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, raw)
-	}
-	var obj struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return "", fmt.Errorf("POST %s: %w", path, err)
-	}
-	return obj.ID, nil
+	return b.create(ctx, path, body, http.StatusCreated)
 }
 
 // endWatcher follows the log's transitions and tells each waiter when its execution has ended.

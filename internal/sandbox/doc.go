@@ -24,7 +24,8 @@
 //     Limits.Disk: the working dir /mnt/data (WorkDir), /tmp and /dev/shm. The root and /dev are read-only. The
 //     platform's data dir, admin.key, /etc/shadow, /home, /root, /var, /run and other sandboxes' files are not in
 //     it at all.
-//   - with a cleared environment (PATH, HOME=/tmp, LANG, MPLBACKEND=Agg, MPLCONFIGDIR in /tmp, one BLAS thread),
+//   - with a cleared environment (PATH, HOME=/tmp, LANG, MPLBACKEND=Agg, one BLAS thread; the driver puts
+//     MPLCONFIGDIR under TMPDIR),
 //     in a new session (no TIOCSTI into a terminal), with stdin on /dev/null and no other descriptor of the
 //     platform's: bubblewrap passes on whatever the platform's process holds without close-on-exec (some it
 //     may have inherited), so the driver closes everything but its channel before any code runs.

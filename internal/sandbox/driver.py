@@ -16,6 +16,7 @@ import signal
 import stat
 import struct
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -390,7 +391,9 @@ def main():
         raise SystemExit("driver: expected the limits frame first")
     cfg = json.loads(payload)
     apply_limits(cfg)
-    os.makedirs(os.environ.get("MPLCONFIGDIR", "/tmp/matplotlib"), exist_ok=True)
+    # matplotlib's cache goes in the sandbox's own temporary directory (TMPDIR), made before any cell imports it.
+    os.environ["MPLCONFIGDIR"] = os.path.join(tempfile.gettempdir(), "matplotlib")
+    os.makedirs(os.environ["MPLCONFIGDIR"], exist_ok=True)
     # Output between cells (this script's own failures) goes where it went at start: the platform's diagnostics.
     quiet_out, quiet_err = os.dup(1), os.dup(2)
     # The cells get a __main__ module of their own (pickle and dataclasses look classes up there), not this one.

@@ -277,7 +277,6 @@ func (r *Runner) args(infoFD int) []string {
 		{"USER", "sandbox"},
 		{"LANG", "C.UTF-8"},
 		{"MPLBACKEND", "Agg"},
-		{"MPLCONFIGDIR", "/tmp/matplotlib"},
 		{"PYTHONUNBUFFERED", "1"},        // output written before a kill still reaches the platform
 		{"PYTHONDONTWRITEBYTECODE", "1"}, // no __pycache__ among the output files
 		// One BLAS thread: each thread counts against the process limit, and a many-core host would otherwise
