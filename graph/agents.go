@@ -76,7 +76,7 @@ func (r queryResolver) AgentByID(ctx context.Context, agentID string) (*model.Ag
 		if _, _, err := commands.ParseAgentName("agentId", agentID); err != nil {
 			return nil, err
 		}
-		a, err := r.d.Commands.FindAgent(ctx, p, agentID)
+		a, err := r.d.AgentCommands.Find(ctx, p, agentID)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +111,7 @@ func (r queryResolver) AgentByHandle(ctx context.Context, handle string) (*model
 	if err := checkAgentRef("handle", handle); err != nil {
 		return nil, err
 	}
-	a, err := r.d.Commands.FindAgent(ctx, p, handle)
+	a, err := r.d.AgentCommands.Find(ctx, p, handle)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (r mutationResolver) CreateAgent(ctx context.Context, in generated.AgentInp
 	if err != nil {
 		return nil, err
 	}
-	reg, err := r.d.Commands.RegisterAgent(ctx, p, agentInput(in))
+	reg, err := r.d.AgentCommands.Register(ctx, p, agentInput(in))
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (r mutationResolver) UpdateAgent(ctx context.Context, in generated.AgentInp
 	if err := checkAgentRef("handle", in.Handle); err != nil {
 		return nil, err
 	}
-	a, err := r.d.Commands.UpdateAgent(ctx, p, agentInput(in))
+	a, err := r.d.AgentCommands.Update(ctx, p, agentInput(in))
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (r mutationResolver) DeleteAgent(ctx context.Context, handle string) (*gene
 	if err := checkAgentRef("handle", handle); err != nil {
 		return nil, err
 	}
-	a, err := r.d.Commands.DeleteAgent(ctx, p, handle)
+	a, err := r.d.AgentCommands.Delete(ctx, p, handle)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (r mutationResolver) RefreshAgent(ctx context.Context, handle string) (*gen
 	if err := checkAgentRef("handle", handle); err != nil {
 		return nil, err
 	}
-	a, err := r.d.Commands.RefreshAgent(ctx, p, handle)
+	a, err := r.d.AgentCommands.Refresh(ctx, p, handle)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (r queryResolver) Route(ctx context.Context, query string, first *int) ([]g
 	}
 	out := []generated.RouteMatch{}
 	for _, m := range ms {
-		a, err := r.d.Commands.FindAgent(ctx, p, m.AgentID)
+		a, err := r.d.AgentCommands.Find(ctx, p, m.AgentID)
 		if err != nil {
 			continue // deleted since it was indexed
 		}
@@ -288,7 +288,7 @@ func (r userResolver) usage(ctx context.Context, obj *model.User) (*int, *int, e
 	if err != nil || obj.AccountID != p.AccountID {
 		return nil, nil, err
 	}
-	limit, used, err := r.d.Commands.DailyUsage(ctx, p.AccountID)
+	limit, used, err := r.d.Usage.DailyUsage(ctx, p.AccountID)
 	if err != nil {
 		return nil, nil, err
 	}

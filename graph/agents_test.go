@@ -161,7 +161,7 @@ func TestDailyQuota(t *testing.T) {
 	t.Parallel()
 	n := platformtest.Start(t)
 	p, key := n.NewAccount(t, "ada")
-	if err := n.Commands.SetLimits(t.Context(), auth.Principal{AccountID: commands.AdminAccountID}, p.AccountID, 2, 0); err != nil {
+	if err := n.Commands.Accounts.SetLimits(t.Context(), auth.Principal{AccountID: commands.AdminAccountID}, p.AccountID, 2, 0); err != nil {
 		t.Fatal(err)
 	}
 	c := client{t: t, n: n, key: key}
@@ -211,7 +211,7 @@ func TestAgentByFixieName(t *testing.T) {
 	// another account of that name goes by its ID.
 	twin, twinKey := n.NewAccount(t, "alice")
 	client{t: t, n: n, key: twinKey}.do(`mutation { createAgent(agentData: {handle: "dice", queryUrl: "http://127.0.0.1:9/"}) { agent { agentId } } }`, nil, &created)
-	if name, err := n.Commands.FixieAgentName(t.Context(), twin.AccountID, "dice"); err != nil || name != twin.AccountID+"/dice" {
+	if name, err := n.Commands.Agents.FixieName(t.Context(), twin.AccountID, "dice"); err != nil || name != twin.AccountID+"/dice" {
 		t.Fatalf("the second alice's agent is named %q (%v), want %s/dice", name, err, twin.AccountID)
 	}
 	client{t: t, n: n, key: twinKey}.do(byName, map[string]any{"id": twin.AccountID + "/dice"}, &got)

@@ -49,13 +49,28 @@ type EmbedURLs interface {
 	EmbedURL(ctx context.Context, embedID string) (string, error)
 }
 
+// AgentCommands is what the face asks of the agent commands (commands.Agents).
+type AgentCommands interface {
+	Find(ctx context.Context, actor auth.Principal, ref string) (agents.Info, error)
+	Register(ctx context.Context, actor auth.Principal, in commands.AgentInput) (commands.Registration, error)
+	Update(ctx context.Context, actor auth.Principal, in commands.AgentInput) (agents.Info, error)
+	Delete(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error)
+	Refresh(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error)
+}
+
+// Usage reports an account's daily query limit and how much of it is used (commands.Accounts).
+type Usage interface {
+	DailyUsage(ctx context.Context, accountID string) (limit, used int, err error)
+}
+
 // Deps are what the face uses.
 type Deps struct {
-	Commands *commands.Commands
-	Sessions *commands.Sessions
-	Views    *projections.Runner
-	Store    *events.Store
-	Agents   *agents.Registry
+	AgentCommands AgentCommands
+	Usage         Usage
+	Sessions      *commands.Sessions
+	Views         *projections.Runner
+	Store         *events.Store
+	Agents        *agents.Registry
 	// NC carries the live token deltas of replies (core NATS).
 	NC     *nats.Conn
 	Names  natsx.Names

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/natsx"
@@ -189,14 +190,35 @@ func (r *Runner) WaitFor(ctx context.Context, name string, seq uint64) error {
 	}
 }
 
-// WaitForAll waits for several read models at once (a command whose events feed more than one).
-func (r *Runner) WaitForAll(ctx context.Context, seq uint64, names ...string) error {
-	for _, n := range names {
-		if err := r.WaitFor(ctx, n, seq); err != nil {
+// Shows waits until each model has applied the last event of an append that it folds, so that a client reads its
+// own write (a model never reaches the sequence of an event it does not fold, so each is waited for at its own).
+func (r *Runner) Shows(ctx context.Context, res events.Appended, models ...Projection) error {
+	for _, m := range models {
+		var seq uint64
+		for _, e := range res.Events {
+			if Folds(m, e.Type) {
+				seq = max(seq, e.Sequence)
+			}
+		}
+		if seq == 0 {
+			continue
+		}
+		if err := r.WaitFor(ctx, m.Name(), seq); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Folds reports whether a projection folds events of a type.
+func Folds(p Projection, eventType string) bool {
+	agg, _ := events.SplitType(eventType)
+	for _, t := range p.EventTypes() {
+		if t == eventType || t == agg+".*" {
+			return true
+		}
+	}
+	return false
 }
 
 // Status is what `contrail projections status` shows of one projection.

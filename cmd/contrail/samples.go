@@ -74,13 +74,13 @@ func startSampleAgents(ctx context.Context, p *platform.Platform, logger *slog.L
 func registerSample(ctx context.Context, p *platform.Platform, admin auth.Principal, handle, name, description, url string) error {
 	published := true
 	in := commands.AgentInput{Handle: handle, Name: &name, Description: &description, FuncURL: &url, Published: &published}
-	_, err := p.Commands.CreateAgent(ctx, admin, in)
+	_, err := p.Commands.Agents.Create(ctx, admin, in)
 	if errs.CodeOf(err) == errs.Conflict {
 		// Registered by an earlier run, at another port: point it at this one and read its description again.
-		if _, err := p.Commands.UpdateAgent(ctx, admin, commands.AgentInput{Handle: handle, FuncURL: &url}); err != nil {
+		if _, err := p.Commands.Agents.Update(ctx, admin, commands.AgentInput{Handle: handle, FuncURL: &url}); err != nil {
 			return fmt.Errorf("sample agent %s: %w", handle, err)
 		}
-		_, err = p.Commands.RefreshAgent(ctx, admin, handle)
+		_, err = p.Commands.Agents.Refresh(ctx, admin, handle)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("sample agent %s: %w", handle, err)

@@ -55,7 +55,7 @@ type Embeds interface {
 // AgentNamer names a registered agent as Fixie did, "<username>/<handle>": what the tokens of calls to it carry
 // in "aid" (the Fixie SDK checks it).
 type AgentNamer interface {
-	FixieAgentName(ctx context.Context, accountID, handle string) (string, error)
+	FixieName(ctx context.Context, accountID, handle string) (string, error)
 }
 
 // Config wires the handlers.
@@ -233,7 +233,7 @@ func (h *Handlers) targetOf(info agent.Info, seq uint64) (session.Target, error)
 func (h *Handlers) claims(ctx context.Context, snap snapshot, info agent.Info) (agentproto.Claims, error) {
 	c := agentproto.Claims{User: snap.account, AgentID: info.ID, SessionID: snap.session, Audience: info.Audience}
 	if h.cfg.AgentNames != nil && !info.Builtin() {
-		name, err := h.cfg.AgentNames.FixieAgentName(ctx, info.Account, info.Handle)
+		name, err := h.cfg.AgentNames.FixieName(ctx, info.Account, info.Handle)
 		if err != nil {
 			return c, fmt.Errorf("name agent %s for its token: %w", info.Handle, err)
 		}

@@ -88,7 +88,7 @@ func (w *Worker) runCode(ctx context.Context, ref commands.RunRef, t *commands.T
 		recorded = append(recorded, call)
 		outputs = append(outputs, events.ToolOutput{ToolCallID: id, Output: out.String()})
 	}
-	return w.cfg.Commands.RecordServerTools(ctx, ref, t, turn, recorded, outputs, usage)
+	return w.cfg.Runs.RecordServerTools(ctx, ref, t, turn, recorded, outputs, usage)
 }
 
 // codeOf reads a code_interpreter call's arguments: {"code": "..."}; a model that sends bare code is taken at its

@@ -113,7 +113,7 @@ func (w *Worker) fileSearch(ctx context.Context, ref commands.RunRef, t *command
 		recorded = append(recorded, call)
 		outputs = append(outputs, events.ToolOutput{ToolCallID: id, Output: out})
 	}
-	return w.cfg.Commands.RecordServerTools(ctx, ref, t, turn, recorded, outputs, usage)
+	return w.cfg.Runs.RecordServerTools(ctx, ref, t, turn, recorded, outputs, usage)
 }
 
 // searchQueries reads a file_search call's arguments: {"queries": [...]}, or {"query": "..."} as some models write.

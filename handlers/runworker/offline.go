@@ -36,7 +36,7 @@ func (w *Worker) offlineFileSearch(ctx context.Context, ref commands.RunRef, t *
 		text = fmt.Sprintf("I searched the files of this assistant and thread and found nothing that matches \u201c%s\u201d. "+
 			"Add a file that covers it, or ask in other words.", clipText(question, 200))
 	}
-	return w.cfg.Commands.RecordTurn(ctx, ref, t, turn, commands.TurnResult{Text: text, Annotations: citations(text, calls)})
+	return w.cfg.Runs.RecordTurn(ctx, ref, t, turn, commands.TurnResult{Text: text, Annotations: citations(text, calls)})
 }
 
 // lastUserText is the text of the thread's last user message.

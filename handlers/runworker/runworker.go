@@ -34,9 +34,23 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
+// Recorder is what the worker asks of the run commands (commands.Runs): the thread as it stands, and the record
+// of each step of a run.
+type Recorder interface {
+	Load(ctx context.Context, threadID string) (*commands.Thread, error)
+	Start(ctx context.Context, ref commands.RunRef, t *commands.Thread) (*commands.Thread, error)
+	RecordTurn(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn string, res commands.TurnResult) (*commands.Thread, error)
+	RecordServerTools(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*commands.Thread, error)
+	Fail(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn, code, message string) (*commands.Thread, error)
+	Incomplete(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn, reason string) (*commands.Thread, error)
+	FinishCancel(ctx context.Context, ref commands.RunRef, t *commands.Thread) (*commands.Thread, error)
+}
+
 // Config wires a Worker.
 type Config struct {
-	Commands *commands.Commands
+	Runs Recorder
+	// Store is the log the worker follows a run's thread on.
+	Store *events.Store
 	// Models answers the turns: the router, which resolves each run's model.
 	Models llm.Provider
 	// Locks is the KV bucket of run locks; its TTL is how long a dead worker keeps a run.
@@ -181,7 +195,7 @@ func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
 			sleep(ctx, time.Duration(failures)*200*time.Millisecond)
 			continue
 		}
-		t, err := w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+		t, err := w.cfg.Runs.Load(ctx, ref.ThreadID)
 		if err != nil || !needsWork(t, ref.RunID) {
 			return
 		}
@@ -207,14 +221,14 @@ func needsWork(t *commands.Thread, runID string) bool {
 // stored log rather than the subjects as they are published, so that when it reads the thread again after the
 // signal, the event that raised it is there to read.
 func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
-	t, err := w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+	t, err := w.cfg.Runs.Load(ctx, ref.ThreadID)
 	if err != nil {
 		return err
 	}
 	stop := newSignal()
 	fctx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
-	store := w.cfg.Commands.Store()
+	store := w.cfg.Store
 	from := t.Seq + 1
 	go func() {
 		for e, err := range store.Follow(fctx, from, w.cfg.Names.AggregateFilter("thread", ref.ThreadID)) {
@@ -230,9 +244,9 @@ func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
 		r := t.Runs[ref.RunID]
 		switch r.Status {
 		case events.RunStatusQueued:
-			t, err = w.cfg.Commands.StartRun(ctx, ref, t)
+			t, err = w.cfg.Runs.Start(ctx, ref, t)
 		case events.RunStatusCancelling:
-			t, err = w.cfg.Commands.FinishCancel(ctx, ref, t)
+			t, err = w.cfg.Runs.FinishCancel(ctx, ref, t)
 		case events.RunStatusInProgress:
 			t, err = w.turn(ctx, ref, t, r, stop)
 		}
@@ -248,12 +262,12 @@ func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
 func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thread, r *commands.ThreadRun, stop *signal) (*commands.Thread, error) {
 	turn := r.Turn
 	if res, ok := t.RecordedTurn(r); ok {
-		return w.cfg.Commands.RecordTurn(ctx, ref, t, turn, res)
+		return w.cfg.Runs.RecordTurn(ctx, ref, t, turn, res)
 	}
 	if stop.fired() {
 		// Something that may end the run came in after the thread was read: read it again and see.
 		stop.reset()
-		return w.cfg.Commands.LoadThread(ctx, ref.ThreadID)
+		return w.cfg.Runs.Load(ctx, ref.ThreadID)
 	}
 	if tool, ok := fileSearchOf(r); ok && r.Model == llm.ProviderOffline && w.cfg.Files != nil {
 		return w.offlineFileSearch(ctx, ref, t, r, turn, tool)
@@ -263,7 +277,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 		return nil, fmt.Errorf("plan turn of run %s: %w", ref.RunID, err)
 	}
 	if plan.incomplete != "" {
-		return w.cfg.Commands.IncompleteRun(ctx, ref, t, turn, plan.incomplete)
+		return w.cfg.Runs.Incomplete(ctx, ref, t, turn, plan.incomplete)
 	}
 
 	callCtx, stopCall := context.WithCancel(ctx)
@@ -283,7 +297,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 	}
 	if callCtx.Err() != nil {
 		stop.reset()
-		return w.cfg.Commands.LoadThread(ctx, ref.ThreadID) // the run was cancelled or expired: see how it stands
+		return w.cfg.Runs.Load(ctx, ref.ThreadID) // the run was cancelled or expired: see how it stands
 	}
 	if err != nil {
 		code := "server_error"
@@ -294,7 +308,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 			code = "invalid_prompt"
 		}
 		w.cfg.Logger.Warn("run worker: model call failed", "run", ref.RunID, "model", r.Model, "err", err)
-		return w.cfg.Commands.FailRun(ctx, ref, t, turn, code, err.Error())
+		return w.cfg.Runs.Fail(ctx, ref, t, turn, code, err.Error())
 	}
 	usage := events.TokenUsage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		TotalTokens: resp.Usage.TotalTokens}
@@ -334,7 +348,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 	if resp.FinishReason == llm.FinishLength && plan.capped && len(res.ToolCalls) == 0 {
 		res.Incomplete = "max_completion_tokens"
 	}
-	return w.cfg.Commands.RecordTurn(ctx, ref, t, turn, res)
+	return w.cfg.Runs.RecordTurn(ctx, ref, t, turn, res)
 }
 
 // signal is a flag the thread's events raise: something came that may end the run.

@@ -22,10 +22,15 @@ import (
 // LeaseName is the sweeper's lease in the leases bucket.
 const LeaseName = "run_sweeper"
 
+// Expirer expires a run that has outlived its expires_at (commands.Runs).
+type Expirer interface {
+	Expire(ctx context.Context, ref commands.RunRef, now time.Time) (bool, error)
+}
+
 // Config wires a Sweeper.
 type Config struct {
-	Commands *commands.Commands
-	Views    *projections.Runner
+	Runs  Expirer
+	Views *projections.Runner
 	// Leases is the bucket of leases; its TTL is LeaseTTL.
 	Leases   jetstream.KeyValue
 	LeaseTTL time.Duration
@@ -103,7 +108,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Result, error) {
 		}
 		ref := commands.RunRef{Account: a.Account, ThreadID: a.ThreadID, RunID: a.RunID}
 		if !now.Before(a.ExpiresAt) {
-			expired, err := s.cfg.Commands.ExpireRun(ctx, ref, now)
+			expired, err := s.cfg.Runs.Expire(ctx, ref, now)
 			if err != nil {
 				s.cfg.Logger.Warn("run sweeper: expire run", "run", a.RunID, "err", err)
 				continue

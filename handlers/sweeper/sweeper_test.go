@@ -52,7 +52,7 @@ func TestOneSweeperLeadsAndAnotherTakesOver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := sweeper.New(sweeper.Config{Commands: cmds, Views: views, Leases: kv, LeaseTTL: ttl, Holder: holder,
+		s := sweeper.New(sweeper.Config{Runs: cmds.Runs, Views: views, Leases: kv, LeaseTTL: ttl, Holder: holder,
 			Interval: 100 * time.Millisecond, Logger: logger})
 		sctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -72,7 +72,7 @@ func TestOneSweeperLeadsAndAnotherTakesOver(t *testing.T) {
 		}
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			th, err := cmds.LoadThread(ctx, thread)
+			th, err := cmds.Threads.Load(ctx, thread)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,9 +27,17 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
+// AccountCommands is what the face asks of the account commands (commands.Accounts).
+type AccountCommands interface {
+	Create(ctx context.Context, actor auth.Principal, in commands.NewAccount) (commands.IssuedKey, error)
+	IssueKey(ctx context.Context, actor auth.Principal, accountID, name, key string) (commands.IssuedKey, error)
+	RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) error
+	SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) error
+}
+
 // Deps are what the admin face uses.
 type Deps struct {
-	Commands *commands.Commands
+	Accounts AccountCommands
 	Views    *projections.Runner
 	JS       jetstream.JetStream
 	Store    *events.Store
@@ -173,7 +181,7 @@ func (f *Face) createKey(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	k, err := f.d.Commands.IssueKey(r.Context(), principal(r), id, in.Name, "")
+	k, err := f.d.Accounts.IssueKey(r.Context(), principal(r), id, in.Name, "")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -188,7 +196,7 @@ func (f *Face) revokeKey(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Commands.RevokeKey(r.Context(), principal(r), acct, id); err != nil {
+	if err := f.d.Accounts.RevokeKey(r.Context(), principal(r), acct, id); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -283,7 +291,7 @@ func (f *Face) createAccount(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	k, err := f.d.Commands.CreateAccount(r.Context(), principal(r), commands.NewAccount{Name: in.Name, Admin: in.Admin, DailyQueryLimit: in.DailyQueryLimit})
+	k, err := f.d.Accounts.Create(r.Context(), principal(r), commands.NewAccount{Name: in.Name, Admin: in.Admin, DailyQueryLimit: in.DailyQueryLimit})
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -311,7 +319,7 @@ func (f *Face) setLimits(w http.ResponseWriter, r *http.Request) {
 			"GET this URL to read the current limits"))
 		return
 	}
-	if err := f.d.Commands.SetLimits(r.Context(), principal(r), id, in.DailyQueryLimit, in.RequestsPerMinute); err != nil {
+	if err := f.d.Accounts.SetLimits(r.Context(), principal(r), id, in.DailyQueryLimit, in.RequestsPerMinute); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

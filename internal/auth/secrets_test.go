@@ -103,7 +103,7 @@ func useSecrets(t *testing.T, n *platformtest.Node, adminKey string) []string {
 	if r := n.Do(t, adminKey, "POST", "/admin/keys?account="+created.AccountID, map[string]string{"name": "chosen"}); r.Status != 201 {
 		t.Fatalf("issue: %d", r.Status)
 	}
-	if _, err := n.Commands.IssueKey(ctx, auth.Principal{AccountID: created.AccountID}, created.AccountID, "chosen", chosen); err != nil {
+	if _, err := n.Commands.Accounts.IssueKey(ctx, auth.Principal{AccountID: created.AccountID}, created.AccountID, "chosen", chosen); err != nil {
 		t.Fatal(err)
 	}
 	secrets = append(secrets, chosen)

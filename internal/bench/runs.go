@@ -141,10 +141,10 @@ func startNodeWith(ctx context.Context, dir string, set func(*config.Config)) (*
 	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	system := auth.Principal{AccountID: commands.AdminAccountID}
-	k, err := p.Commands.CreateAccount(ctx, system, commands.NewAccount{Name: "bench"})
+	k, err := p.Commands.Accounts.Create(ctx, system, commands.NewAccount{Name: "bench"})
 	if err == nil {
 		// The benchmark measures the platform, not its usage limits.
-		err = p.Commands.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30)
+		err = p.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30)
 	}
 	if err != nil {
 		_ = srv.Close()

@@ -125,7 +125,7 @@ type levelResult struct {
 // level runs c sessions at once, each posting n queries in turn, and returns every post→reply latency.
 func (b *sessionBench) level(ctx context.Context, c, n int) (levelResult, error) {
 	b.seq++
-	k, err := b.p.Commands.CreateAccount(ctx, auth.Principal{AccountID: commands.AdminAccountID},
+	k, err := b.p.Commands.Accounts.Create(ctx, auth.Principal{AccountID: commands.AdminAccountID},
 		commands.NewAccount{Name: "bench-" + strconv.Itoa(b.seq)})
 	if err != nil {
 		return levelResult{}, err
@@ -133,7 +133,7 @@ func (b *sessionBench) level(ctx context.Context, c, n int) (levelResult, error)
 	// The benchmark is one account posting far more than a user would: lift its quota and request rate (one more
 	// event of its own).
 	system := auth.Principal{AccountID: commands.AdminAccountID}
-	if err := b.p.Commands.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30); err != nil {
+	if err := b.p.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30); err != nil {
 		return levelResult{}, err
 	}
 	res := levelResult{setupEvents: 3}

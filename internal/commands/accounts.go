@@ -8,6 +8,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // DefaultDailyQueryLimit is seed 000's per-user daily limit.
@@ -45,9 +46,16 @@ type IssuedKey struct {
 	Seq       uint64 `json:"-"`
 }
 
-// CreateAccount opens an account with its first key. Only an admin may, except for the bootstrap (the system
+// Accounts are the commands on accounts and their keys; they also report an account's daily usage.
+type Accounts struct {
+	store   *events.Store
+	reads   reads
+	queries QueryCounter
+}
+
+// Create opens an account with its first key. Only an admin may, except for the bootstrap (the system
 // principal, which has no key).
-func (c *Commands) CreateAccount(ctx context.Context, actor auth.Principal, in NewAccount) (IssuedKey, error) {
+func (c *Accounts) Create(ctx context.Context, actor auth.Principal, in NewAccount) (IssuedKey, error) {
 	if !actor.System() && !actor.Admin {
 		return IssuedKey{}, errs.E(errs.Forbidden, "only an admin account may create accounts")
 	}
@@ -85,11 +93,11 @@ func (c *Commands) CreateAccount(ctx context.Context, actor auth.Principal, in N
 	if err != nil {
 		return IssuedKey{}, err
 	}
-	return IssuedKey{AccountID: id, KeyID: keyID, Key: key, Seq: res.LastSeq()}, c.waitAccounts(ctx, res.LastSeq())
+	return IssuedKey{AccountID: id, KeyID: keyID, Key: key, Seq: res.LastSeq()}, c.reads.show(ctx, res, projections.Accounts{})
 }
 
 // IssueKey adds a key to an account: the account itself or an admin may.
-func (c *Commands) IssueKey(ctx context.Context, actor auth.Principal, accountID, name, key string) (IssuedKey, error) {
+func (c *Accounts) IssueKey(ctx context.Context, actor auth.Principal, accountID, name, key string) (IssuedKey, error) {
 	if err := mayManage(actor, accountID); err != nil {
 		return IssuedKey{}, err
 	}
@@ -118,11 +126,11 @@ func (c *Commands) IssueKey(ctx context.Context, actor auth.Principal, accountID
 	if err != nil {
 		return IssuedKey{}, err
 	}
-	return IssuedKey{AccountID: accountID, KeyID: keyID, Key: key, Seq: res.LastSeq()}, c.waitAccounts(ctx, res.LastSeq())
+	return IssuedKey{AccountID: accountID, KeyID: keyID, Key: key, Seq: res.LastSeq()}, c.reads.show(ctx, res, projections.Accounts{})
 }
 
 // RevokeKey stops a key from working.
-func (c *Commands) RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) error {
+func (c *Accounts) RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) error {
 	if err := mayManage(actor, accountID); err != nil {
 		return err
 	}
@@ -142,11 +150,11 @@ func (c *Commands) RevokeKey(ctx context.Context, actor auth.Principal, accountI
 	if err != nil {
 		return err
 	}
-	return c.waitAccounts(ctx, res.LastSeq())
+	return c.reads.show(ctx, res, projections.Accounts{})
 }
 
 // SetLimits changes an account's usage limits. Only an admin may.
-func (c *Commands) SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) error {
+func (c *Accounts) SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) error {
 	if !actor.System() && !actor.Admin {
 		return errs.E(errs.Forbidden, "only an admin account may change limits")
 	}
@@ -168,7 +176,7 @@ func (c *Commands) SetLimits(ctx context.Context, actor auth.Principal, accountI
 	if err != nil {
 		return err
 	}
-	return c.waitAccounts(ctx, res.LastSeq())
+	return c.reads.show(ctx, res, projections.Accounts{})
 }
 
 func mayManage(actor auth.Principal, accountID string) error {
@@ -184,15 +192,4 @@ func mayManage(actor auth.Principal, accountID string) error {
 	}
 	// Another account's existence is not revealed.
 	return errs.NotFoundf("account", accountID)
-}
-
-// waitAccounts makes the accounts read model show a write before the command returns: a new key must work on the
-// very next request.
-func (c *Commands) waitAccounts(ctx context.Context, seq uint64) error {
-	if seq == 0 {
-		return nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, c.readWait)
-	defer cancel()
-	return c.views.WaitFor(wctx, "accounts", seq)
 }

@@ -33,7 +33,7 @@ func (e *unreachedError) Unwrap() error { return e.err }
 // sample queries, the few-shots validated with every rule of the Fixie SDK. It fills in only what the caller did not
 // give. An agent that has no GET / (seed 000's simplest agent only answers POST /) is a standalone agent without
 // sample queries.
-func (c *Commands) fetchMetadata(ctx context.Context, actor auth.Principal, id string, in *AgentInput) error {
+func (c *Agents) fetchMetadata(ctx context.Context, actor auth.Principal, id string, in *AgentInput) error {
 	u := value(in.FuncURL, "")
 	if u == "" {
 		u = value(in.QueryURL, "")
@@ -41,7 +41,7 @@ func (c *Commands) fetchMetadata(ctx context.Context, actor auth.Principal, id s
 	if u == "" || c.metadata == nil {
 		return nil
 	}
-	name, err := c.FixieAgentName(ctx, actor.AccountID, strings.TrimSpace(in.Handle))
+	name, err := c.FixieName(ctx, actor.AccountID, strings.TrimSpace(in.Handle))
 	if err != nil {
 		return err
 	}
@@ -113,9 +113,9 @@ func urlField(in *AgentInput) string {
 	return "queryUrl"
 }
 
-// RefreshAgent reads an agent's description again from its URL (its few-shots changed, say) and updates the
+// Refresh reads an agent's description again from its URL (its few-shots changed, say) and updates the
 // registry; routing follows within a second.
-func (c *Commands) RefreshAgent(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error) {
+func (c *Agents) Refresh(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error) {
 	handle = strings.TrimSpace(handle)
 	if handle == "" {
 		return agents.Info{}, errs.Missing("handle")
@@ -148,5 +148,5 @@ func (c *Commands) RefreshAgent(ctx context.Context, actor auth.Principal, handl
 		return agents.Info{}, err
 	}
 	in.Audience = nil // unchanged
-	return c.UpdateAgent(ctx, actor, in)
+	return c.Update(ctx, actor, in)
 }

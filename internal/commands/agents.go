@@ -11,6 +11,7 @@ import (
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // AgentInput is what registering or changing an agent takes. A nil field is not given: on create it takes its
@@ -35,14 +36,22 @@ type AgentInput struct {
 	Audience       *string
 }
 
+// Agents are the commands on Fixie agents: registration, change, deletion, and their names.
+type Agents struct {
+	store    *events.Store
+	reads    reads
+	agents   *agents.Registry
+	metadata AgentMetadata
+}
+
 // handleRef names the claim aggregate of an account's handle.
 func handleRef(account, handle string) events.Ref {
 	return events.Ref{Type: agent.HandleAggregate, ID: agent.HandleID(account, handle)}
 }
 
-// CreateAgent registers an agent of the caller's account.
-func (c *Commands) CreateAgent(ctx context.Context, actor auth.Principal, in AgentInput) (agents.Info, error) {
-	reg, err := c.RegisterAgent(ctx, actor, in)
+// Create registers an agent of the caller's account.
+func (c *Agents) Create(ctx context.Context, actor auth.Principal, in AgentInput) (agents.Info, error) {
+	reg, err := c.Register(ctx, actor, in)
 	return reg.Agent, err
 }
 
@@ -52,9 +61,9 @@ type Registration struct {
 	Warnings []string
 }
 
-// RegisterAgent is CreateAgent with its warnings. An agent whose URL does not answer yet is registered with what
+// Register is Create with its warnings. An agent whose URL does not answer yet is registered with what
 // was given (it may be starting); the warning says so and how to read its description later.
-func (c *Commands) RegisterAgent(ctx context.Context, actor auth.Principal, in AgentInput) (Registration, error) {
+func (c *Agents) Register(ctx context.Context, actor auth.Principal, in AgentInput) (Registration, error) {
 	var reg Registration
 	handle := strings.TrimSpace(in.Handle)
 	if err := c.validHandle("handle", handle); err != nil {
@@ -94,15 +103,15 @@ func (c *Commands) RegisterAgent(ctx context.Context, actor auth.Principal, in A
 	if err != nil {
 		return reg, fmt.Errorf("register agent %q: %w", handle, err)
 	}
-	if err := c.waitViews(ctx, res.LastSeq(), "agents"); err != nil {
+	if err := c.reads.show(ctx, res, projections.Agents{}); err != nil {
 		return reg, err
 	}
 	reg.Agent, err = c.agentInfo(ctx, res)
 	return reg, err
 }
 
-// UpdateAgent changes an agent of the caller's account, named by its handle.
-func (c *Commands) UpdateAgent(ctx context.Context, actor auth.Principal, in AgentInput) (agents.Info, error) {
+// Update changes an agent of the caller's account, named by its handle.
+func (c *Agents) Update(ctx context.Context, actor auth.Principal, in AgentInput) (agents.Info, error) {
 	handle := strings.TrimSpace(in.Handle)
 	if handle == "" {
 		return agents.Info{}, errs.Missing("handle")
@@ -143,14 +152,14 @@ func (c *Commands) UpdateAgent(ctx context.Context, actor auth.Principal, in Age
 			return agents.Info{}, err
 		}
 	}
-	if err := c.waitViews(ctx, res.LastSeq(), "agents"); err != nil {
+	if err := c.reads.show(ctx, res, projections.Agents{}); err != nil {
 		return agents.Info{}, err
 	}
 	return c.agentInfo(ctx, res)
 }
 
-// DeleteAgent removes an agent of the caller's account and frees its handle.
-func (c *Commands) DeleteAgent(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error) {
+// Delete removes an agent of the caller's account and frees its handle.
+func (c *Agents) Delete(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error) {
 	handle = strings.TrimSpace(handle)
 	if handle == "" {
 		return agents.Info{}, errs.Missing("handle")
@@ -173,13 +182,13 @@ func (c *Commands) DeleteAgent(ctx context.Context, actor auth.Principal, handle
 	if err := c.releaseHandle(ctx, actor, handle, id); err != nil {
 		return agents.Info{}, err
 	}
-	return deleted, c.waitViews(ctx, res.LastSeq(), "agents")
+	return deleted, c.reads.show(ctx, res, projections.Agents{})
 }
 
-// FindAgent resolves what a client calls an agent — a built-in's ID or handle, an agent ID, one of the caller's
+// Find resolves what a client calls an agent — a built-in's ID or handle, an agent ID, one of the caller's
 // handles, a published agent's handle, or its Fixie name "<username>/<handle>" — to an agent the caller may use
 // (agents.Registry.Find).
-func (c *Commands) FindAgent(ctx context.Context, actor auth.Principal, ref string) (agents.Info, error) {
+func (c *Agents) Find(ctx context.Context, actor auth.Principal, ref string) (agents.Info, error) {
 	if len(strings.TrimSpace(ref)) > MaxAgentRef {
 		return agents.Info{}, errs.NotFoundf("agent", ref) // longer than any agent's name (the faces say so by name)
 	}
@@ -193,7 +202,7 @@ func (c *Commands) FindAgent(ctx context.Context, actor auth.Principal, ref stri
 }
 
 // ownAgentID finds the agent behind one of the caller's handles.
-func (c *Commands) ownAgentID(ctx context.Context, actor auth.Principal, handle string) (string, error) {
+func (c *Agents) ownAgentID(ctx context.Context, actor auth.Principal, handle string) (string, error) {
 	if _, ok := c.agents.Builtin(handle); ok {
 		return "", errs.E(errs.Forbidden, "agent %q is built into the platform and cannot be changed", handle)
 	}
@@ -208,13 +217,13 @@ func (c *Commands) ownAgentID(ctx context.Context, actor auth.Principal, handle 
 }
 
 // handleOwner reads who holds a handle of an account, from the claim's own history (consistent).
-func (c *Commands) handleOwner(ctx context.Context, account, handle string) (string, bool, error) {
+func (c *Agents) handleOwner(ctx context.Context, account, handle string) (string, bool, error) {
 	return c.agents.HandleOwner(ctx, account, handle)
 }
 
 // claimHandle gives a handle of the caller's account to agent id, unless another live agent holds it. A claim whose
 // agent was never registered (a crash between the two appends) is taken over.
-func (c *Commands) claimHandle(ctx context.Context, actor auth.Principal, handle, id string) error {
+func (c *Agents) claimHandle(ctx context.Context, actor auth.Principal, handle, id string) error {
 	holder, claimed, err := c.handleOwner(ctx, actor.AccountID, handle)
 	if err != nil {
 		return err
@@ -245,7 +254,7 @@ func (c *Commands) claimHandle(ctx context.Context, actor auth.Principal, handle
 	return nil
 }
 
-func (c *Commands) releaseHandle(ctx context.Context, actor auth.Principal, handle, id string) error {
+func (c *Agents) releaseHandle(ctx context.Context, actor auth.Principal, handle, id string) error {
 	_, err := events.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *agent.HandleClaim) ([]events.Event, error) {
 		if !h.Claimed || h.AgentID != id {
 			return nil, nil
@@ -259,7 +268,7 @@ func (c *Commands) releaseHandle(ctx context.Context, actor auth.Principal, hand
 }
 
 // agentInfo folds what an append wrote into the agent as it now is.
-func (c *Commands) agentInfo(ctx context.Context, res events.Appended) (agents.Info, error) {
+func (c *Agents) agentInfo(ctx context.Context, res events.Appended) (agents.Info, error) {
 	if len(res.Events) == 0 {
 		return agents.Info{}, fmt.Errorf("agent append returned no events")
 	}
@@ -278,7 +287,7 @@ func (c *Commands) agentInfo(ctx context.Context, res events.Appended) (agents.I
 }
 
 // validHandle: lower-case letters, digits, '-' and '_', starting with a letter or digit; not a built-in's.
-func (c *Commands) validHandle(field, h string) error {
+func (c *Agents) validHandle(field, h string) error {
 	if h == "" {
 		return errs.Missing(field)
 	}
@@ -375,14 +384,4 @@ func defaultKind(in AgentInput) string {
 		return agents.KindCodeShot
 	}
 	return agents.KindStandalone
-}
-
-// waitViews makes read models show a write before the command returns.
-func (c *Commands) waitViews(ctx context.Context, seq uint64, names ...string) error {
-	if seq == 0 {
-		return nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, c.readWait)
-	defer cancel()
-	return c.views.WaitForAll(wctx, seq, names...)
 }

@@ -20,8 +20,15 @@ import (
 // Assistant is the assistant aggregate (domain/assistant).
 type Assistant = assistant.State
 
-// CreateAssistant creates an assistant and returns its ID once the assistants read model shows it.
-func (c *Commands) CreateAssistant(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, error) {
+// Assistants are the commands on Assistants API assistants.
+type Assistants struct {
+	store   *events.Store
+	reads   reads
+	sandbox func() error
+}
+
+// Create creates an assistant and returns its ID once the assistants read model shows it.
+func (c *Assistants) Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, error) {
 	if err := ValidateAssistant(spec); err != nil {
 		return "", err
 	}
@@ -38,11 +45,11 @@ func (c *Commands) CreateAssistant(ctx context.Context, actor auth.Principal, sp
 	if err != nil {
 		return "", err
 	}
-	return id, c.waitFor(ctx, res, projections.Assistants{})
+	return id, c.reads.show(ctx, res, projections.Assistants{})
 }
 
-// ModifyAssistant changes an assistant: change edits a copy of its settings, which must still be valid.
-func (c *Commands) ModifyAssistant(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) error {
+// Modify changes an assistant: change edits a copy of its settings, which must still be valid.
+func (c *Assistants) Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) error {
 	if !validID(id) {
 		return errs.NotFoundf("assistant", id)
 	}
@@ -63,11 +70,11 @@ func (c *Commands) ModifyAssistant(ctx context.Context, actor auth.Principal, id
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, res, projections.Assistants{})
+	return c.reads.show(ctx, res, projections.Assistants{})
 }
 
-// DeleteAssistant deletes an assistant.
-func (c *Commands) DeleteAssistant(ctx context.Context, actor auth.Principal, id string) error {
+// Delete deletes an assistant.
+func (c *Assistants) Delete(ctx context.Context, actor auth.Principal, id string) error {
 	if !validID(id) {
 		return errs.NotFoundf("assistant", id)
 	}
@@ -80,12 +87,12 @@ func (c *Commands) DeleteAssistant(ctx context.Context, actor auth.Principal, id
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, res, projections.Assistants{})
+	return c.reads.show(ctx, res, projections.Assistants{})
 }
 
 // assistant loads an assistant the actor may use, from the log (a run copies its settings, so the read must be
 // current).
-func (c *Commands) assistant(ctx context.Context, actor auth.Principal, id string) (Assistant, error) {
+func (c *Assistants) assistant(ctx context.Context, actor auth.Principal, id string) (Assistant, error) {
 	var a Assistant
 	if !validID(id) {
 		return a, errs.NotFoundf("assistant", id)
@@ -181,7 +188,7 @@ func validateSampling(temperature, topP *float64) error {
 
 // checkSandbox refuses code_interpreter on a node that cannot run code, saying what is missing (the sandbox's own
 // words: what to install), rather than accept a tool every run would fail to use.
-func (c *Commands) checkSandbox(tools []events.Tool) error {
+func (c *Assistants) checkSandbox(tools []events.Tool) error {
 	for i, t := range tools {
 		if t.Type != "code_interpreter" {
 			continue
@@ -308,37 +315,3 @@ func ValidateMetadata(field string, m map[string]string) error {
 // validID reports whether an ID can name an aggregate (a subject token); anything else names nothing. The faces
 // refuse such IDs by name first (internal/ids); commands check again, so that no caller can load a wildcard.
 func validID(id string) bool { return natsx.ValidToken(id) }
-
-// waitFor makes the given read models show an append before the command returns, so that the caller's next read
-// sees it. Each model is waited for at the last appended event it folds (a model never reaches the sequence of an
-// event it does not fold).
-func (c *Commands) waitFor(ctx context.Context, res events.Appended, models ...projections.Projection) error {
-	wctx, cancel := context.WithTimeout(ctx, c.readWait)
-	defer cancel()
-	for _, m := range models {
-		var seq uint64
-		for _, e := range res.Events {
-			if folds(m, e.Type) {
-				seq = max(seq, e.Sequence)
-			}
-		}
-		if seq == 0 {
-			continue
-		}
-		if err := c.views.WaitFor(wctx, m.Name(), seq); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// folds reports whether a projection folds events of a type.
-func folds(p projections.Projection, eventType string) bool {
-	agg, _ := events.SplitType(eventType)
-	for _, t := range p.EventTypes() {
-		if t == eventType || t == agg+".*" {
-			return true
-		}
-	}
-	return false
-}

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"time"
 
 	"github.com/contrailhq/contrail/events"
@@ -9,22 +10,6 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
-// Commands carries what every command needs.
-type Commands struct {
-	store *events.Store
-	views *projections.Runner
-	// readWait bounds how long a command waits for its read model before answering.
-	readWait time.Duration
-	agents   *agents.Registry
-	queries  QueryCounter
-	blobs    *blobs.Store
-	// runTimeout is how long an Assistants run may take before the sweeper expires it.
-	runTimeout time.Duration
-	metadata   AgentMetadata
-	models     ModelNames
-	sandbox    func() error
-}
-
 // ModelNames says which model will answer for a model string (the model router).
 type ModelNames interface {
 	// Answering is the model string a run should record: "offline" where the offline model answers in place of
@@ -32,7 +17,7 @@ type ModelNames interface {
 	Answering(model string) string
 }
 
-// Config wires Commands.
+// Config wires the commands of the aggregates that New makes.
 type Config struct {
 	Store *events.Store
 	Views *projections.Runner
@@ -56,8 +41,21 @@ type Config struct {
 	Sandbox func() error
 }
 
-// New returns the command side.
-func New(cfg Config) *Commands {
+// Set is the commands of the aggregates the Fixie and Assistants faces write, one type per aggregate. Each face
+// takes the few it uses (the Julep aggregates, sessions and vector stores are made on their own: they hold
+// repositories of their own).
+type Set struct {
+	Accounts   *Accounts
+	Agents     *Agents
+	Assistants *Assistants
+	Embeds     *Embeds
+	Files      *Files
+	Threads    *Threads
+	Runs       *Runs
+}
+
+// New makes the commands of every aggregate in Set over one log.
+func New(cfg Config) Set {
 	if cfg.ReadWait == 0 {
 		cfg.ReadWait = 5 * time.Second
 	}
@@ -70,10 +68,33 @@ func New(cfg Config) *Commands {
 	if cfg.Agents == nil {
 		cfg.Agents = agents.NewRegistry(cfg.Store, cfg.Views, agents.Builtins()...)
 	}
-	return &Commands{store: cfg.Store, views: cfg.Views, readWait: cfg.ReadWait, agents: cfg.Agents,
-		queries: cfg.Queries, blobs: cfg.Blobs, runTimeout: cfg.RunTimeout, metadata: cfg.Metadata,
-		models: cfg.Models, sandbox: cfg.Sandbox}
+	r := reads{views: cfg.Views, wait: cfg.ReadWait}
+	files := &Files{store: cfg.Store, reads: r, blobs: cfg.Blobs}
+	assistants := &Assistants{store: cfg.Store, reads: r, sandbox: cfg.Sandbox}
+	threads := &Threads{store: cfg.Store, reads: r, files: files}
+	return Set{
+		Accounts:   &Accounts{store: cfg.Store, reads: r, queries: cfg.Queries},
+		Agents:     &Agents{store: cfg.Store, reads: r, agents: cfg.Agents, metadata: cfg.Metadata},
+		Assistants: assistants,
+		Embeds:     &Embeds{store: cfg.Store, reads: r, blobs: cfg.Blobs},
+		Files:      files,
+		Threads:    threads,
+		Runs: &Runs{store: cfg.Store, reads: r, threads: threads, assistants: assistants, models: cfg.Models,
+			runTimeout: cfg.RunTimeout},
+	}
 }
 
-// Store is the log the commands append to.
-func (c *Commands) Store() *events.Store { return c.store }
+// reads is the one way a command waits, bounded, for the read models to show what it appended, so that the
+// caller's next read (a GET that reads a read model) sees its own write.
+type reads struct {
+	views *projections.Runner
+	wait  time.Duration
+}
+
+// show waits until each model has applied the last event of res that it folds; past the bound it returns the
+// deadline error, and the write stays made.
+func (r reads) show(ctx context.Context, res events.Appended, models ...projections.Projection) error {
+	wctx, cancel := context.WithTimeout(ctx, r.wait)
+	defer cancel()
+	return r.views.Shows(wctx, res, models...)
+}

@@ -23,7 +23,7 @@ import (
 // MaxEmbedSize bounds one embed, in bytes (10 MiB).
 const MaxEmbedSize = 10 << 20
 
-// Embed is the embed aggregate (domain/embed).
+// Get is the embed aggregate (domain/embed).
 type Embed = embed.State
 
 // embedID is an account's ID for some bytes of some type: the same upload twice is the same embed.
@@ -32,9 +32,16 @@ func embedID(account, contentHash, contentType string) string {
 	return "emb_" + hex.EncodeToString(sum[:13])
 }
 
-// UploadEmbed stores bytes as an embed of the caller's account. The bytes go to the object store under their
+// Embeds are the commands on Fixie embeds: uploaded bytes that messages carry.
+type Embeds struct {
+	store *events.Store
+	reads reads
+	blobs *blobs.Store
+}
+
+// Upload stores bytes as an embed of the caller's account. The bytes go to the object store under their
 // content hash, so identical uploads (by anyone) are stored once; the embed record says who may reference them.
-func (c *Commands) UploadEmbed(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (projections.EmbedView, error) {
+func (c *Embeds) Upload(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (projections.EmbedView, error) {
 	if c.blobs == nil {
 		return projections.EmbedView{}, errors.New("upload embed: no object store configured")
 	}
@@ -88,10 +95,10 @@ func (c *Commands) UploadEmbed(ctx context.Context, actor auth.Principal, conten
 	if err != nil {
 		return projections.EmbedView{}, fmt.Errorf("record embed: %w", err)
 	}
-	if err := c.waitViews(ctx, res.LastSeq(), "embeds"); err != nil {
+	if err := c.reads.show(ctx, res, projections.Embeds{}); err != nil {
 		return projections.EmbedView{}, err
 	}
-	v, ok, err := projections.Get[projections.EmbedView](ctx, c.views, "embeds", projections.EmbedKey(actor.AccountID, id))
+	v, ok, err := projections.Get[projections.EmbedView](ctx, c.reads.views, "embeds", projections.EmbedKey(actor.AccountID, id))
 	if err != nil {
 		return projections.EmbedView{}, err
 	}
@@ -101,9 +108,9 @@ func (c *Commands) UploadEmbed(ctx context.Context, actor auth.Principal, conten
 	return v, nil
 }
 
-// Embed loads an embed of the caller's account from the log; another account's is not found.
-func (c *Commands) Embed(ctx context.Context, actor auth.Principal, id string) (Embed, error) {
-	e, err := c.LoadEmbed(ctx, id)
+// Get loads an embed of the caller's account from the log; another account's is not found.
+func (c *Embeds) Get(ctx context.Context, actor auth.Principal, id string) (Embed, error) {
+	e, err := c.Load(ctx, id)
 	if err != nil {
 		return Embed{}, err
 	}
@@ -113,8 +120,8 @@ func (c *Commands) Embed(ctx context.Context, actor auth.Principal, id string) (
 	return e, nil
 }
 
-// LoadEmbed loads any embed from the log (for serving a signed URL, whose signature is the permission).
-func (c *Commands) LoadEmbed(ctx context.Context, id string) (Embed, error) {
+// Load loads any embed from the log (for serving a signed URL, whose signature is the permission).
+func (c *Embeds) Load(ctx context.Context, id string) (Embed, error) {
 	var e Embed
 	if !validID(id) || !strings.HasPrefix(id, "emb_") {
 		return e, nil
@@ -131,8 +138,8 @@ func (c *Commands) LoadEmbed(ctx context.Context, id string) (Embed, error) {
 	return e, nil
 }
 
-// OpenEmbed returns a reader of an embed's bytes.
-func (c *Commands) OpenEmbed(ctx context.Context, e Embed) (io.ReadCloser, error) {
+// Open returns a reader of an embed's bytes.
+func (c *Embeds) Open(ctx context.Context, e Embed) (io.ReadCloser, error) {
 	if c.blobs == nil {
 		return nil, errors.New("open embed: no object store configured")
 	}

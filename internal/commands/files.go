@@ -11,6 +11,7 @@ import (
 	"github.com/contrailhq/contrail/domain/file"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -27,6 +28,13 @@ func validPurpose(p string) bool {
 	return false
 }
 
+// Files are the commands on Assistants API files: uploads, outputs of code, deletion.
+type Files struct {
+	store *events.Store
+	reads reads
+	blobs *blobs.Store
+}
+
 // Upload is the bytes of a file stored in the object store, not yet recorded as a file.
 type Upload struct {
 	FileID      string
@@ -38,7 +46,7 @@ type Upload struct {
 
 // StoreUpload streams an upload's bytes to the object store. The file is recorded by CreateFile (a multipart
 // upload may send its purpose after the bytes).
-func (c *Commands) StoreUpload(ctx context.Context, actor auth.Principal, contentType string, body io.Reader) (Upload, error) {
+func (c *Files) StoreUpload(ctx context.Context, actor auth.Principal, contentType string, body io.Reader) (Upload, error) {
 	if len(contentType) > maxContentTypeBytes {
 		return Upload{}, errs.InvalidField("file", "the file's content type is %d bytes long; at most %d are allowed", len(contentType), maxContentTypeBytes)
 	}
@@ -52,7 +60,7 @@ func (c *Commands) StoreUpload(ctx context.Context, actor auth.Principal, conten
 }
 
 // DiscardUpload removes stored bytes that will not be recorded.
-func (c *Commands) DiscardUpload(ctx context.Context, u Upload) error {
+func (c *Files) DiscardUpload(ctx context.Context, u Upload) error {
 	return c.blobs.Delete(context.WithoutCancel(ctx), u.Object)
 }
 
@@ -63,9 +71,9 @@ type NewFile struct {
 	Upload   Upload
 }
 
-// CreateFile records a stored upload as a file and returns its ID once the files read model shows it. Invalid
+// Create records a stored upload as a file and returns its ID once the files read model shows it. Invalid
 // input discards the upload.
-func (c *Commands) CreateFile(ctx context.Context, actor auth.Principal, in NewFile) (id string, err error) {
+func (c *Files) Create(ctx context.Context, actor auth.Principal, in NewFile) (id string, err error) {
 	defer func() {
 		if err != nil && in.Upload.Object != "" {
 			_ = c.DiscardUpload(ctx, in.Upload)
@@ -95,11 +103,11 @@ func (c *Commands) CreateFile(ctx context.Context, actor auth.Principal, in NewF
 	if err != nil {
 		return "", err
 	}
-	return u.FileID, c.waitFor(ctx, res, projections.Files{})
+	return u.FileID, c.reads.show(ctx, res, projections.Files{})
 }
 
-// DeleteFile deletes a file and its bytes.
-func (c *Commands) DeleteFile(ctx context.Context, actor auth.Principal, id string) error {
+// Delete deletes a file and its bytes.
+func (c *Files) Delete(ctx context.Context, actor auth.Principal, id string) error {
 	if !validID(id) {
 		return errs.NotFoundf("file", id)
 	}
@@ -118,13 +126,13 @@ func (c *Commands) DeleteFile(ctx context.Context, actor auth.Principal, id stri
 	if err := c.blobs.Delete(ctx, object); err != nil {
 		return err
 	}
-	return c.waitFor(ctx, res, projections.Files{})
+	return c.reads.show(ctx, res, projections.Files{})
 }
 
-// SaveOutputFile stores a file a tool wrote (code_interpreter) as one of account's files, purpose
+// SaveOutput stores a file a tool wrote (code_interpreter) as one of account's files, purpose
 // "assistants_output", under the ID given: the run worker derives it from the turn, so that a turn done again after
 // a crash finds the file it saved and records it once.
-func (c *Commands) SaveOutputFile(ctx context.Context, account, id, name, contentType string, data []byte) error {
+func (c *Files) SaveOutput(ctx context.Context, account, id, name, contentType string, data []byte) error {
 	actor := auth.Principal{AccountID: account}
 	f, _, err := c.loadFile(ctx, id)
 	if err != nil {
@@ -148,11 +156,11 @@ func (c *Commands) SaveOutputFile(ctx context.Context, account, id, name, conten
 	if err != nil {
 		return fmt.Errorf("record output file %s: %w", name, err)
 	}
-	return c.waitFor(ctx, res, projections.Files{})
+	return c.reads.show(ctx, res, projections.Files{})
 }
 
-// ReadFile returns the name and bytes of one of account's files (for a sandbox's inputs).
-func (c *Commands) ReadFile(ctx context.Context, account, id string) (string, io.ReadCloser, error) {
+// Read returns the name and bytes of one of account's files (for a sandbox's inputs).
+func (c *Files) Read(ctx context.Context, account, id string) (string, io.ReadCloser, error) {
 	if !validID(id) {
 		return "", nil, errs.NotFoundf("file", id)
 	}
@@ -170,7 +178,7 @@ func (c *Commands) ReadFile(ctx context.Context, account, id string) (string, io
 	return f.Filename, body, nil
 }
 
-func (c *Commands) loadFile(ctx context.Context, id string) (File, events.Version, error) {
+func (c *Files) loadFile(ctx context.Context, id string) (File, events.Version, error) {
 	var f File
 	history, v, err := c.store.Load(ctx, events.Ref{Type: "file", ID: id})
 	if err != nil {

@@ -75,7 +75,7 @@ func fold[S any, P interface {
 // username is the name an account goes by in agent names. Account names need not be unique, so it is the
 // account's name when the account holds it — the first account to need a name gets it — and its ID otherwise (a
 // name another account holds, or one that cannot stand in an agent name).
-func (c *Commands) username(ctx context.Context, accountID string) (string, error) {
+func (c *Agents) username(ctx context.Context, accountID string) (string, error) {
 	acct, err := fold[Account](ctx, c.store, events.Ref{Type: "account", ID: accountID})
 	if err != nil {
 		return "", fmt.Errorf("load account %s: %w", accountID, err)
@@ -103,9 +103,9 @@ func (c *Commands) username(ctx context.Context, accountID string) (string, erro
 	return acct.Name, nil
 }
 
-// FixieAgentName is the name of an account's agent as Fixie wrote it and as tokens carry it in "aid":
+// FixieName is the name of an account's agent as Fixie wrote it and as tokens carry it in "aid":
 // "<username>/<handle>".
-func (c *Commands) FixieAgentName(ctx context.Context, accountID, handle string) (string, error) {
+func (c *Agents) FixieName(ctx context.Context, accountID, handle string) (string, error) {
 	user, err := c.username(ctx, accountID)
 	if err != nil {
 		return "", err

@@ -22,9 +22,9 @@ type EmbedSource struct {
 	ContentType string
 }
 
-// MessageEmbeds checks and stores what a message carries: uploaded embeds must be the caller's; data: URIs are
+// ForMessage checks and stores what a message carries: uploaded embeds must be the caller's; data: URIs are
 // stored as embeds; http(s) URIs are kept as they are.
-func (c *Commands) MessageEmbeds(ctx context.Context, actor auth.Principal, in map[string]EmbedSource) (map[string]events.MessageEmbed, error) {
+func (c *Embeds) ForMessage(ctx context.Context, actor auth.Principal, in map[string]EmbedSource) (map[string]events.MessageEmbed, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
@@ -38,7 +38,7 @@ func (c *Commands) MessageEmbeds(ctx context.Context, actor auth.Principal, in m
 		case src.EmbedID != "" && src.URI != "":
 			return nil, errs.InvalidField(field, "embed %q: give an embedId or a uri, not both", key)
 		case src.EmbedID != "":
-			e, err := c.Embed(ctx, actor, src.EmbedID)
+			e, err := c.Get(ctx, actor, src.EmbedID)
 			if errs.CodeOf(err) == errs.NotFound {
 				return nil, errs.InvalidField(field, "embed %q: no uploaded embed %q (upload it with POST /api/embeds first)", key, src.EmbedID)
 			}
@@ -51,7 +51,7 @@ func (c *Commands) MessageEmbeds(ctx context.Context, actor auth.Principal, in m
 			if err != nil {
 				return nil, errs.InvalidField(field, "embed %q: %v", key, err)
 			}
-			e, err := c.UploadEmbed(ctx, actor, ct, "", strings.NewReader(string(data)))
+			e, err := c.Upload(ctx, actor, ct, "", strings.NewReader(string(data)))
 			if err != nil {
 				return nil, err
 			}

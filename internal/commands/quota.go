@@ -36,6 +36,6 @@ func (u Unlimited) DailyUsage(ctx context.Context, accountID string) (int, int, 
 }
 
 // DailyUsage reports an account's daily query limit and how much of it is used.
-func (c *Commands) DailyUsage(ctx context.Context, accountID string) (limit, used int, err error) {
+func (c *Accounts) DailyUsage(ctx context.Context, accountID string) (limit, used int, err error) {
 	return c.queries.DailyUsage(ctx, accountID)
 }

@@ -7,12 +7,25 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/projections"
 )
+
+// Runs are the commands on the runs of a thread: those of clients (create, modify, cancel, tool outputs) and those
+// of the run worker and the sweeper (turns.go).
+type Runs struct {
+	store      *events.Store
+	reads      reads
+	threads    *Threads
+	assistants *Assistants
+	models     ModelNames
+	// runTimeout is how long a run may take before the sweeper expires it.
+	runTimeout time.Duration
+}
 
 // NewRun is a run a client creates: an assistant and what the request overrides of its settings.
 type NewRun struct {
@@ -46,13 +59,13 @@ type CreatedRun struct {
 	FirstSeq uint64
 }
 
-// CreateRun queues a run on a thread. A thread whose run is still active takes no other, as OpenAI answers.
-func (c *Commands) CreateRun(ctx context.Context, actor auth.Principal, threadID string, in NewRun) (CreatedRun, error) {
+// Create queues a run on a thread. A thread whose run is still active takes no other, as OpenAI answers.
+func (c *Runs) Create(ctx context.Context, actor auth.Principal, threadID string, in NewRun) (CreatedRun, error) {
 	created, err := c.runCreated(ctx, actor, in)
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
+	res, err := c.threads.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
 		if t.ActiveRun != "" {
 			return nil, errs.E(errs.Invalid, "Thread %s already has an active run %s.", threadID, t.ActiveRun)
 		}
@@ -64,12 +77,12 @@ func (c *Commands) CreateRun(ctx context.Context, actor auth.Principal, threadID
 	return c.createdRun(ctx, threadID, created.RunID, res)
 }
 
-// CreateThreadAndRun creates a thread with its messages and queues a run on it, in one append.
-func (c *Commands) CreateThreadAndRun(ctx context.Context, actor auth.Principal, thread NewThread, in NewRun) (CreatedRun, error) {
+// CreateWithThread creates a thread with its messages and queues a run on it, in one append.
+func (c *Runs) CreateWithThread(ctx context.Context, actor auth.Principal, thread NewThread, in NewRun) (CreatedRun, error) {
 	if err := validateThread(thread); err != nil {
 		return CreatedRun{}, err
 	}
-	if err := c.checkAttachedFiles(ctx, actor, "thread.messages", thread.Messages); err != nil {
+	if err := c.threads.checkAttachedFiles(ctx, actor, "thread.messages", thread.Messages); err != nil {
 		return CreatedRun{}, err
 	}
 	created, err := c.runCreated(ctx, actor, in)
@@ -93,26 +106,26 @@ func (c *Commands) CreateThreadAndRun(ctx context.Context, actor auth.Principal,
 	return c.createdRun(ctx, id, created.RunID, res)
 }
 
-func (c *Commands) createdRun(ctx context.Context, threadID, runID string, res events.Appended) (CreatedRun, error) {
+func (c *Runs) createdRun(ctx context.Context, threadID, runID string, res events.Appended) (CreatedRun, error) {
 	out := CreatedRun{ThreadID: threadID, RunID: runID}
 	if len(res.Events) > 0 {
 		out.FirstSeq = res.Events[0].Sequence
 	}
-	return out, c.waitFor(ctx, res, projections.Threads{}, projections.Messages{}, projections.Runs{})
+	return out, c.reads.show(ctx, res, projections.Threads{}, projections.Messages{}, projections.Runs{})
 }
 
 // runCreated checks a new run and resolves its settings against its assistant.
-func (c *Commands) runCreated(ctx context.Context, actor auth.Principal, in NewRun) (events.RunCreated, error) {
+func (c *Runs) runCreated(ctx context.Context, actor auth.Principal, in NewRun) (events.RunCreated, error) {
 	if in.AssistantID == "" {
 		return events.RunCreated{}, errs.Missing("assistant_id")
 	}
 	if err := validateNewRun(in); err != nil {
 		return events.RunCreated{}, err
 	}
-	if err := c.checkAttachedFiles(ctx, actor, "additional_messages", in.AdditionalMessages); err != nil {
+	if err := c.threads.checkAttachedFiles(ctx, actor, "additional_messages", in.AdditionalMessages); err != nil {
 		return events.RunCreated{}, err
 	}
-	a, err := c.assistant(ctx, actor, in.AssistantID)
+	a, err := c.assistants.assistant(ctx, actor, in.AssistantID)
 	if err != nil {
 		return events.RunCreated{}, err
 	}
@@ -167,7 +180,7 @@ func (c *Commands) runCreated(ctx context.Context, actor auth.Principal, in NewR
 	if err := validateRun(run); err != nil {
 		return run, err
 	}
-	return run, c.checkSandbox(run.Tools)
+	return run, c.assistants.checkSandbox(run.Tools)
 }
 
 // validateNewRun bounds what a request sets of a run, before the run copies its assistant's settings.
@@ -329,8 +342,8 @@ func ValidateResponseFormat(field string, raw json.RawMessage) error {
 }
 
 // updateClientRun runs decide on a run of a thread the actor may see.
-func (c *Commands) updateClientRun(ctx context.Context, actor auth.Principal, threadID, runID string, decide func(*Thread, *ThreadRun) ([]events.Event, error)) (events.Appended, error) {
-	return c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
+func (c *Runs) updateClientRun(ctx context.Context, actor auth.Principal, threadID, runID string, decide func(*Thread, *ThreadRun) ([]events.Event, error)) (events.Appended, error) {
+	return c.threads.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
 		r := t.Runs[runID]
 		if r == nil {
 			return nil, errs.NotFoundf("run", runID)
@@ -339,8 +352,8 @@ func (c *Commands) updateClientRun(ctx context.Context, actor auth.Principal, th
 	})
 }
 
-// ModifyRun replaces a run's metadata.
-func (c *Commands) ModifyRun(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) error {
+// Modify replaces a run's metadata.
+func (c *Runs) Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) error {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
 		return err
 	}
@@ -350,11 +363,11 @@ func (c *Commands) ModifyRun(ctx context.Context, actor auth.Principal, threadID
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, res, projections.Runs{})
+	return c.reads.show(ctx, res, projections.Runs{})
 }
 
-// CancelRun asks an active run to stop; the run worker cancels it. Cancelling a run already cancelling is a no-op.
-func (c *Commands) CancelRun(ctx context.Context, actor auth.Principal, threadID, runID string) error {
+// Cancel asks an active run to stop; the run worker cancels it. Cancelling a run already cancelling is a no-op.
+func (c *Runs) Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) error {
 	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(_ *Thread, r *ThreadRun) ([]events.Event, error) {
 		switch r.Status {
 		case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction:
@@ -367,12 +380,12 @@ func (c *Commands) CancelRun(ctx context.Context, actor auth.Principal, threadID
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, res, projections.Runs{})
+	return c.reads.show(ctx, res, projections.Runs{})
 }
 
 // SubmitToolOutputs answers every tool call a run waits for, in one request, and queues the run again. It returns
 // the sequence of the event it appended, from which a stream of the run's progress starts.
-func (c *Commands) SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (uint64, error) {
+func (c *Runs) SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (uint64, error) {
 	if err := validateToolOutputs(outputs); err != nil {
 		return 0, err
 	}
@@ -396,7 +409,7 @@ func (c *Commands) SubmitToolOutputs(ctx context.Context, actor auth.Principal, 
 	if len(res.Events) > 0 {
 		seq = res.Events[0].Sequence
 	}
-	return seq, c.waitFor(ctx, res, projections.Runs{}, projections.RunSteps{})
+	return seq, c.reads.show(ctx, res, projections.Runs{}, projections.RunSteps{})
 }
 
 // validateToolOutputs bounds what a client submits: outputs that name a call, each of a bounded size.

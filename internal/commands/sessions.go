@@ -16,7 +16,7 @@ import (
 
 // MessageEmbedder checks and stores what a new message carries (the embed commands do).
 type MessageEmbedder interface {
-	MessageEmbeds(ctx context.Context, actor auth.Principal, in map[string]EmbedSource) (map[string]events.MessageEmbed, error)
+	ForMessage(ctx context.Context, actor auth.Principal, in map[string]EmbedSource) (map[string]events.MessageEmbed, error)
 }
 
 // Sessions are the commands on sessions: open one, post a query to it, close it. The session runner and the
@@ -165,7 +165,7 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 	if !st.Owned(actor.AccountID) {
 		return PostedMessage{}, errs.NotFoundf("session", in.Session)
 	}
-	embeds, err := c.embeds.MessageEmbeds(ctx, actor, in.Embeds)
+	embeds, err := c.embeds.ForMessage(ctx, actor, in.Embeds)
 	if err != nil {
 		return PostedMessage{}, err
 	}

@@ -43,7 +43,7 @@ func TestPostingCountsAQuery(t *testing.T) {
 	n := platformtest.Start(t)
 	q := &quota{limit: 2, used: map[string]int{}}
 	c := commands.New(commands.Config{Store: n.Store, Views: n.Views, Agents: n.Agents, Blobs: n.Blobs, Queries: q})
-	sc := commands.NewSessions(n.Sessions, n.Agents, q, c)
+	sc := commands.NewSessions(n.Sessions, n.Agents, q, c.Embeds)
 	p, _ := n.NewAccount(t, "ada")
 	ctx := context.Background()
 	s, err := sc.Create(ctx, p, commands.NewSession{})
@@ -62,7 +62,7 @@ func TestPostingCountsAQuery(t *testing.T) {
 	if e := errs.As(err); e == nil || e.Code != errs.RateLimited || e.RetryAfter != time.Hour {
 		t.Fatalf("third query: %v, want rate limited", err)
 	}
-	limit, used, _ := c.DailyUsage(ctx, p.AccountID)
+	limit, used, _ := c.Accounts.DailyUsage(ctx, p.AccountID)
 	if limit != 2 || used != 2 {
 		t.Fatalf("usage %d/%d, want 2/2", used, limit)
 	}

@@ -26,6 +26,13 @@ type (
 	TurnResult    = thread.TurnResult
 )
 
+// Threads are the commands on threads and their messages.
+type Threads struct {
+	store *events.Store
+	reads reads
+	files *Files
+}
+
 // NewMessage is a message a client adds to a thread.
 type NewMessage struct {
 	Role        string
@@ -99,14 +106,14 @@ func ParseAttachments(field string, raw json.RawMessage) ([]Attachment, error) {
 }
 
 // checkAttachedFiles checks that the files messages attach are the caller's.
-func (c *Commands) checkAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []NewMessage) error {
+func (c *Threads) checkAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []NewMessage) error {
 	for i, m := range msgs {
 		atts, err := ParseAttachments("", m.Attachments)
 		if err != nil {
 			return err
 		}
 		for j, a := range atts {
-			f, _, err := c.loadFile(ctx, a.FileID)
+			f, _, err := c.files.loadFile(ctx, a.FileID)
 			if err != nil {
 				return err
 			}
@@ -210,8 +217,8 @@ func messageEvents(msgs []NewMessage) []events.Event {
 	return out
 }
 
-// CreateThread creates a thread with its first messages and returns its ID.
-func (c *Commands) CreateThread(ctx context.Context, actor auth.Principal, in NewThread) (string, error) {
+// Create creates a thread with its first messages and returns its ID.
+func (c *Threads) Create(ctx context.Context, actor auth.Principal, in NewThread) (string, error) {
 	if err := validateThread(in); err != nil {
 		return "", err
 	}
@@ -232,11 +239,11 @@ func (c *Commands) CreateThread(ctx context.Context, actor auth.Principal, in Ne
 	if err != nil {
 		return "", err
 	}
-	return id, c.waitFor(ctx, res, projections.Threads{}, projections.Messages{})
+	return id, c.reads.show(ctx, res, projections.Threads{}, projections.Messages{})
 }
 
-// ModifyThread replaces a thread's metadata and, when given, its tool resources.
-func (c *Commands) ModifyThread(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) error {
+// Modify replaces a thread's metadata and, when given, its tool resources.
+func (c *Threads) Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) error {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
 		return err
 	}
@@ -256,11 +263,11 @@ func (c *Commands) ModifyThread(ctx context.Context, actor auth.Principal, id st
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, res, projections.Threads{})
+	return c.reads.show(ctx, res, projections.Threads{})
 }
 
-// DeleteThread deletes a thread. A run still active is cancelled first, so that nothing works on a deleted thread.
-func (c *Commands) DeleteThread(ctx context.Context, actor auth.Principal, id string) error {
+// Delete deletes a thread. A run still active is cancelled first, so that nothing works on a deleted thread.
+func (c *Threads) Delete(ctx context.Context, actor auth.Principal, id string) error {
 	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {
 		var evs []events.Event
 		if r := t.Runs[t.ActiveRun]; r != nil {
@@ -271,12 +278,12 @@ func (c *Commands) DeleteThread(ctx context.Context, actor auth.Principal, id st
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, res, projections.Threads{}, projections.Runs{}, projections.RunSteps{})
+	return c.reads.show(ctx, res, projections.Threads{}, projections.Runs{}, projections.RunSteps{})
 }
 
 // CreateMessage adds a message to a thread and returns its ID. A thread with an active run takes none, as OpenAI
 // answers.
-func (c *Commands) CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in NewMessage) (string, error) {
+func (c *Threads) CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in NewMessage) (string, error) {
 	if err := validateMessage("", in); err != nil {
 		return "", err
 	}
@@ -295,11 +302,11 @@ func (c *Commands) CreateMessage(ctx context.Context, actor auth.Principal, thre
 	if err != nil {
 		return "", err
 	}
-	return id, c.waitFor(ctx, res, projections.Messages{})
+	return id, c.reads.show(ctx, res, projections.Messages{})
 }
 
 // ModifyMessage replaces a message's metadata.
-func (c *Commands) ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) error {
+func (c *Threads) ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) error {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
 		return err
 	}
@@ -312,11 +319,11 @@ func (c *Commands) ModifyMessage(ctx context.Context, actor auth.Principal, thre
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, res, projections.Messages{})
+	return c.reads.show(ctx, res, projections.Messages{})
 }
 
 // DeleteMessage removes a message from a thread.
-func (c *Commands) DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) error {
+func (c *Threads) DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) error {
 	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
 		if m := t.Messages[messageID]; m == nil || m.Deleted {
 			return nil, errs.NotFoundf("message", messageID)
@@ -326,13 +333,13 @@ func (c *Commands) DeleteMessage(ctx context.Context, actor auth.Principal, thre
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, res, projections.Messages{})
+	return c.reads.show(ctx, res, projections.Messages{})
 }
 
 func threadRef(id string) events.Ref { return events.Ref{Type: "thread", ID: id} }
 
 // updateThread runs decide on a thread the actor may see; any other thread is not found.
-func (c *Commands) updateThread(ctx context.Context, actor auth.Principal, id string, decide func(*Thread) ([]events.Event, error)) (events.Appended, error) {
+func (c *Threads) updateThread(ctx context.Context, actor auth.Principal, id string, decide func(*Thread) ([]events.Event, error)) (events.Appended, error) {
 	if !validID(id) {
 		return events.Appended{}, errs.NotFoundf("thread", id)
 	}
@@ -344,8 +351,8 @@ func (c *Commands) updateThread(ctx context.Context, actor auth.Principal, id st
 	})
 }
 
-// LoadThread rebuilds a thread from the log (the run worker's view of it).
-func (c *Commands) LoadThread(ctx context.Context, id string) (*Thread, error) {
+// Load rebuilds a thread from the log (the run worker's view of it).
+func (c *Threads) Load(ctx context.Context, id string) (*Thread, error) {
 	t := &Thread{}
 	if !validID(id) {
 		return t, nil

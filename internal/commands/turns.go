@@ -46,7 +46,7 @@ const maxAdvanceAttempts = 10
 // returns, expecting the thread's version, so a worker that already holds the thread pays no load to move its run
 // on. On a conflict it reloads and decides again. It returns the thread after the append. A thread that is gone or
 // a run it does not hold makes nothing to do.
-func (c *Commands) advance(ctx context.Context, ref RunRef, t *Thread, actor, cause string, decide func(*Thread, *ThreadRun) []events.Event) (*Thread, error) {
+func (c *Runs) advance(ctx context.Context, ref RunRef, t *Thread, actor, cause string, decide func(*Thread, *ThreadRun) []events.Event) (*Thread, error) {
 	if !validID(ref.ThreadID) {
 		return &Thread{}, nil
 	}
@@ -54,7 +54,7 @@ func (c *Commands) advance(ctx context.Context, ref RunRef, t *Thread, actor, ca
 	for attempt := 1; ; attempt++ {
 		if t == nil {
 			var err error
-			if t, err = c.LoadThread(ctx, ref.ThreadID); err != nil {
+			if t, err = c.Load(ctx, ref.ThreadID); err != nil {
 				return nil, err
 			}
 		}
@@ -76,7 +76,7 @@ func (c *Commands) advance(ctx context.Context, ref RunRef, t *Thread, actor, ca
 		}
 		if res.Version.Count != t.Version.Count+uint64(len(evs)) {
 			// A repeated append found its events already in the log among others: read the thread whole.
-			return c.LoadThread(ctx, ref.ThreadID)
+			return c.Load(ctx, ref.ThreadID)
 		}
 		for _, e := range res.Events {
 			if e.Event != nil {
@@ -88,8 +88,8 @@ func (c *Commands) advance(ctx context.Context, ref RunRef, t *Thread, actor, ca
 	}
 }
 
-// StartRun puts a queued run in progress: the start of a turn. A run in any other status is left as it is.
-func (c *Commands) StartRun(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
+// Start puts a queued run in progress: the start of a turn. A run in any other status is left as it is.
+func (c *Runs) Start(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, "", func(_ *Thread, r *ThreadRun) []events.Event { return thread.Start(r) })
 }
 
@@ -100,7 +100,7 @@ func (c *Commands) StartRun(ctx context.Context, ref RunRef, t *Thread) (*Thread
 // The first event holds the answer's substance (the tool calls, or the message's text) with the call's usage. When
 // an answer has both, the tool calls come first: after a crash right after them the run still gets what it needs to
 // go on, and only the text said alongside the calls is lost.
-func (c *Commands) RecordTurn(ctx context.Context, ref RunRef, t *Thread, turn string, res TurnResult) (*Thread, error) {
+func (c *Runs) RecordTurn(ctx context.Context, ref RunRef, t *Thread, turn string, res TurnResult) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
@@ -112,15 +112,15 @@ func (c *Commands) RecordTurn(ctx context.Context, ref RunRef, t *Thread, turn s
 // RecordServerTools records a turn whose tool calls the run worker answered itself (file_search): a tool-calls
 // step with the calls and what each found, completed at once with their outputs, and the run queued for its next
 // turn. One append: a crash before it asks the model again, a crash after it finds the turn recorded.
-func (c *Commands) RecordServerTools(ctx context.Context, ref RunRef, t *Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*Thread, error) {
+func (c *Runs) RecordServerTools(ctx context.Context, ref RunRef, t *Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
 		return thread.ServerTools(t, r, turn, calls, outputs, usage)
 	})
 }
 
-// FailRun ends the run's turn in failure (the model could not answer): code is "server_error",
+// Fail ends the run's turn in failure (the model could not answer): code is "server_error",
 // "rate_limit_exceeded" or "invalid_prompt".
-func (c *Commands) FailRun(ctx context.Context, ref RunRef, t *Thread, turn, code, message string) (*Thread, error) {
+func (c *Runs) Fail(ctx context.Context, ref RunRef, t *Thread, turn, code, message string) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
@@ -129,9 +129,9 @@ func (c *Commands) FailRun(ctx context.Context, ref RunRef, t *Thread, turn, cod
 	})
 }
 
-// IncompleteRun ends the run's turn before asking the model, because the run's token budget is spent: reason is
+// Incomplete ends the run's turn before asking the model, because the run's token budget is spent: reason is
 // "max_prompt_tokens" or "max_completion_tokens".
-func (c *Commands) IncompleteRun(ctx context.Context, ref RunRef, t *Thread, turn, reason string) (*Thread, error) {
+func (c *Runs) Incomplete(ctx context.Context, ref RunRef, t *Thread, turn, reason string) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(_ *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
@@ -142,7 +142,7 @@ func (c *Commands) IncompleteRun(ctx context.Context, ref RunRef, t *Thread, tur
 }
 
 // FinishCancel ends a run that is cancelling: its steps in progress and the run are cancelled.
-func (c *Commands) FinishCancel(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
+func (c *Runs) FinishCancel(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, "", func(t *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusCancelling {
 			return nil
@@ -151,9 +151,9 @@ func (c *Commands) FinishCancel(ctx context.Context, ref RunRef, t *Thread) (*Th
 	})
 }
 
-// ExpireRun ends a run still active past its expires_at, with its steps in progress. It reports whether the run
+// Expire ends a run still active past its expires_at, with its steps in progress. It reports whether the run
 // was expired.
-func (c *Commands) ExpireRun(ctx context.Context, ref RunRef, now time.Time) (bool, error) {
+func (c *Runs) Expire(ctx context.Context, ref RunRef, now time.Time) (bool, error) {
 	expired := false
 	_, err := c.advance(ctx, ref, nil, ActorSweeper, "", func(t *Thread, r *ThreadRun) []events.Event {
 		expired = false // decide may run again after a conflict
@@ -164,4 +164,9 @@ func (c *Commands) ExpireRun(ctx context.Context, ref RunRef, now time.Time) (bo
 		return thread.End(t, r, events.StepStatusExpired, "", "")
 	})
 	return expired && err == nil, err
+}
+
+// Load folds a thread, with its runs, from its events.
+func (c *Runs) Load(ctx context.Context, threadID string) (*Thread, error) {
+	return c.threads.Load(ctx, threadID)
 }

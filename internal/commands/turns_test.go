@@ -16,7 +16,7 @@ import (
 // runOnLog is a thread with one run in progress, written straight to a real log.
 type runOnLog struct {
 	store *events.Store
-	cmds  *commands.Commands
+	cmds  *commands.Runs
 	ref   commands.RunRef
 	turn  string
 }
@@ -41,13 +41,13 @@ func newRunOnLog(t *testing.T) runOnLog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runOnLog{store: store, cmds: commands.New(commands.Config{Store: store}), ref: ref, turn: res.Events[3].ID}
+	return runOnLog{store: store, cmds: commands.New(commands.Config{Store: store}).Runs, ref: ref, turn: res.Events[3].ID}
 }
 
 // appendAs writes an event with the ID the turn gives it, as a worker that died right after would have left it.
 func (r runOnLog) appendAs(t *testing.T, label string, e events.Event) {
 	t.Helper()
-	th, err := r.cmds.LoadThread(context.Background(), r.ref.ThreadID)
+	th, err := r.cmds.Load(context.Background(), r.ref.ThreadID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestTurnFinishedFromItsFirstEvent(t *testing.T) {
 		Content: []events.ContentPart{{Type: "text", Text: "hello"}}, RunID: r.ref.RunID, AssistantID: "asst_1",
 		Status: "completed", StepID: commands.TurnMessageStepID(r.turn), Usage: &usage})
 
-	th, err := r.cmds.LoadThread(ctx, r.ref.ThreadID)
+	th, err := r.cmds.Load(ctx, r.ref.ThreadID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestToolTurnFinishedFromItsFirstEvent(t *testing.T) {
 	r.appendAs(t, "tool-step", events.StepCreated{StepID: commands.TurnToolStepID(r.turn), RunID: r.ref.RunID,
 		Type: events.StepTypeToolCalls, ToolCalls: calls, Usage: &events.TokenUsage{TotalTokens: 3}})
 
-	th, err := r.cmds.LoadThread(ctx, r.ref.ThreadID)
+	th, err := r.cmds.Load(ctx, r.ref.ThreadID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestRecordTurnOnAStaleThreadDecidesAgain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newRunOnLog(t)
-	stale, err := r.cmds.LoadThread(ctx, r.ref.ThreadID)
+	stale, err := r.cmds.Load(ctx, r.ref.ThreadID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -197,19 +197,9 @@ func (c *VectorStores) Create(ctx context.Context, actor auth.Principal, in NewV
 
 // listed waits until the list of stores shows an append (the model folds only creations and deletions).
 func (c *VectorStores) listed(ctx context.Context, res events.Appended) error {
-	model := projections.VectorStores{}
-	var seq uint64
-	for _, e := range res.Events {
-		if folds(model, e.Type) {
-			seq = max(seq, e.Sequence)
-		}
-	}
-	if seq == 0 {
-		return nil
-	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := c.views.WaitFor(wctx, model.Name(), seq); err != nil {
+	if err := c.views.Shows(wctx, res, projections.VectorStores{}); err != nil {
 		return fmt.Errorf("wait for the list of vector stores: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package fixieapi
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -18,17 +19,26 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/ids"
+	"github.com/contrailhq/contrail/projections"
 )
+
+// EmbedCommands is what the face asks of the embed commands (commands.Embeds).
+type EmbedCommands interface {
+	Upload(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (projections.EmbedView, error)
+	Get(ctx context.Context, actor auth.Principal, id string) (commands.Embed, error)
+	Load(ctx context.Context, id string) (commands.Embed, error)
+	Open(ctx context.Context, e commands.Embed) (io.ReadCloser, error)
+}
 
 // EmbedsFace is /api/embeds: uploads, and the open route that serves a signed URL's bytes.
 type EmbedsFace struct {
-	cmds   *commands.Commands
+	cmds   EmbedCommands
 	signer *Signer
 	logger *slog.Logger
 }
 
 // NewEmbedsFace returns the embeds face.
-func NewEmbedsFace(cmds *commands.Commands, signer *Signer, logger *slog.Logger) *EmbedsFace {
+func NewEmbedsFace(cmds EmbedCommands, signer *Signer, logger *slog.Logger) *EmbedsFace {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -89,7 +99,7 @@ func (f *EmbedsFace) upload(w http.ResponseWriter, r *http.Request) {
 		}
 		body = http.MaxBytesReader(w, r.Body, commands.MaxEmbedSize)
 	}
-	e, err := f.cmds.UploadEmbed(r.Context(), p, ct, filename, body)
+	e, err := f.cmds.Upload(r.Context(), p, ct, filename, body)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -133,7 +143,7 @@ func (f *EmbedsFace) get(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	e, err := f.cmds.Embed(r.Context(), p, id)
+	e, err := f.cmds.Get(r.Context(), p, id)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -160,7 +170,7 @@ func (f *EmbedsFace) content(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	e, err := f.cmds.LoadEmbed(r.Context(), id)
+	e, err := f.cmds.Load(r.Context(), id)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -169,7 +179,7 @@ func (f *EmbedsFace) content(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.NotFoundf("embed", id))
 		return
 	}
-	rd, err := f.cmds.OpenEmbed(r.Context(), e)
+	rd, err := f.cmds.Open(r.Context(), e)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

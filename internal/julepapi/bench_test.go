@@ -37,7 +37,7 @@ func withUseLite(b *testing.B) platformtest.Option {
 func (e *env) unlimited(b *testing.B) {
 	p := principalOf(b, e)
 	admin := auth.Principal{AccountID: commands.AdminAccountID}
-	if err := e.node.Commands.SetLimits(context.Background(), admin, p.AccountID, 1_000_000, 1_000_000); err != nil {
+	if err := e.node.Commands.Accounts.SetLimits(context.Background(), admin, p.AccountID, 1_000_000, 1_000_000); err != nil {
 		b.Fatal(err)
 	}
 }

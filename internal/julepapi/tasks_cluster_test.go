@@ -35,7 +35,7 @@ func TestTasksOnACluster(t *testing.T) {
 	})
 	a := platformtest.Start(t, opts)
 	principal, key := a.NewAccount(t, "ada")
-	if err := a.Commands.SetLimits(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, principal.AccountID, 1<<30, 1<<30); err != nil {
+	if err := a.Commands.Accounts.SetLimits(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, principal.AccountID, 1<<30, 1<<30); err != nil {
 		t.Fatal(err)
 	}
 	b := platformtest.Start(t, opts)

@@ -126,7 +126,7 @@ func TestTasksSurviveKills(t *testing.T) {
 	n := platformtest.Start(t, opts...)
 	principal, key := n.NewAccount(t, "survivor")
 	// The test polls 50 executions; the account's request rate is not what it measures.
-	if err := n.Commands.SetLimits(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, principal.AccountID, 1<<30, 1<<30); err != nil {
+	if err := n.Commands.Accounts.SetLimits(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, principal.AccountID, 1<<30, 1<<30); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{node: n, model: model, key: key}

@@ -63,7 +63,7 @@ func TestDailyQuotaAnswers429UntilMidnightUTCThenResets(t *testing.T) {
 	clk := newClock(time.Date(2026, 3, 1, 23, 59, 30, 0, time.UTC))
 	n := platformtest.Start(t, platformtest.WithClock(clk.Now))
 	ctx := context.Background()
-	k, err := n.Commands.CreateAccount(ctx, system, commands.NewAccount{Name: "quota", DailyQueryLimit: 3})
+	k, err := n.Commands.Accounts.Create(ctx, system, commands.NewAccount{Name: "quota", DailyQueryLimit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestDailyQuotaAnswers429UntilMidnightUTCThenResets(t *testing.T) {
 	if limit, used, _ := n.Limits.DailyUsage(ctx, other.AccountID); limit != commands.DefaultDailyQueryLimit || used != 0 {
 		t.Fatalf("a fresh account's quota: %d of %d, want 0 of %d", used, limit, commands.DefaultDailyQueryLimit)
 	}
-	if err := n.Commands.SetLimits(ctx, system, k.AccountID, 5, 0); err != nil {
+	if err := n.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 5, 0); err != nil {
 		t.Fatal(err)
 	}
 	if limit, used, _ := n.Limits.DailyUsage(ctx, k.AccountID); limit != 5 || used != 1 {
@@ -125,7 +125,7 @@ func TestQuotaIsExactAcrossNodesAndRestarts(t *testing.T) {
 	clk := newClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	n := platformtest.Start(t, platformtest.WithDataDir(dir), platformtest.WithClock(clk.Now))
 	ctx := context.Background()
-	k, err := n.Commands.CreateAccount(ctx, system, commands.NewAccount{Name: "busy", DailyQueryLimit: 40})
+	k, err := n.Commands.Accounts.Create(ctx, system, commands.NewAccount{Name: "busy", DailyQueryLimit: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,11 +180,11 @@ func TestRequestRateIsLimitedPerKeyAndPerMinute(t *testing.T) {
 	clk := newClock(time.Date(2026, 3, 2, 9, 0, 15, 0, time.UTC))
 	n := platformtest.Start(t, platformtest.WithClock(clk.Now))
 	ctx := context.Background()
-	k, err := n.Commands.CreateAccount(ctx, system, commands.NewAccount{Name: "chatty"})
+	k, err := n.Commands.Accounts.Create(ctx, system, commands.NewAccount{Name: "chatty"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Commands.SetLimits(ctx, system, k.AccountID, 0, 5); err != nil {
+	if err := n.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 0, 5); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
@@ -203,7 +203,7 @@ func TestRequestRateIsLimitedPerKeyAndPerMinute(t *testing.T) {
 		t.Fatalf("the 6th request in a minute: %d Retry-After %q %s", r.Status, r.Header.Get("Retry-After"), r.Body)
 	}
 	// Another key of the same account has its own count.
-	second, err := n.Commands.IssueKey(ctx, system, k.AccountID, "second", "")
+	second, err := n.Commands.Accounts.IssueKey(ctx, system, k.AccountID, "second", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestAnAccountsLimitsAreItsOwnOrTheConfiguredDefaults(t *testing.T) {
 	if r := n.Do(t, key, "GET", "/admin/whoami", nil); r.Status != 429 || !strings.Contains(string(r.Body), "rate limit of 3 ") {
 		t.Fatalf("the 4th request with a default rate of 3: %d %s", r.Status, r.Body)
 	}
-	if err := n.Commands.SetLimits(ctx, system, p.AccountID, 0, 1000); err != nil {
+	if err := n.Commands.Accounts.SetLimits(ctx, system, p.AccountID, 0, 1000); err != nil {
 		t.Fatal(err)
 	}
 	u, _ = n.Limits.Of(ctx, p.AccountID)

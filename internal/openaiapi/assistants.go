@@ -112,7 +112,7 @@ func (f *Face) createAssistant(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	id, err := f.d.Commands.CreateAssistant(r.Context(), principal(r), spec)
+	id, err := f.d.Assistants.Create(r.Context(), principal(r), spec)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -151,7 +151,7 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	err = f.d.Commands.ModifyAssistant(r.Context(), principal(r), id, func(s *events.AssistantSpec) {
+	err = f.d.Assistants.Modify(r.Context(), principal(r), id, func(s *events.AssistantSpec) {
 		// Reapplying the request to the current settings changes exactly the fields it sent.
 		_ = f.assistantSpec(in, s)
 	})
@@ -164,7 +164,7 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "assistant_id")
-	if err := f.d.Commands.DeleteAssistant(r.Context(), principal(r), id); err != nil {
+	if err := f.d.Assistants.Delete(r.Context(), principal(r), id); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -1,6 +1,9 @@
 package openaiapi
 
 import (
+	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -30,9 +33,46 @@ type Models interface {
 	Resolve(model string) (llm.Provider, string, error)
 }
 
+// AssistantCommands is what the face asks of the assistant commands (commands.Assistants).
+type AssistantCommands interface {
+	Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, error)
+	Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) error
+	Delete(ctx context.Context, actor auth.Principal, id string) error
+}
+
+// ThreadCommands is what the face asks of the thread commands (commands.Threads).
+type ThreadCommands interface {
+	Create(ctx context.Context, actor auth.Principal, in commands.NewThread) (string, error)
+	Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) error
+	Delete(ctx context.Context, actor auth.Principal, id string) error
+	CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in commands.NewMessage) (string, error)
+	ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) error
+	DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) error
+}
+
+// RunCommands is what the face asks of the run commands (commands.Runs).
+type RunCommands interface {
+	Create(ctx context.Context, actor auth.Principal, threadID string, in commands.NewRun) (commands.CreatedRun, error)
+	CreateWithThread(ctx context.Context, actor auth.Principal, thread commands.NewThread, in commands.NewRun) (commands.CreatedRun, error)
+	Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) error
+	Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) error
+	SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (uint64, error)
+}
+
+// FileCommands is what the face asks of the file commands (commands.Files).
+type FileCommands interface {
+	StoreUpload(ctx context.Context, actor auth.Principal, contentType string, body io.Reader) (commands.Upload, error)
+	DiscardUpload(ctx context.Context, u commands.Upload) error
+	Create(ctx context.Context, actor auth.Principal, in commands.NewFile) (string, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) error
+}
+
 // Deps are what the /v1 face uses.
 type Deps struct {
-	Commands *commands.Commands
+	Assistants AssistantCommands
+	Threads    ThreadCommands
+	Runs       RunCommands
+	Files      FileCommands
 	// VectorStores are the commands on vector stores, their files and batches.
 	VectorStores *commands.VectorStores
 	Views        *projections.Runner

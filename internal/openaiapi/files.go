@@ -61,7 +61,7 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 				continue // one file per upload; OpenAI takes the first
 			}
 			body := &limited{r: part, n: f.d.MaxUploadBytes}
-			upload, err = f.d.Commands.StoreUpload(r.Context(), principal(r), part.Header.Get("Content-Type"), body)
+			upload, err = f.d.Files.StoreUpload(r.Context(), principal(r), part.Header.Get("Content-Type"), body)
 			if body.over {
 				f.discard(r, upload)
 				f.WriteError(w, r, errs.E(errs.TooLarge, "File is too large: files may be at most %d bytes.", f.d.MaxUploadBytes))
@@ -74,7 +74,7 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 			filename = part.FileName()
 		}
 	}
-	id, err := f.d.Commands.CreateFile(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: purpose, Upload: upload})
+	id, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: purpose, Upload: upload})
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -85,7 +85,7 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 // discard removes stored bytes of an upload that failed.
 func (f *Face) discard(r *http.Request, u commands.Upload) {
 	if u.Object != "" {
-		_ = f.d.Commands.DiscardUpload(r.Context(), u)
+		_ = f.d.Files.DiscardUpload(r.Context(), u)
 	}
 }
 
@@ -156,7 +156,7 @@ func (f *Face) deleteFile(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Commands.DeleteFile(r.Context(), principal(r), id); err != nil {
+	if err := f.d.Files.Delete(r.Context(), principal(r), id); err != nil {
 		if errs.CodeOf(err) == errs.NotFound {
 			err = fileNotFound(id)
 		}

@@ -142,7 +142,7 @@ func TestOpenAIProxyRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	k, err := e.node.Commands.CreateAccount(ctx, auth.Principal{AccountID: commands.AdminAccountID},
+	k, err := e.node.Commands.Accounts.Create(ctx, auth.Principal{AccountID: commands.AdminAccountID},
 		commands.NewAccount{Name: "thrifty", DailyQueryLimit: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +241,7 @@ func TestAgentCallsTheModelThroughTheProxy(t *testing.T) {
 	}
 	srv := httptest.NewServer(agent)
 	t.Cleanup(srv.Close)
-	if _, err := n.Commands.CreateAgent(ctxFor(t), p, commands.AgentInput{Handle: "poet", FuncURL: &srv.URL}); err != nil {
+	if _, err := n.Commands.Agents.Create(ctxFor(t), p, commands.AgentInput{Handle: "poet", FuncURL: &srv.URL}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := n.SessionCommands.Create(ctxFor(t), p, commands.NewSession{FrontendAgent: "poet"})

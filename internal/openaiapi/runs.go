@@ -97,7 +97,7 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !stream {
-		created, err := f.d.Commands.CreateRun(r.Context(), principal(r), threadID, nr)
+		created, err := f.d.Runs.Create(r.Context(), principal(r), threadID, nr)
 		if waitedTooLong(r, created.RunID, err) {
 			f.runFromLog(w, r, created.ThreadID, created.RunID)
 			return
@@ -112,7 +112,7 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 	// The stream listens to the thread before the run exists, so that it misses none of the model's first words.
 	nr.ID = events.NewPrefixedID("run_")
 	f.stream(w, r, threadID, nr.ID, true, false, func() (uint64, error) {
-		created, err := f.d.Commands.CreateRun(r.Context(), principal(r), threadID, nr)
+		created, err := f.d.Runs.Create(r.Context(), principal(r), threadID, nr)
 		return created.FirstSeq, err
 	})
 }
@@ -152,7 +152,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !stream {
-		created, err := f.d.Commands.CreateThreadAndRun(r.Context(), principal(r), t, nr)
+		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
 		if waitedTooLong(r, created.RunID, err) {
 			f.runFromLog(w, r, created.ThreadID, created.RunID)
 			return
@@ -166,7 +166,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 	}
 	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
 	f.stream(w, r, t.ID, nr.ID, true, true, func() (uint64, error) {
-		created, err := f.d.Commands.CreateThreadAndRun(r.Context(), principal(r), t, nr)
+		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
 		return created.FirstSeq, err
 	})
 }
@@ -217,7 +217,7 @@ func (f *Face) modifyRun(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Commands.ModifyRun(r.Context(), principal(r), threadID, runID, md); err != nil {
+	if err := f.d.Runs.Modify(r.Context(), principal(r), threadID, runID, md); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -226,7 +226,7 @@ func (f *Face) modifyRun(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) cancelRun(w http.ResponseWriter, r *http.Request) {
 	threadID, runID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id")
-	if err := f.d.Commands.CancelRun(r.Context(), principal(r), threadID, runID); err != nil {
+	if err := f.d.Runs.Cancel(r.Context(), principal(r), threadID, runID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -263,7 +263,7 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !stream {
-		if _, err := f.d.Commands.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs); err != nil {
+		if _, err := f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs); err != nil {
 			f.WriteError(w, r, err)
 			return
 		}
@@ -271,7 +271,7 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.stream(w, r, threadID, runID, false, false, func() (uint64, error) {
-		return f.d.Commands.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
+		return f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
 	})
 }
 

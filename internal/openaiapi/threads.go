@@ -35,7 +35,7 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	id, err := f.d.Commands.CreateThread(r.Context(), principal(r), t)
+	id, err := f.d.Threads.Create(r.Context(), principal(r), t)
 	if waitedTooLong(r, id, err) {
 		f.threadFromLog(w, r, id)
 		return
@@ -96,7 +96,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Commands.ModifyThread(r.Context(), principal(r), id, md, in.has("metadata"), tr); err != nil {
+	if err := f.d.Threads.Modify(r.Context(), principal(r), id, md, in.has("metadata"), tr); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -105,7 +105,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) deleteThread(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "thread_id")
-	if err := f.d.Commands.DeleteThread(r.Context(), principal(r), id); err != nil {
+	if err := f.d.Threads.Delete(r.Context(), principal(r), id); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -139,7 +139,7 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	id, err := f.d.Commands.CreateMessage(r.Context(), principal(r), threadID, nm)
+	id, err := f.d.Threads.CreateMessage(r.Context(), principal(r), threadID, nm)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -181,7 +181,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Commands.ModifyMessage(r.Context(), principal(r), threadID, id, md); err != nil {
+	if err := f.d.Threads.ModifyMessage(r.Context(), principal(r), threadID, id, md); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -190,7 +190,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) deleteMessage(w http.ResponseWriter, r *http.Request) {
 	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
-	if err := f.d.Commands.DeleteMessage(r.Context(), principal(r), threadID, id); err != nil {
+	if err := f.d.Threads.DeleteMessage(r.Context(), principal(r), threadID, id); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

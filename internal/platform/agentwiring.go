@@ -73,7 +73,7 @@ func (p *Platform) QueryHandlers(ownRepo bool) *queries.Handlers {
 	return queries.New(queries.Config{
 		Sessions: repo, Agents: p.Agents, Models: p.agentModels, DefaultModel: model,
 		Offline: provider != nil && provider.Name() == llm.ProviderOffline, Client: p.AgentClient, Index: p.Index,
-		NC: p.NC, Names: p.Layout.Names, Embeds: embedKeeper{p: p}, AgentNames: p.Commands,
+		NC: p.NC, Names: p.Layout.Names, Embeds: embedKeeper{p: p}, AgentNames: p.Commands.Agents,
 		Logger: p.Logger.With("component", "queries"),
 	})
 }
@@ -94,5 +94,5 @@ func (k embedKeeper) Keep(ctx context.Context, account string, in map[string]age
 	for key, em := range in {
 		src[key] = commands.EmbedSource{URI: em.URI, ContentType: em.ContentType}
 	}
-	return k.p.Commands.MessageEmbeds(ctx, auth.Principal{AccountID: account}, src)
+	return k.p.Commands.Embeds.ForMessage(ctx, auth.Principal{AccountID: account}, src)
 }

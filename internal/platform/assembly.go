@@ -55,26 +55,27 @@ func (p *Platform) handlers() []runtime.Handler {
 func (p *Platform) faces() []httpapi.Face {
 	return []httpapi.Face{
 		adminapi.New(adminapi.Deps{
-			Commands: p.Commands, Views: p.Views, JS: p.JS, Store: p.Store, Names: p.Layout.Names, Logger: p.Logger,
+			Accounts: p.Commands.Accounts, Views: p.Views, JS: p.JS, Store: p.Store, Names: p.Layout.Names, Logger: p.Logger,
 			Signer: p.Signer, Limits: p.Limits, Usage: p.Limits, Now: p.Now,
 		}),
 		userstorage.NewFace(p.UserStorage, p.storageVisible, p.Logger).WithAgentNames(
 			func(ctx context.Context, pr auth.Principal, name string) (string, error) {
-				a, err := p.Commands.FindAgent(ctx, pr, name)
+				a, err := p.Commands.Agents.Find(ctx, pr, name)
 				return a.ID, err
 			}),
 		openaiapi.New(openaiapi.Deps{
-			Commands: p.Commands, VectorStores: p.Vectors.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC,
+			Assistants: p.Commands.Assistants, Threads: p.Commands.Threads, Runs: p.Commands.Runs, Files: p.Commands.Files,
+			VectorStores: p.Vectors.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC,
 			Names: p.Layout.Names, Blobs: p.Blobs, Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
 		}),
 		openaiapi.NewProxy(openaiapi.ProxyDeps{Models: p.Models, Embedder: p.Embedder, Quota: p.Limits, Now: p.Now,
 			Logger: p.Logger.With("face", "openai-proxy")}),
 		graph.New(graph.Deps{
-			Commands: p.Commands, Sessions: p.SessionCommands, Views: p.Views, Store: p.Store, Agents: p.Agents, NC: p.NC, Names: p.Layout.Names,
+			AgentCommands: p.Commands.Agents, Usage: p.Commands.Accounts, Sessions: p.SessionCommands, Views: p.Views, Store: p.Store, Agents: p.Agents, NC: p.NC, Names: p.Layout.Names,
 			Embeds: p.EmbedURLs, Auth: p.Auth, Limiter: p.Limits, Logger: p.Logger.With("face", "graphql"),
 			Router: p.Index,
 		}),
-		fixieapi.NewEmbedsFace(p.Commands, p.EmbedURLs, p.Logger.With("face", "embeds")),
+		fixieapi.NewEmbedsFace(p.Commands.Embeds, p.EmbedURLs, p.Logger.With("face", "embeds")),
 		fixieapi.NewSessionsFace(p.SessionCommands, p.Store, p.Logger.With("face", "sessions")),
 		p.julepFace(),
 	}
@@ -102,7 +103,7 @@ func (p *Platform) storageVisible(ctx context.Context, caller auth.Principal, ag
 	if caller.AgentID != "" {
 		return caller.AgentID == agentID, nil
 	}
-	_, err := p.Commands.FindAgent(ctx, caller, agentID)
+	_, err := p.Commands.Agents.Find(ctx, caller, agentID)
 	if errs.CodeOf(err) == errs.NotFound {
 		return false, nil
 	}

@@ -94,7 +94,7 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 	}()
 	seen := map[string]bool{}
 	for _, id := range ids {
-		name, body, err := s.p.Commands.ReadFile(ctx, account, id)
+		name, body, err := s.p.Commands.Files.Read(ctx, account, id)
 		if errs.CodeOf(err) == errs.NotFound {
 			continue // deleted since it was attached
 		}
@@ -120,7 +120,7 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 	out.Logs += res.Stdout + res.Stderr
 	for _, f := range res.Files {
 		id := "file-" + events.DeriveID(key, f.Name)
-		if err := s.p.Commands.SaveOutputFile(ctx, account, id, path.Base(f.Name), f.ContentType, f.Data); err != nil {
+		if err := s.p.Commands.Files.SaveOutput(ctx, account, id, path.Base(f.Name), f.ContentType, f.Data); err != nil {
 			return runworker.CodeResult{}, fmt.Errorf("save %s: %w", f.Name, err)
 		}
 		if f.Image {

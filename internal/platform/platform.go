@@ -46,16 +46,17 @@ import (
 
 // Platform is one running node.
 type Platform struct {
-	Config   config.Config
-	Logger   *slog.Logger
-	Metrics  *metrics.Metrics
-	NS       *server.Server // nil when NATS is external
-	NC       *nats.Conn
-	JS       jetstream.JetStream
-	Layout   natsx.Layout
-	Store    *events.Store
-	Views    *projections.Runner
-	Commands *commands.Commands
+	Config  config.Config
+	Logger  *slog.Logger
+	Metrics *metrics.Metrics
+	NS      *server.Server // nil when NATS is external
+	NC      *nats.Conn
+	JS      jetstream.JetStream
+	Layout  natsx.Layout
+	Store   *events.Store
+	Views   *projections.Runner
+	// Commands are the commands of the Fixie and Assistants aggregates, one type per aggregate.
+	Commands commands.Set
 	Keys     *auth.Keys
 	// Signer issues the tokens agents receive and verifies them when agents call back.
 	Signer *auth.Signer
@@ -204,7 +205,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	p.code = &codeSandbox{p: p}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
 		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient, Models: p.Models, Sandbox: p.code.available})
-	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands)
+	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands.Embeds)
 	if err := p.assembleJulep(ctx); err != nil {
 		return nil, err
 	}
@@ -380,11 +381,11 @@ func (p *Platform) startRuns(ctx context.Context) error {
 		return fmt.Errorf("open leases: %w", err)
 	}
 	p.RunWorker = runworker.New(runworker.Config{
-		Commands: p.Commands, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
+		Runs: p.Commands.Runs, Store: p.Store, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
 		Holder: p.Config.NodeName, Files: runFiles{p}, Code: p.code, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
 	})
 	p.Sweeper = sweeper.New(sweeper.Config{
-		Commands: p.Commands, Views: p.Views, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
+		Runs: p.Commands.Runs, Views: p.Views, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
 		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),
 	})
 	return nil
@@ -552,7 +553,7 @@ func (p *Platform) bootstrapAdmin(ctx context.Context) error {
 	system := auth.Principal{AccountID: commands.AdminAccountID}
 	if len(history) > 0 {
 		if p.Config.AdminKey != "" {
-			if _, err := p.Commands.IssueKey(ctx, system, commands.AdminAccountID, "CONTRAIL_ADMIN_KEY", p.Config.AdminKey); err != nil {
+			if _, err := p.Commands.Accounts.IssueKey(ctx, system, commands.AdminAccountID, "CONTRAIL_ADMIN_KEY", p.Config.AdminKey); err != nil {
 				return fmt.Errorf("bootstrap: issue CONTRAIL_ADMIN_KEY: %w", err)
 			}
 		}
@@ -563,7 +564,7 @@ func (p *Platform) bootstrapAdmin(ctx context.Context) error {
 	if generated {
 		key = auth.NewKey()
 	}
-	_, err = p.Commands.CreateAccount(ctx, system, commands.NewAccount{ID: commands.AdminAccountID, Name: "admin", Admin: true, Key: key})
+	_, err = p.Commands.Accounts.Create(ctx, system, commands.NewAccount{ID: commands.AdminAccountID, Name: "admin", Admin: true, Key: key})
 	if errs.CodeOf(err) == errs.Conflict {
 		return nil // another node bootstrapped at the same moment
 	}

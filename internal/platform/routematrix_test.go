@@ -238,11 +238,11 @@ func TestRouteMatrix(t *testing.T) {
 	ctx := context.Background()
 	m := newMatrix(t, n)
 	a, b, values, secrets, ownScope, bodies := m.a, m.b, m.values, m.secrets, m.ownScope, m.bodies
-	revoked, err := n.Commands.IssueKey(ctx, a.Principal, a.AccountID, "to revoke", "")
+	revoked, err := n.Commands.Accounts.IssueKey(ctx, a.Principal, a.AccountID, "to revoke", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Commands.RevokeKey(ctx, a.Principal, a.AccountID, revoked.KeyID); err != nil {
+	if err := n.Commands.Accounts.RevokeKey(ctx, a.Principal, a.AccountID, revoked.KeyID); err != nil {
 		t.Fatal(err)
 	}
 	agentToken, err := n.Signer.AgentToken(ctx, auth.AgentClaims{User: a.AccountID, AgentID: "agt_matrix"})

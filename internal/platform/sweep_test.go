@@ -211,7 +211,7 @@ func TestBadInputSweep(t *testing.T) {
 	// Thousands of requests: no rate or quota stands in the sweep's way.
 	ctx := context.Background()
 	for _, acct := range []string{m.a.AccountID, m.b.AccountID, commands.AdminAccountID} {
-		if err := n.Commands.SetLimits(ctx, auth.Principal{AccountID: commands.AdminAccountID}, acct, 1_000_000, 1_000_000); err != nil {
+		if err := n.Commands.Accounts.SetLimits(ctx, auth.Principal{AccountID: commands.AdminAccountID}, acct, 1_000_000, 1_000_000); err != nil {
 			t.Fatal(err)
 		}
 	}

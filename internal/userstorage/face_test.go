@@ -40,7 +40,7 @@ func path(agent, key string) string {
 func registerAgent(t *testing.T, n *platformtest.Node, p auth.Principal, handle string) string {
 	t.Helper()
 	u := "http://127.0.0.1:9/"
-	a, err := n.Commands.CreateAgent(context.Background(), p, commands.AgentInput{Handle: handle, QueryURL: &u})
+	a, err := n.Commands.Agents.Create(context.Background(), p, commands.AgentInput{Handle: handle, QueryURL: &u})
 	if err != nil {
 		t.Fatalf("register agent %s: %v", handle, err)
 	}
@@ -140,7 +140,7 @@ func TestUserStorageSpeaksTheFixieSDKShapes(t *testing.T) {
 	}
 	// Published, the agent is one bob may use: he keeps his own storage for it, and sees none of alice's.
 	published := true
-	if _, err := n.Commands.UpdateAgent(context.Background(), alice, commands.AgentInput{Handle: "notes", Published: &published}); err != nil {
+	if _, err := n.Commands.Agents.Update(context.Background(), alice, commands.AgentInput{Handle: "notes", Published: &published}); err != nil {
 		t.Fatal(err)
 	}
 	if got := keysOf(t, n.Do(t, bob, "GET", path(agent, ""), nil)); len(got) != 0 {
@@ -320,11 +320,11 @@ func TestTheFixieSDKNamesTheAgentInThePath(t *testing.T) {
 	alice, key := n.NewAccount(t, "alice")
 	_, bobKey := n.NewAccount(t, "bob")
 	unreachable := "http://127.0.0.1:9/"
-	agent, err := n.Commands.CreateAgent(ctx, alice, commands.AgentInput{Handle: "notes", QueryURL: &unreachable})
+	agent, err := n.Commands.Agents.Create(ctx, alice, commands.AgentInput{Handle: "notes", QueryURL: &unreachable})
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, err := n.Commands.FixieAgentName(ctx, alice.AccountID, "notes")
+	name, err := n.Commands.Agents.FixieName(ctx, alice.AccountID, "notes")
 	if err != nil || name != "alice/notes" {
 		t.Fatalf("the agent's Fixie name: %q %v", name, err)
 	}

@@ -123,7 +123,7 @@ func (n *Node) Crash() {
 // NewAccount creates an account and returns its principal and API key.
 func (n *Node) NewAccount(t testing.TB, name string) (auth.Principal, string) {
 	t.Helper()
-	k, err := n.Commands.CreateAccount(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, commands.NewAccount{Name: name})
+	k, err := n.Commands.Accounts.Create(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, commands.NewAccount{Name: name})
 	if err != nil {
 		t.Fatalf("create account %s: %v", name, err)
 	}
