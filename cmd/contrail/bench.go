@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ func newBenchCmd() *cobra.Command {
 func benchCmd(use, short string, measure func(ctx context.Context, dir string, progress func(string)) (bench.Report, error),
 	flags func(*cobra.Command)) *cobra.Command {
 	var asJSON bool
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -32,6 +34,13 @@ func benchCmd(use, short string, measure func(ctx context.Context, dir string, p
 				return err
 			}
 			defer os.RemoveAll(dir)
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			rep, err := measure(cmd.Context(), dir, func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "measuring", s, "...") })
 			if err != nil {
 				return err
@@ -44,7 +53,24 @@ func benchCmd(use, short string, measure func(ctx context.Context, dir string, p
 	}
 	flags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
 	return cmd
+}
+
+// startCPUProfile profiles the process into path until the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create the CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start the CPU profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func newBenchEventsCmd() *cobra.Command {

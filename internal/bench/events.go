@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -215,9 +216,9 @@ func (r *Rig) RawOrderedRead(ctx context.Context) (int, time.Duration, error) {
 }
 
 // benchProjection keeps one document per aggregate: a count and a sum, the shape of most read models.
-type benchProjection struct{}
+type benchProjection struct{ name string }
 
-func (benchProjection) Name() string         { return "bench" }
+func (p benchProjection) Name() string       { return p.name }
 func (benchProjection) EventTypes() []string { return []string{"bench.appended"} }
 func (benchProjection) Apply(tx *projections.Tx, e events.Envelope) error {
 	d := e.Event.(benchEvent)
@@ -228,20 +229,42 @@ func (benchProjection) Apply(tx *projections.Tx, e events.Envelope) error {
 	})
 }
 
-// ProjectionApply folds every bench event into a fresh read model (a rebuild, which is the apply path run flat out)
-// and returns how many it applied and how long it took.
+// ProjectionApply starts a fresh read model over every bench event and waits until it has folded the last one: the
+// apply path run flat out, as a node taking over a projection or a new projection meets the log. It returns how
+// many events the model folded and how long that took.
 func (r *Rig) ProjectionApply(ctx context.Context) (uint64, time.Duration, error) {
-	names := r.Names
+	filter := r.Names.TypeFilter("bench.appended")
+	last, err := r.JS.OrderedConsumer(ctx, r.Names.EventsStream(), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverLastPolicy})
+	if err != nil {
+		return 0, 0, err
+	}
+	m, err := last.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		return 0, 0, fmt.Errorf("find the last bench event: %w", err)
+	}
+	md, err := m.Metadata()
+	if err != nil {
+		return 0, 0, err
+	}
+	all, err := r.JS.OrderedConsumer(ctx, r.Names.EventsStream(), jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+	if err != nil {
+		return 0, 0, err
+	}
+	n := all.CachedInfo().NumPending
+	// A name of its own gives each run a fresh bucket, so that it folds from nothing.
+	proj := benchProjection{name: "bench_" + strings.ToLower(events.NewID()[20:])}
 	runner := projections.NewRunner(projections.Config{JS: r.JS, Store: r.Store,
-		Layout: natsx.Layout{Names: names, Replicas: 1}, Holder: "bench", BatchSize: 128}, benchProjection{})
+		Layout: natsx.Layout{Names: r.Names, Replicas: 1}, Holder: "bench"}, proj)
+	start := time.Now()
 	if err := runner.Start(ctx); err != nil {
 		return 0, 0, err
 	}
 	defer runner.Stop()
-	var applied uint64
-	start := time.Now()
-	_, err := runner.Rebuild(ctx, "bench", func(done, _ uint64) { applied = done })
-	return applied, time.Since(start), err
+	if err := runner.WaitFor(ctx, proj.Name(), md.Sequence.Stream); err != nil {
+		return 0, 0, err
+	}
+	return n, time.Since(start), nil
 }
 
 // LoadLatency loads random 10-event aggregates written by StoreAppend (ids prefix0..) and returns the samples;
