@@ -323,18 +323,27 @@ func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter
 			yield(Envelope{}, err)
 			return
 		}
-		for {
+		deadline := time.Now().Add(failoverWait)
+		for attempt := 0; ; attempt++ {
 			next, err := s.followOnce(ctx, from, filters, yield)
 			if err == nil || ctx.Err() != nil {
 				return
 			}
-			if !errors.Is(err, errStalled) {
+			switch {
+			case errors.Is(err, errStalled):
+				s.logger.Warn("log reader stopped while events waited; reading again from where it was", "filters", filters, "from", next)
+				if s.metrics != nil {
+					s.metrics.ProjectionStall.WithLabelValues("follow").Inc()
+				}
+				deadline = time.Now().Add(failoverWait)
+			case transient(err) && time.Now().Before(deadline):
+				// The reader could not be opened while the stream elects a leader: open it again shortly.
+				if pause(ctx, attempt) != nil {
+					return
+				}
+			default:
 				yield(Envelope{}, err)
 				return
-			}
-			s.logger.Warn("log reader stopped while events waited; reading again from where it was", "filters", filters, "from", next)
-			if s.metrics != nil {
-				s.metrics.ProjectionStall.WithLabelValues("follow").Inc()
 			}
 			from = next
 		}
@@ -416,7 +425,10 @@ func (s *Store) orderedConsumer(ctx context.Context, from uint64, filters []stri
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = from
 	}
-	cons, err := s.js.OrderedConsumer(ctx, s.names.EventsStream(), cfg)
+	// Bounded apart from the follower's own context: a request to a stream leader that just died is never answered.
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	cons, err := s.js.OrderedConsumer(actx, s.names.EventsStream(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open reader on %v: %w", filters, err)
 	}

@@ -347,23 +347,33 @@ func (r *Runner) lead(ctx context.Context, st *state) {
 // consume reads the projection's events from the writer's checkpoint and applies them in batches. With untilCaughtUp
 // it returns once the log is applied to its end as it was when it started.
 func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func(applied, pending uint64, n int), untilCaughtUp bool) error {
-	from, err := w.checkpoint(ctx)
+	// The checkpoint read and the consumer's creation are bounded: while a stream elects a leader (a server died) a
+	// request gets no answer, and the client's default wait (5s) per request would keep the projection still for
+	// long after the election is over. (The listing of keys is not: it may take long on a large bucket, and cut
+	// short it would leave keys out.)
+	sctx, cancelStart := context.WithTimeout(ctx, startAttempt)
+	defer cancelStart()
+	from, err := w.checkpoint(sctx)
 	if err != nil {
 		return err
 	}
 	if err := w.learnKeys(ctx); err != nil {
 		return err
 	}
+	cancelStart()
+	sctx, cancelStart = context.WithTimeout(ctx, startAttempt)
+	defer cancelStart()
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: st.filters, DeliverPolicy: jetstream.DeliverAllPolicy,
 		InactiveThreshold: 30 * time.Second}
 	if from > 0 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = from + 1
 	}
-	cons, err := r.cfg.JS.OrderedConsumer(ctx, r.names.EventsStream(), cfg)
+	cons, err := r.cfg.JS.OrderedConsumer(sctx, r.names.EventsStream(), cfg)
 	if err != nil {
 		return fmt.Errorf("open reader for %s: %w", st.p.Name(), err)
 	}
+	cancelStart()
 	defer r.dropConsumer(cons)
 	if cons.CachedInfo().NumPending == 0 {
 		onBatch(from, 0, 0)
@@ -507,6 +517,14 @@ func sleep(ctx context.Context, d time.Duration) {
 // stallAfter is how long a reader may receive nothing while its consumer reports pending events before it is
 // replaced (a second or two: a leader election in a cluster takes about that long).
 const stallAfter = 2 * time.Second
+
+// startAttempt bounds a reader's start (checkpoint, keys, consumer): an answer takes milliseconds from live leaders,
+// and never comes from a dead one.
+const startAttempt = 3 * time.Second
+
+// flushAttempt bounds the wait for a batch's writes to be acknowledged: a write sent to a bucket's leader that died
+// is never answered, and the batch is written again (compare-and-set makes that safe).
+const flushAttempt = 5 * time.Second
 
 // batchLinger is how long a batch waits for events the log is known to hold before it is written.
 const batchLinger = 2 * time.Millisecond

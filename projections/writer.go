@@ -166,6 +166,8 @@ func isTransient(err error) bool {
 // documents, a checkpoint could land while a document's write failed on a revision another writer had moved, for
 // a moment of a lease changing hands, and a node answered 404 for a thread it had just created.)
 func (w *writer) flush(ctx context.Context, lastSeq uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, flushAttempt)
+	defer cancel()
 	type pending struct {
 		key string
 		d   doc

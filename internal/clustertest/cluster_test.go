@@ -268,6 +268,14 @@ func (s *scenario) serverFaults() []string {
 		}
 		out = append(out, fmt.Sprintf("%s on %s %s: %s", o.kind, s.c.Nodes[o.node].Name, during, o.err))
 	}
+	if len(out) > 0 {
+		// What the nodes said of the requests they failed: the cause of each 5xx.
+		for _, n := range s.c.Nodes {
+			for _, line := range n.LogLines(`"msg":"request failed"`, 20) {
+				out = append(out, n.Name+" logged: "+line)
+			}
+		}
+	}
 	return out
 }
 

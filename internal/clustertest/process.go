@@ -174,3 +174,21 @@ func (p *Process) LogContains(s string) int {
 	}
 	return strings.Count(string(raw), s)
 }
+
+// LogLines returns up to n lines of the process's log that contain s, the first ones.
+func (p *Process) LogLines(s string, n int) []string {
+	raw, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.Contains(line, s) {
+			out = append(out, line)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
+}

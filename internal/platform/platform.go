@@ -302,12 +302,16 @@ func (p *Platform) connect(ctx context.Context) error {
 		p.Logger.Error("the NATS connection closed for good; this node cannot serve until it is restarted", "err", nc.LastError())
 		close(p.closed)
 	})
-	p.JS, err = jetstream.New(p.NC)
+	// An async publish whose stream leader died is never acknowledged: time it out so that its waiter retries.
+	p.JS, err = jetstream.New(p.NC, jetstream.WithPublishAsyncTimeout(asyncAckWait))
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
 	return nil
 }
+
+// asyncAckWait bounds the wait for an async publish's acknowledgement; a live leader answers in milliseconds.
+const asyncAckWait = 5 * time.Second
 
 // newConn opens another connection to the same NATS, for components that need their own.
 func (p *Platform) newConn() (*nats.Conn, error) {
