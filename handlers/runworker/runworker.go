@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,14 +50,12 @@ type Recorder interface {
 // Config wires a Worker.
 type Config struct {
 	Runs Recorder
-	// Store is the log the worker follows a run's thread on.
-	Store *events.Store
 	// Models answers the turns: the router, which resolves each run's model.
 	Models llm.Provider
 	// Locks is the KV bucket of run locks; its TTL is how long a dead worker keeps a run.
 	Locks   jetstream.KeyValue
 	LockTTL time.Duration
-	// NC publishes the live frames of a turn on the thread's live subject.
+	// NC publishes the live frames of a turn on the thread's live subject, and watches the thread's events.
 	NC    *nats.Conn
 	Names natsx.Names
 	// Holder names this node in locks.
@@ -216,30 +215,25 @@ func needsWork(t *commands.Thread, runID string) bool {
 }
 
 // work moves the run on, step by step, until it needs nothing more or ctx ends (the lock lost, the node stopping).
-// It reads the thread once and then moves on the state its own appends return. It follows the thread's log from
-// that read on, so that a cancel or an expiry that comes while it works stops the model call at once; it follows the
-// stored log rather than the subjects as they are published, so that when it reads the thread again after the
-// signal, the event that raised it is there to read.
+// It reads the thread once and then moves on the state its own appends return. It watches the thread's events as
+// they are published, so that a cancel or an expiry that comes while it works stops the model call at once: a
+// core subscription, which costs the server nothing per run, where a reader of the stored log would be a consumer
+// made and deleted for every run. It subscribes before it reads the thread, so no event after the read goes unseen.
 func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
+	stop := newSignal()
+	sub, err := w.cfg.NC.Subscribe(w.cfg.Names.AggregateFilter("thread", ref.ThreadID), func(m *nats.Msg) {
+		if stopsTurn(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]) {
+			stop.fire()
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("watch thread %s: %w", ref.ThreadID, err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
 	t, err := w.cfg.Runs.Load(ctx, ref.ThreadID)
 	if err != nil {
 		return err
 	}
-	stop := newSignal()
-	fctx, stopFollow := context.WithCancel(ctx)
-	defer stopFollow()
-	store := w.cfg.Store
-	from := t.Seq + 1
-	go func() {
-		for e, err := range store.Follow(fctx, from, w.cfg.Names.AggregateFilter("thread", ref.ThreadID)) {
-			if err != nil {
-				return
-			}
-			if _, name := events.SplitType(e.Type); stopsTurn(name) {
-				stop.fire()
-			}
-		}
-	}()
 	for err == nil && ctx.Err() == nil && needsWork(t, ref.RunID) {
 		r := t.Runs[ref.RunID]
 		switch r.Status {
@@ -267,7 +261,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 	if stop.fired() {
 		// Something that may end the run came in after the thread was read: read it again and see.
 		stop.reset()
-		return w.cfg.Runs.Load(ctx, ref.ThreadID)
+		return w.afterStop(ctx, ref, t)
 	}
 	if tool, ok := fileSearchOf(r); ok && r.Model == llm.ProviderOffline && w.cfg.Files != nil {
 		return w.offlineFileSearch(ctx, ref, t, r, turn, tool)
@@ -297,7 +291,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 	}
 	if callCtx.Err() != nil {
 		stop.reset()
-		return w.cfg.Runs.Load(ctx, ref.ThreadID) // the run was cancelled or expired: see how it stands
+		return w.afterStop(ctx, ref, t) // the run was cancelled or expired: see how it stands
 	}
 	if err != nil {
 		code := "server_error"
@@ -386,6 +380,19 @@ func (s *signal) reset() {
 	defer s.mu.Unlock()
 	if s.up {
 		s.up, s.ch = false, make(chan struct{})
+	}
+}
+
+// afterStop reads the thread again after an event that may end the run was published. The signal comes as the
+// event is published, a moment before the log stores it: the thread is read until it holds something newer than t
+// (briefly; past that, the run goes on as read, and its next append meets the newer event as a conflict).
+func (w *Worker) afterStop(ctx context.Context, ref commands.RunRef, t *commands.Thread) (*commands.Thread, error) {
+	for attempt := 0; ; attempt++ {
+		now, err := w.cfg.Runs.Load(ctx, ref.ThreadID)
+		if err != nil || now.Version.Seq > t.Version.Seq || attempt == 20 {
+			return now, err
+		}
+		sleep(ctx, 5*time.Millisecond)
 	}
 }
 

@@ -1,9 +1,14 @@
 package openaiapi
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/commands"
@@ -305,6 +310,10 @@ func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	if err := f.stepsCaughtUp(r.Context(), threadID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	s, ok, err := projections.Get[projections.StepDoc](r.Context(), f.d.Views, "run_steps",
 		projections.StepKey(principal(r).AccountID, threadID, runID, stepID))
 	if err != nil {
@@ -329,6 +338,10 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	if err := f.stepsCaughtUp(r.Context(), threadID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	docs, err := projections.ListAll[projections.StepDoc](r.Context(), f.d.Views, "run_steps",
 		principal(r).AccountID+"."+threadID+"."+runID+".*")
 	if err != nil {
@@ -340,4 +353,35 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 		items = append(items, listed[projections.RunStepObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
 	}
 	writeJSON(w, paginate(items, p))
+}
+
+// stepsCaughtUp waits (briefly) until the run steps read model has applied the thread's last event of each kind it
+// folds. Steps are folded apart from runs: without it, a client that saw a run cancelled could list its step still
+// in progress.
+func (f *Face) stepsCaughtUp(ctx context.Context, threadID string) error {
+	stream, err := f.d.JS.Stream(ctx, f.d.Names.EventsStream())
+	if err != nil {
+		return fmt.Errorf("open the log: %w", err)
+	}
+	var last uint64
+	for _, t := range (projections.RunSteps{}).EventTypes() {
+		agg, name := events.SplitType(t)
+		m, err := stream.GetLastMsgForSubject(ctx, f.d.Names.EventSubject(agg, threadID, name))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("find the thread's last step event: %w", err)
+		}
+		last = max(last, m.Sequence)
+	}
+	if last == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := f.d.Views.WaitFor(wctx, "run_steps", last); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
 }

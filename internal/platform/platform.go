@@ -385,7 +385,7 @@ func (p *Platform) startRuns(ctx context.Context) error {
 		return fmt.Errorf("open leases: %w", err)
 	}
 	p.RunWorker = runworker.New(runworker.Config{
-		Runs: p.Commands.Runs, Store: p.Store, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
+		Runs: p.Commands.Runs, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
 		Holder: p.Config.NodeName, Files: runFiles{p}, Code: p.code, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
 	})
 	p.Sweeper = sweeper.New(sweeper.Config{
