@@ -256,31 +256,39 @@ func Split(encoding, text string) ([]string, error) {
 	return toks, nil
 }
 
-// Counter counts tokens like Count, remembering the counts of the longer texts it has seen (a bounded number):
-// a chat's history is counted again on every turn, and tokenizing it is what a turn of the offline model costs most.
+// Counter counts tokens like Count, remembering the counts of the texts it has seen (a bounded number): a chat's
+// history is counted again on every turn, and tokenizing it is what a turn of the offline model costs most. Even a
+// short text (a role, a one-line message) costs more to tokenize (a regular expression over it) than to look up.
 type Counter struct {
 	mu  sync.Mutex
 	max int
 	m   map[counted]int
 }
 
+// counted keys a count: short texts by themselves, longer ones by their digest (which bounds what is kept).
 type counted struct {
 	encoding string
+	text     string
 	sum      [sha256.Size]byte
 }
 
 // NewCounter returns a counter that remembers up to max counts.
 func NewCounter(max int) *Counter { return &Counter{max: max, m: map[counted]int{}} }
 
-// minRemembered is the length from which a count is worth remembering: shorter texts count faster than they hash.
-const minRemembered = 256
+// maxKeptText is the length up to which a text is its own key; a longer one is keyed by its SHA-256.
+const maxKeptText = 256
 
 // Count is Count, remembered.
 func (c *Counter) Count(model, text string) int {
-	if len(text) < minRemembered {
-		return Count(model, text)
+	if text == "" {
+		return 0
 	}
-	k := counted{encoding: Encoding(model), sum: sha256.Sum256([]byte(text))}
+	k := counted{encoding: Encoding(model)}
+	if len(text) <= maxKeptText {
+		k.text = text
+	} else {
+		k.sum = sha256.Sum256([]byte(text))
+	}
 	c.mu.Lock()
 	n, ok := c.m[k]
 	c.mu.Unlock()
@@ -304,9 +312,9 @@ func (c *Counter) Usage(req llm.Request, resp llm.Response) llm.Usage {
 		prompt += tokensReplyPrime
 	}
 	for _, m := range req.Messages {
-		prompt += tokensPerMessage + Count(req.Model, m.Role) + c.Count(req.Model, m.Content)
+		prompt += tokensPerMessage + c.Count(req.Model, m.Role) + c.Count(req.Model, m.Content)
 		if m.Name != "" {
-			prompt += Count(req.Model, m.Name) + tokensPerName
+			prompt += c.Count(req.Model, m.Name) + tokensPerName
 		}
 		if m.ToolCallID != "" {
 			prompt += Count(req.Model, m.ToolCallID)

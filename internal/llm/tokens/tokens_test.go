@@ -159,3 +159,24 @@ func TestSplitJoinsToText(t *testing.T) {
 		}
 	}
 }
+
+// TestCounterRemembersWhatCountCounts: a remembered count is the count, for short texts (their own key), long ones
+// (keyed by digest), the same text under two encodings, and after the counter filled up and started afresh.
+func TestCounterRemembersWhatCountCounts(t *testing.T) {
+	t.Parallel()
+	c := tokens.NewCounter(3)
+	long := strings.Repeat("the quick brown fox jumps over the lazy dog. ", 20)
+	texts := []string{"user", "hello world, how are you?", long, long + "!", "user"}
+	for round := 0; round < 3; round++ {
+		for _, model := range []string{"gpt-4", "gpt-4o"} {
+			for _, text := range texts {
+				if got, want := c.Count(model, text), tokens.Count(model, text); got != want {
+					t.Fatalf("round %d, %s, %.20q: counter says %d, Count %d", round, model, text, got, want)
+				}
+			}
+		}
+	}
+	if got := c.Count("gpt-4o", ""); got != 0 {
+		t.Fatalf("empty text: %d", got)
+	}
+}
