@@ -38,14 +38,21 @@ func (Threads) Apply(tx *Tx, e events.Envelope) error {
 			if !exists {
 				return ErrSkip
 			}
-			l.Obj.Metadata = nonNilMap(d.Metadata)
-			l.Obj.ToolResources = orJSON(d.ToolResources, emptyObjectJSON)
+			ApplyThread(&l.Obj, e)
 			return nil
 		})
 	case events.ThreadDeleted:
 		return tx.Delete(key)
 	}
 	return nil
+}
+
+// ApplyThread folds a change of a thread into its object: the fold the read model and a read from the log share.
+func ApplyThread(o *ThreadObject, e events.Envelope) {
+	if d, ok := e.Event.(events.ThreadModified); ok {
+		o.Metadata = nonNilMap(d.Metadata)
+		o.ToolResources = orJSON(d.ToolResources, emptyObjectJSON)
+	}
 }
 
 // NewThreadObject is the thread a ThreadCreated event makes.

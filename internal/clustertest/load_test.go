@@ -44,6 +44,8 @@ type op struct {
 	err    string
 	status int
 	code   string
+	// after says, for a read or a write on something just made, how its creation went (for the report of a 404).
+	after string
 }
 
 func (o op) write() bool {
@@ -176,8 +178,13 @@ func (l *load) record(o op, err error) op {
 			l.lb.markDown(o.node)
 		}
 		if o.status == http.StatusNotFound || o.code == "NOT_FOUND" {
-			l.notFoundAfterCreate(fmt.Sprintf("%s on %s (%s, %s after it started): %s", o.kind, l.c.Nodes[o.node].Name,
-				o.client, o.end.Sub(o.start).Round(time.Millisecond), o.err))
+			msg := o.err
+			var ae *openai.Error
+			if errors.As(err, &ae) {
+				msg += " " + ae.Message
+			}
+			l.notFoundAfterCreate(fmt.Sprintf("%s on %s (%s, %s after it started, %s): %s", o.kind, l.c.Nodes[o.node].Name,
+				o.client, o.end.Sub(o.start).Round(time.Millisecond), o.after, msg))
 		}
 	}
 	l.mu.Lock()
@@ -297,23 +304,24 @@ func (l *load) runClient(name string, i int, assistantID string) {
 			Messages: []openai.BetaThreadNewParamsMessage{{Role: "user",
 				Content: openai.BetaThreadNewParamsMessageContentUnion{OfString: openai.String(text)}}},
 		})
-		l.record(op{client: name, kind: opCreateThread, node: a, start: start, text: text}, err)
+		created := l.record(op{client: name, kind: opCreateThread, node: a, start: start, text: text}, err)
 		cancel()
 		if err != nil {
 			l.pause(200 * time.Millisecond)
 			continue
 		}
+		after := fmt.Sprintf("thread %s made on %s in %s", th.ID, l.c.Nodes[a].Name, created.end.Sub(created.start).Round(time.Millisecond))
 
 		ctx, cancel = requestCtx()
 		start = time.Now()
 		_, err = l.sdk[b].Beta.Threads.Get(ctx, th.ID)
-		l.record(op{client: name, kind: opReadThread, node: b, start: start, text: th.ID}, err)
+		l.record(op{client: name, kind: opReadThread, node: b, start: start, text: th.ID, after: after}, err)
 		cancel()
 
 		ctx, cancel = requestCtx()
 		start = time.Now()
 		r, err := l.sdk[b].Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: assistantID})
-		l.record(op{client: name, kind: opCreateRun, node: b, start: start, text: th.ID}, err)
+		l.record(op{client: name, kind: opCreateRun, node: b, start: start, text: th.ID, after: after}, err)
 		cancel()
 		if err != nil {
 			l.pause(200 * time.Millisecond)

@@ -97,14 +97,9 @@ func (c *Assistants) assistant(ctx context.Context, actor auth.Principal, id str
 	if !validID(id) {
 		return a, errs.NotFoundf("assistant", id)
 	}
-	history, _, err := c.store.Load(ctx, events.Ref{Type: "assistant", ID: id})
+	a, err := foldConfirmed(ctx, c.store, events.Ref{Type: "assistant", ID: id}, func(a *Assistant) bool { return a.Owned(actor.AccountID) })
 	if err != nil {
 		return a, err
-	}
-	for _, e := range history {
-		if e.Event != nil {
-			a.Apply(e)
-		}
 	}
 	if !a.Owned(actor.AccountID) {
 		return a, errs.NotFoundf("assistant", id)

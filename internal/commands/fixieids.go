@@ -59,8 +59,30 @@ func fold[S any, P interface {
 	*S
 	events.State
 }](ctx context.Context, store *events.Store, ref events.Ref) (S, error) {
+	return foldWith[S, P](ctx, store.Load, ref)
+}
+
+// foldConfirmed is fold for a read that may refuse: when ok says the state is not what the caller needs (it does not
+// exist, it is another account's), the aggregate is folded again from the history the stream's leader holds before
+// the caller refuses. On a cluster the replica that answered a load may lag behind writes made on other nodes, and
+// a 404 for what exists is a wrong answer (events.Update does the same for its refusals).
+func foldConfirmed[S any, P interface {
+	*S
+	events.State
+}](ctx context.Context, store *events.Store, ref events.Ref, ok func(*S) bool) (S, error) {
+	state, err := foldWith[S, P](ctx, store.Load, ref)
+	if err != nil || ok(&state) {
+		return state, err
+	}
+	return foldWith[S, P](ctx, store.LoadLatest, ref)
+}
+
+func foldWith[S any, P interface {
+	*S
+	events.State
+}](ctx context.Context, load func(context.Context, events.Ref) ([]events.Envelope, events.Version, error), ref events.Ref) (S, error) {
 	var state S
-	history, _, err := store.Load(ctx, ref)
+	history, _, err := load(ctx, ref)
 	if err != nil {
 		return state, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -18,18 +19,39 @@ func waitedTooLong(r *http.Request, id string, err error) bool {
 
 // threadFromLog answers a thread from its events, as the read model will show it.
 func (f *Face) threadFromLog(w http.ResponseWriter, r *http.Request, threadID string) {
-	history, _, err := f.d.Store.LoadLatest(r.Context(), events.Ref{Type: "thread", ID: threadID})
+	t, ok, err := f.threadInLog(r.Context(), principal(r).AccountID, threadID)
+	if err == nil && !ok {
+		err = errors.New("a thread just created is not in the log")
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
+	writeJSON(w, t)
+}
+
+// threadInLog is a thread of account's as the stream's leader holds its events: for a thread the read model does not
+// show yet (made a moment ago, on this node or another, while the read model's bucket elected a leader), so that
+// what exists is not answered 404. ok is false when the log holds no such thread of the account's.
+func (f *Face) threadInLog(ctx context.Context, account, threadID string) (projections.ThreadObject, bool, error) {
+	history, _, err := f.d.Store.LoadLatest(ctx, events.Ref{Type: "thread", ID: threadID})
+	if err != nil {
+		return projections.ThreadObject{}, false, err
+	}
+	var st thread.State
+	var obj projections.ThreadObject
 	for _, e := range history {
+		if e.Event == nil {
+			continue
+		}
+		st.Apply(e)
 		if d, ok := e.Event.(events.ThreadCreated); ok {
-			writeJSON(w, projections.NewThreadObject(e, d))
-			return
+			obj = projections.NewThreadObject(e, d)
+		} else {
+			projections.ApplyThread(&obj, e)
 		}
 	}
-	f.WriteError(w, r, errors.New("a thread just created is not in the log"))
+	return obj, st.Owned(account), nil
 }
 
 // runFromLog answers a run from its thread's events, with the fold the read model and the streams use.

@@ -55,7 +55,16 @@ func (f *Face) thread(r *http.Request, id string) (projections.ThreadObject, err
 		return projections.ThreadObject{}, err
 	}
 	if !ok {
-		return projections.ThreadObject{}, errs.NotFoundf("thread", id)
+		// Not in the read model: confirm with the log before answering 404 (a thread made a moment ago may not be
+		// shown yet).
+		obj, exists, err := f.threadInLog(r.Context(), principal(r).AccountID, id)
+		if err != nil {
+			return projections.ThreadObject{}, err
+		}
+		if !exists {
+			return projections.ThreadObject{}, errs.NotFoundf("thread", id)
+		}
+		return obj, nil
 	}
 	return t.Obj, nil
 }
