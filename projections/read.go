@@ -39,7 +39,7 @@ func (r *Runner) Get(ctx context.Context, name, key string, v any) (bool, error)
 	if !natsx.ValidKey(key, false) {
 		return false, nil
 	}
-	e, err := st.bucket().Get(ctx, key)
+	e, err := natsx.KVGet(ctx, st.bucket(), key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		if r.clustered() {
 			return r.getFromLeader(ctx, st, name, key, v)

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // errRevisionMoved means another writer changed a document between our read and our write.
@@ -71,7 +72,7 @@ func (w *writer) load(ctx context.Context, key string) (cached, error) {
 			return c, nil
 		}
 	}
-	e, err := w.kv.Get(ctx, key)
+	e, err := natsx.KVGet(ctx, w.kv, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		c := cached{}
 		w.remember(key, c)

@@ -369,6 +369,19 @@ func (w *projWatch) stop() {
 // standingStill finds the stretches, longer than limit, in which a node saw a projection keep its applied sequence
 // while events for it waited in the log.
 func (w *projWatch) standingStill(limit time.Duration) []string {
+	out, _ := w.stills(limit)
+	return out
+}
+
+// longestStill is the longest a projection stood still with events pending for it, and which one.
+func (w *projWatch) longestStill() string {
+	_, longest := w.stills(time.Duration(1<<63 - 1))
+	return longest
+}
+
+// stills lists the stretches longer than limit in which a projection stood at one sequence with events pending, and
+// says which was the longest.
+func (w *projWatch) stills(limit time.Duration) ([]string, string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	type stretch struct {
@@ -377,7 +390,13 @@ func (w *projWatch) standingStill(limit time.Duration) []string {
 	}
 	open := map[string]*stretch{} // node/projection
 	var out []string
+	var longest time.Duration
+	longestWhat := "none"
 	flush := func(key string, s *stretch) {
+		if s != nil && s.last.Sub(s.since) > longest {
+			longest = s.last.Sub(s.since)
+			longestWhat = fmt.Sprintf("%s for %s (from %s)", key, longest.Round(100*time.Millisecond), s.since.Format(time.StampMilli))
+		}
 		if s != nil && s.last.Sub(s.since) > limit {
 			out = append(out, fmt.Sprintf("%s stood at sequence %d with %d events pending for %s (%s to %s)",
 				key, s.applied, s.pending, s.last.Sub(s.since).Round(time.Second), s.since.Format(time.StampMilli), s.last.Format(time.StampMilli)))
@@ -402,5 +421,5 @@ func (w *projWatch) standingStill(limit time.Duration) []string {
 		flush(key, s)
 	}
 	sort.Strings(out)
-	return out
+	return out, longestWhat
 }

@@ -59,9 +59,11 @@ func fullPlan() plan {
 }
 
 // stillLimit is how long a projection may keep its sequence while events for it wait before the test calls it
-// stopped. Healthy, it applies within milliseconds; a failover may pause it for a few seconds; the defect it
-// catches lasted minutes.
-const stillLimit = 10 * time.Second
+// stopped. Healthy, it applies within milliseconds. After a kill -9 of the server leading EVENTS it cannot read on
+// until EVENTS has a new leader: the election alone takes up to about 10 s with nats-server's timers (the write
+// stall this test measures, 6-11 s), and the events appended just before the kill wait through it. The defect it
+// catches (a reader parked for good) lasted minutes.
+const stillLimit = 20 * time.Second
 
 // TestCluster runs the topology of docker-compose.yml (three nats-servers, two Contrail nodes started at the same
 // moment) under load from concurrent clients, each alternating between the nodes, through the faults of issue 16,
@@ -133,6 +135,7 @@ func TestCluster(t *testing.T) {
 	t.Logf("load: %d clients, %d acknowledged queries (%d in the log), %d runs seen ending (%d in the log), %d requests in %s",
 		p.sessionClients+p.runClients, queries, len(lg.queries), runs, len(lg.runs), len(l.snapshot()), loadTime.Round(time.Second))
 	t.Logf("figures per fault:\n%s%s", s.report(lg), throughput)
+	t.Logf("longest a projection stood still with events pending: %s", watch.longestStill())
 
 	// The second argument of fail names the item of issue 16 that today's code fails there (in 12 short runs: items
 	// 2, 4 and 5 every time, item 1 in 9, item 3 in 2, a run that never ended in 1): remove it when the fix lands.
@@ -172,7 +175,7 @@ func TestCluster(t *testing.T) {
 		fail(t, "", l.notFound)
 	})
 	t.Run("no projection stands still while the log moves", func(t *testing.T) {
-		fail(t, "issue 16 item 3 (a projection stops after one NATS kill)", watch.standingStill(stillLimit))
+		fail(t, "", watch.standingStill(stillLimit))
 	})
 	t.Run("writes answer no server error through failovers", func(t *testing.T) {
 		fail(t, "issue 16 item 5 (writes during failover)", s.serverFaults())

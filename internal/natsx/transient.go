@@ -3,6 +3,7 @@ package natsx
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -19,4 +20,31 @@ func Transient(err error) bool {
 	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrConnectionDraining)
+}
+
+// kvGetAttempt bounds one read of a bucket: a live replica answers in milliseconds, and a request that went to a
+// server as it died is never answered.
+const kvGetAttempt = 1500 * time.Millisecond
+
+// kvGetWait bounds the retries of a read through a failover (a stream's election takes up to about ten seconds).
+const kvGetWait = 15 * time.Second
+
+// KVGet reads a key of a bucket, each attempt bounded and sent again while NATS is between leaders or a server
+// died with the request, until ctx ends or kvGetWait passes. jetstream.ErrKeyNotFound and other answers return at
+// once.
+func KVGet(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyValueEntry, error) {
+	deadline := time.Now().Add(kvGetWait)
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, kvGetAttempt)
+		e, err := kv.Get(actx, key)
+		cancel()
+		if err == nil || !Transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return e, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(50*time.Millisecond<<min(attempt, 4), 500*time.Millisecond)):
+		}
+	}
 }

@@ -56,13 +56,31 @@ func (f *Face) threadInLog(ctx context.Context, account, threadID string) (proje
 
 // runFromLog answers a run from its thread's events, with the fold the read model and the streams use.
 func (f *Face) runFromLog(w http.ResponseWriter, r *http.Request, threadID, runID string) {
-	history, _, err := f.d.Store.LoadLatest(r.Context(), events.Ref{Type: "thread", ID: threadID})
+	run, ok, err := f.runInLog(r.Context(), principal(r).AccountID, threadID, runID)
+	if err == nil && !ok {
+		err = errors.New("a run just created is not in the log")
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
+	writeJSON(w, run)
+}
+
+// runInLog is a run of a thread of account's as the stream's leader holds the thread's events: for a run the read
+// model does not show yet. ok is false when the log holds no such run.
+func (f *Face) runInLog(ctx context.Context, account, threadID, runID string) (projections.RunObject, bool, error) {
+	history, _, err := f.d.Store.LoadLatest(ctx, events.Ref{Type: "thread", ID: threadID})
+	if err != nil {
+		return projections.RunObject{}, false, err
+	}
+	var st thread.State
 	var run *projections.RunObject
 	for _, e := range history {
+		if e.Event == nil {
+			continue
+		}
+		st.Apply(e)
 		if d, ok := e.Event.(events.RunCreated); ok && d.RunID == runID {
 			obj := projections.NewRunObject(e, d)
 			run = &obj
@@ -70,9 +88,8 @@ func (f *Face) runFromLog(w http.ResponseWriter, r *http.Request, threadID, runI
 			projections.ApplyRun(run, e)
 		}
 	}
-	if run == nil {
-		f.WriteError(w, r, errors.New("a run just created is not in the log"))
-		return
+	if run == nil || !st.Owned(account) {
+		return projections.RunObject{}, false, nil
 	}
-	writeJSON(w, *run)
+	return *run, true, nil
 }

@@ -187,7 +187,16 @@ func (f *Face) run(r *http.Request, threadID, runID string) (projections.RunObje
 		return projections.RunObject{}, err
 	}
 	if !ok {
-		return projections.RunObject{}, errs.NotFoundf("run", runID)
+		// Not in the read model: confirm with the log before answering 404 (a run made a moment ago may not be
+		// shown yet).
+		obj, exists, err := f.runInLog(r.Context(), principal(r).AccountID, threadID, runID)
+		if err != nil {
+			return projections.RunObject{}, err
+		}
+		if !exists {
+			return projections.RunObject{}, errs.NotFoundf("run", runID)
+		}
+		return obj, nil
 	}
 	return run.Obj, nil
 }

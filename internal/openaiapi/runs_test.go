@@ -1,6 +1,7 @@
 package openaiapi_test
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -242,6 +243,7 @@ func TestACommittedCreateIsAnsweredWhileTheReadModelsStandStill(t *testing.T) {
 	ctx := ctxFor(t)
 	e.model.Enqueue(llmtest.Text("hi"))
 	a := e.assistant(t)
+	_, stranger := e.node.NewAccount(t, "stranger")
 	e.node.Views.Stop()
 	th, err := e.client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{Metadata: shared.Metadata{"k": "v"}})
 	if err != nil {
@@ -269,5 +271,21 @@ func TestACommittedCreateIsAnsweredWhileTheReadModelsStandStill(t *testing.T) {
 	}
 	if runs != 1 {
 		t.Fatalf("the thread holds %d runs, want the one created", runs)
+	}
+
+	// Reading them back while the read models still stand still finds them in the log rather than answering 404;
+	// another account still gets 404 for both.
+	got, err := e.client.Beta.Threads.Get(ctx, th.ID)
+	if err != nil || got.ID != th.ID || got.Metadata["k"] != "v" {
+		t.Fatalf("get the thread the read model does not show: %v %v", got, apiErr(err))
+	}
+	gotRun, err := e.client.Beta.Threads.Runs.Get(ctx, th.ID, run.ID)
+	if err != nil || gotRun.ID != run.ID || gotRun.ThreadID != th.ID {
+		t.Fatalf("get the run the read model does not show: %v %v", gotRun, apiErr(err))
+	}
+	for _, path := range []string{"/v1/threads/" + th.ID, "/v1/threads/" + th.ID + "/runs/" + run.ID} {
+		if resp := do(t, e.node, stranger, "GET", path, nil); resp.Status != http.StatusNotFound {
+			t.Errorf("GET %s as another account: want 404, got %d: %s", path, resp.Status, resp.Body)
+		}
 	}
 }
