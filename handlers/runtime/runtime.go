@@ -310,7 +310,14 @@ func (rt *Runtime) consumerFor(ctx context.Context, js jetstream.JetStream, topi
 		cfg.Durable = rt.cfg.Names.Consumer("redrive", name)
 		cfg.FilterSubjects = []string{rt.cfg.Names.RedriveSubject(name)}
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, stream, cfg)
+	// A node may start while the cluster elects leaders (a server restarted a moment ago): the creation is tried
+	// again until the provisioning deadline, as the streams' own is, rather than stopping the node.
+	var cons jetstream.Consumer
+	err := natsx.Retry(ctx, rt.cfg.Logger, "consumer for handler "+name, func(ctx context.Context) error {
+		var err error
+		cons, err = js.CreateOrUpdateConsumer(ctx, stream, cfg)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("consumer for handler %s: %w", name, err)
 	}
