@@ -237,10 +237,23 @@ func runProblems(l *load, lg *logged) (stuck, wrong []string) {
 }
 
 // committedButFailed lists the writes whose request answered an error although what they wrote is in the log: a
-// client that retries them makes a duplicate.
-func committedButFailed(ops []op, lg *logged) []string {
+// client that retries them makes a duplicate. A request that got no answer because its own node was killed during
+// it is left out: a process killed after its write went in cannot answer, whatever it does (the client's retry with
+// the same request is what the platform's idempotency is for).
+func committedButFailed(ops []op, lg *logged, faults []*fault, nodes []*clustertest.Node) []string {
+	killedDuring := func(o op) bool {
+		for _, f := range faults {
+			if f.kind == faultSweeperKill && f.victim == nodes[o.node].Name && !f.at.Before(o.start) && !f.at.After(o.end) {
+				return true
+			}
+		}
+		return false
+	}
 	var out []string
 	for _, o := range ops {
+		if o.status == 0 && o.code == "" && killedDuring(o) {
+			continue
+		}
 		if o.write() && o.failed() && o.text != "" && (o.kind == opSendMessage || o.kind == opCreateThread) && lg.texts[o.text] {
 			out = append(out, fmt.Sprintf("%s %q on node %d answered %s, but it is in the log", o.kind, o.text, o.node+1, o.outcome()))
 		}

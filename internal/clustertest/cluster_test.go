@@ -137,8 +137,6 @@ func TestCluster(t *testing.T) {
 	t.Logf("figures per fault:\n%s%s", s.report(lg), throughput)
 	t.Logf("longest a projection stood still with events pending: %s", watch.longestStill())
 
-	// The second argument of fail names the item of issue 16 that today's code fails there (in 12 short runs: items
-	// 2, 4 and 5 every time, item 1 in 9, item 3 in 2, a run that never ended in 1): remove it when the fix lands.
 	t.Run("nodes started together start cleanly", func(t *testing.T) {
 		var problems []string
 		for _, f := range c.StartupFailures {
@@ -150,47 +148,44 @@ func TestCluster(t *testing.T) {
 				problems = append(problems, fmt.Sprintf("%s updated stream settings %d times though no node asked for different ones", n.Name, k))
 			}
 		}
-		fail(t, "", problems)
+		fail(t, problems)
 	})
 	t.Run("every acknowledged query is answered exactly once", func(t *testing.T) {
 		lost, wrong := queryProblems(l, lg)
-		fail(t, "", wrong)
-		fail(t, "", lost)
+		fail(t, wrong)
+		fail(t, lost)
 	})
 	t.Run("sessions show one reply per query", func(t *testing.T) {
 		unanswered, wrong := sessionProblems(c, l)
-		fail(t, "", wrong)
-		fail(t, "", unanswered)
+		fail(t, wrong)
+		fail(t, unanswered)
 	})
 	t.Run("every run ends exactly once", func(t *testing.T) {
 		stuck, wrong := runProblems(l, lg)
-		fail(t, "", wrong)
-		// The run worker gives up after 5 failed appends in a failover, and the sweeper, which should kick the run
-		// again, lists active runs from the runs read model, which stood still.
-		fail(t, "issue 16 items 3 and 5 (a projection stands still; appends not retried through a leader change)", stuck)
+		fail(t, wrong)
+		fail(t, stuck)
 	})
 	t.Run("nothing just made answers not found on either node", func(t *testing.T) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		fail(t, "", l.notFound)
+		fail(t, l.notFound)
 	})
 	t.Run("no projection stands still while the log moves", func(t *testing.T) {
-		fail(t, "", watch.standingStill(stillLimit))
+		fail(t, watch.standingStill(stillLimit))
 	})
 	t.Run("writes answer no server error through failovers", func(t *testing.T) {
-		fail(t, "issue 16 item 5 (writes during failover)", s.serverFaults())
+		fail(t, s.serverFaults())
 	})
 	t.Run("a write that went in does not answer an error", func(t *testing.T) {
-		fail(t, "issue 16 item 5 (writes during failover)", committedButFailed(l.snapshot(), lg))
+		fail(t, committedButFailed(l.snapshot(), lg, s.faults, c.Nodes))
 	})
 	t.Run("every server holds the same log", func(t *testing.T) {
-		fail(t, "", sameLog(c))
+		fail(t, sameLog(c))
 	})
 }
 
-// fail reports each problem. known, when not "", names the item of issue 16 that today's code fails here: the
-// problems are logged and the check skipped, until the fix lands and the mark is removed.
-func fail(t *testing.T, known string, problems []string) {
+// fail reports each problem.
+func fail(t *testing.T, problems []string) {
 	t.Helper()
 	if len(problems) == 0 {
 		return
@@ -200,11 +195,7 @@ func fail(t *testing.T, known string, problems []string) {
 	if len(shown) > most {
 		shown = shown[:most]
 	}
-	msg := fmt.Sprintf("%d problems:\n  %s", len(problems), strings.Join(shown, "\n  "))
-	if known != "" {
-		t.Skipf("known defect, %s:\n%s", known, msg)
-	}
-	t.Error(msg)
+	t.Errorf("%d problems:\n  %s", len(problems), strings.Join(shown, "\n  "))
 }
 
 // newAccount creates an account through one node with an admin key, lifts its limits through the other (the load

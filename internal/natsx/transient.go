@@ -38,7 +38,9 @@ func KVGet(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.Ke
 		actx, cancel := context.WithTimeout(ctx, kvGetAttempt)
 		e, err := kv.Get(actx, key)
 		cancel()
-		if err == nil || !Transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
+		// Only an unanswered request is sent again: "no responders" means no server serves the bucket at all (it is
+		// being made), which the caller's own retry covers, as it did before reads were retried.
+		if err == nil || !Transient(err) || errors.Is(err, nats.ErrNoResponders) || ctx.Err() != nil || time.Now().After(deadline) {
 			return e, err
 		}
 		select {
