@@ -86,14 +86,22 @@ func (c *historyCache) evict() {
 // loadCached is Load through the cache: the cached history and what the log holds after it.
 func (s *Store) loadCached(ctx context.Context, ref Ref) ([]Envelope, error) {
 	history := s.cache.get(ref)
+	filter := s.names.AggregateFilter(ref.Type, ref.ID)
 	var from uint64
 	if n := len(history); n > 0 {
-		from = history[n-1].Sequence + 1
+		last := history[n-1].Sequence
+		// Reading on from the cached end costs the server a scan of every message appended since, by every
+		// aggregate: for one whose last event is old (an assistant a run names), most of the log. The index of
+		// subjects says first whether anything came after it.
+		if head, ok := s.head(ctx, filter); ok && head <= last {
+			return history, nil
+		}
+		from = last + 1
 	}
 	_, err := s.Read(ctx, from, func(e Envelope) error {
 		history = append(history, e)
 		return nil
-	}, s.names.AggregateFilter(ref.Type, ref.ID))
+	}, filter)
 	if err != nil {
 		return nil, err
 	}

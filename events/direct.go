@@ -103,3 +103,30 @@ func (s *Store) drainBatch(ctx context.Context, answers <-chan *nats.Msg, fn fun
 		last = seq
 	}
 }
+
+// head returns the stream sequence of the last message matching filter, from the stream's index of subjects: a
+// batched direct get of the last message of each subject (multi_last), which unlike a read from a sequence on
+// (next_by_subj) does not scan the messages appended since. ok is false when the answer does not settle it (more
+// subjects than one batch, an error): the caller then reads as it would have.
+func (s *Store) head(ctx context.Context, filter string) (seq uint64, ok bool) {
+	inbox, answers, done, err := s.replies.expect(directBatch + 2)
+	if err != nil {
+		return 0, false
+	}
+	defer done()
+	req, _ := json.Marshal(map[string]any{"multi_last": []string{filter}, "batch": directBatch})
+	if err := s.js.Conn().PublishRequest("$JS.API.DIRECT.GET."+s.names.EventsStream(), inbox, req); err != nil {
+		return 0, false
+	}
+	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	var last uint64
+	_, remaining, err := s.drainBatch(actx, answers, func(m stored) error {
+		last = max(last, m.seq)
+		return nil
+	})
+	if err != nil || remaining > 0 {
+		return 0, false
+	}
+	return last, true
+}

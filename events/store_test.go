@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -351,4 +352,59 @@ func TestFollowLeavesNoConsumerBehind(t *testing.T) {
 	if info.State.Consumers != 0 {
 		t.Fatalf("%d consumers left on the stream after 20 followers ended", info.State.Consumers)
 	}
+}
+
+// TestACachedLoadSeesWhatOtherNodesAppended: a store that keeps histories in memory asks the log whether anything
+// came after what it holds; loads see another store's appends (another node's), and loads after appends to other
+// aggregates only (nothing new for this one) return the history as it is.
+func TestACachedLoadSeesWhatOtherNodesAppended(t *testing.T) {
+	t.Parallel()
+	plain, srv := newStore(t)
+	names, _ := natsx.NewNames("")
+	reg := events.NewRegistry()
+	reg.Register(incremented{})
+	cached := events.NewStore(srv.JS, names, reg, events.WithHistoryCache(16))
+	ctx := context.Background()
+	ref := events.Ref{Type: "counter", ID: "cached"}
+	meta := events.Meta{Account: "acct_1", Actor: "key_1"}
+	load := func(want ...int) {
+		t.Helper()
+		history, v, err := cached.Load(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for i, e := range history {
+			got = append(got, e.Event.(incremented).By)
+			if e.Version != uint64(i+1) {
+				t.Fatalf("event %d has version %d", i, e.Version)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || v.Count != uint64(len(want)) {
+			t.Fatalf("loaded %v (version %+v), want %v", got, v, want)
+		}
+	}
+	res, err := cached.Append(ctx, ref, events.Version{}, meta, incremented{By: 1}, incremented{By: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(1, 2)
+	// Other aggregates move the log on: nothing new for this one.
+	for i := 0; i < 50; i++ {
+		if _, err := plain.Append(ctx, events.Ref{Type: "counter", ID: fmt.Sprintf("other%d", i)}, events.Version{}, meta, incremented{By: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load(1, 2)
+	// Another node appends to it, then to others again.
+	if _, err := plain.Append(ctx, ref, res.Version, meta, incremented{By: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := plain.Append(ctx, events.Ref{Type: "counter", ID: fmt.Sprintf("later%d", i)}, events.Version{}, meta, incremented{By: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load(1, 2, 3)
+	load(1, 2, 3)
 }
