@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -413,6 +414,17 @@ func (w *projWatch) stills(limit time.Duration) ([]string, string) {
 		if s != nil && s.last.Sub(s.since) > limit {
 			out = append(out, fmt.Sprintf("%s stood at sequence %d with %d events pending for %s (%s to %s)",
 				key, s.applied, s.pending, s.last.Sub(s.since).Round(time.Second), s.since.Format(time.StampMilli), s.last.Format(time.StampMilli)))
+			// What that node logged of the projection meanwhile: its batches, its reader, its lease.
+			node, name, _ := strings.Cut(key, "/")
+			for _, n := range w.c.Nodes {
+				if n.Name != node {
+					continue
+				}
+				for _, line := range n.LogLinesBetween(s.since.Add(-5*time.Second), s.last.Add(time.Second), 40,
+					`"projection":"`+name+`"`, `"lease":"projection.`+name+`"`) {
+					out = append(out, "  "+node+" logged: "+line)
+				}
+			}
 		}
 	}
 	for _, smp := range w.samples {
@@ -430,9 +442,14 @@ func (w *projWatch) stills(limit time.Duration) ([]string, string) {
 			s.last, s.pending = smp.at, p.Pending
 		}
 	}
-	for key, s := range open {
-		flush(key, s)
+	// In the order of the samples (each stretch followed by what its node logged); those still open at the end last.
+	keys := make([]string, 0, len(open))
+	for key := range open {
+		keys = append(keys, key)
 	}
-	sort.Strings(out)
+	sort.Strings(keys)
+	for _, key := range keys {
+		flush(key, open[key])
+	}
 	return out, longestWhat
 }

@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -188,6 +189,35 @@ func (p *Process) LogLines(s string, n int) []string {
 			if len(out) == n {
 				break
 			}
+		}
+	}
+	return out
+}
+
+// LogLinesBetween returns up to n lines of the process's log, from its JSON lines timed within [from, to], that
+// contain any of subs.
+func (p *Process) LogLinesBetween(from, to time.Time, n int, subs ...string) []string {
+	raw, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		var head struct {
+			Time time.Time `json:"time"`
+		}
+		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &head) != nil ||
+			head.Time.Before(from) || head.Time.After(to) {
+			continue
+		}
+		for _, sub := range subs {
+			if strings.Contains(line, sub) {
+				out = append(out, line)
+				break
+			}
+		}
+		if len(out) == n {
+			break
 		}
 	}
 	return out
