@@ -97,7 +97,8 @@ const jsNoMessageFound = 10037
 func (s *Store) readLeader(ctx context.Context, filter string, from uint64, fn func(Envelope) error) error {
 	nc := s.js.Conn()
 	subject := "$JS.API.STREAM.MSG.GET." + s.names.EventsStream()
-	for {
+	deadline := time.Now().Add(failoverWait)
+	for attempt := 0; ; {
 		req, _ := json.Marshal(map[string]any{"seq": from, "next_by_subj": filter})
 		msg, err := requestRetrying(ctx, nc, subject, req)
 		if err != nil {
@@ -110,6 +111,14 @@ func (s *Store) readLeader(ctx context.Context, filter string, from uint64, fn f
 		if r.Error != nil {
 			if r.Error.ErrCode == jsNoMessageFound || r.Error.Code == 404 {
 				return nil
+			}
+			// "JetStream system temporarily unavailable" while a server restarts: answered, but not yet served.
+			if r.Error.Code == 503 && time.Now().Before(deadline) {
+				if err := pause(ctx, attempt); err != nil {
+					return err
+				}
+				attempt++
+				continue
 			}
 			return fmt.Errorf("message get: %s (%d)", r.Error.Description, r.Error.ErrCode)
 		}

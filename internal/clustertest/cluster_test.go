@@ -265,7 +265,7 @@ func (s *scenario) serverFaults() []string {
 	if len(out) > 0 {
 		// What the nodes said of the requests they failed: the cause of each 5xx.
 		for _, n := range s.c.Nodes {
-			for _, line := range n.LogLines(`"msg":"request failed"`, 20) {
+			for _, line := range append(n.LogLines(`"msg":"request failed"`, 20), n.LogLines(`"msg":"graphql resolver failed"`, 20)...) {
 				out = append(out, n.Name+" logged: "+line)
 			}
 		}

@@ -24,11 +24,20 @@ func LeaderKVGet(ctx context.Context, nc *nats.Conn, bucket, key string) ([]byte
 	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + bucket + "." + key})
 	var msg *nats.Msg
 	var err error
-	// A leader that dies after it was asked never answers: each attempt is bounded, and a new leader is asked.
+	// A leader that dies after it was asked never answers, and a server that is restarting answers "temporarily
+	// unavailable": each attempt is bounded, and asked again (a new leader answers).
 	for attempt := 0; attempt < leaderAttempts; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, leaderAttemptTimeout)
 		msg, err = nc.RequestWithContext(actx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
 		cancel()
+		if err == nil && bytes.Contains(msg.Data, []byte(`"code":503`)) && attempt < leaderAttempts-1 {
+			select {
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
 		if err == nil || ctx.Err() != nil {
 			break
 		}
