@@ -19,7 +19,9 @@ import (
 // waitExecution polls an execution until its status is one of want (or the test's patience ends) and returns it.
 func (e *env) waitExecution(t testing.TB, id string, want ...string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	// A bound on liveness, not on speed: after a node dies the other takes its work over, and under -race on two
+	// cores five executions of a 200-item map-reduce can take longer than half a minute.
+	deadline := time.Now().Add(90 * time.Second)
 	var last map[string]any
 	for time.Now().Before(deadline) {
 		last = e.must(t, http.StatusOK, "GET", "/executions/"+id, nil)
