@@ -22,29 +22,6 @@ const (
 // the key has no value (never written, deleted or purged).
 func LeaderKVGet(ctx context.Context, nc *nats.Conn, bucket, key string) ([]byte, bool, error) {
 	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + bucket + "." + key})
-	var msg *nats.Msg
-	var err error
-	// A leader that dies after it was asked never answers, and a server that is restarting answers "temporarily
-	// unavailable": each attempt is bounded, and asked again (a new leader answers).
-	for attempt := 0; attempt < leaderAttempts; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, leaderAttemptTimeout)
-		msg, err = nc.RequestWithContext(actx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
-		cancel()
-		if err == nil && bytes.Contains(msg.Data, []byte(`"code":503`)) && attempt < leaderAttempts-1 {
-			select {
-			case <-ctx.Done():
-				return nil, false, ctx.Err()
-			case <-time.After(200 * time.Millisecond):
-			}
-			continue
-		}
-		if err == nil || ctx.Err() != nil {
-			break
-		}
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("read %s/%s from the leader: %w", bucket, key, err)
-	}
 	var r struct {
 		Error *struct {
 			Code        int    `json:"code"`
@@ -55,8 +32,31 @@ func LeaderKVGet(ctx context.Context, nc *nats.Conn, bucket, key string) ([]byte
 			Data   []byte `json:"data,omitempty"`
 		} `json:"message,omitempty"`
 	}
-	if err := json.Unmarshal(msg.Data, &r); err != nil {
-		return nil, false, fmt.Errorf("read %s/%s from the leader: decode reply: %w", bucket, key, err)
+	// A leader that dies after it was asked never answers, and a server that is restarting answers "temporarily
+	// unavailable" (503): each attempt is bounded, and asked again (a new leader answers).
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, leaderAttemptTimeout)
+		msg, err := nc.RequestWithContext(actx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
+		cancel()
+		last := attempt == leaderAttempts-1 || ctx.Err() != nil
+		if err != nil {
+			if last {
+				return nil, false, fmt.Errorf("read %s/%s from the leader: %w", bucket, key, err)
+			}
+			continue
+		}
+		r.Error, r.Message = nil, nil
+		if err := json.Unmarshal(msg.Data, &r); err != nil {
+			return nil, false, fmt.Errorf("read %s/%s from the leader: decode reply: %w", bucket, key, err)
+		}
+		if r.Error == nil || r.Error.Code != 503 || last {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	if r.Error != nil {
 		if r.Error.Code == 404 {
