@@ -1,11 +1,14 @@
 package projections_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -85,6 +88,11 @@ func layout() natsx.Layout {
 
 func startNode(t *testing.T, srv *natstest.Server, holder string, p projections.Projection) *node {
 	t.Helper()
+	return startNodeLogging(t, srv, holder, p, slog.New(slog.DiscardHandler))
+}
+
+func startNodeLogging(t *testing.T, srv *natstest.Server, holder string, p projections.Projection, logger *slog.Logger) *node {
+	t.Helper()
 	ctx := context.Background()
 	l := layout()
 	if err := natsx.Provision(ctx, srv.JS, l, slog.New(slog.DiscardHandler)); err != nil {
@@ -94,7 +102,7 @@ func startNode(t *testing.T, srv *natstest.Server, holder string, p projections.
 	reg.Register(added{}, renamed{}, removed{})
 	st := events.NewStore(srv.JS, l.Names, reg)
 	r := projections.NewRunner(projections.Config{JS: srv.JS, Store: st, Layout: l, Holder: holder,
-		LeaseTTL: 600 * time.Millisecond}, p)
+		LeaseTTL: 600 * time.Millisecond, Logger: logger}, p)
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +235,103 @@ func TestRebuiltProjectionEqualsLive(t *testing.T) {
 	if v, ok, _ := projections.Get[tallyView](ctx, n.runner, "tallies", "tally.fresh"); !ok || v.Sum != 42 {
 		t.Fatalf("after the swap a new event was not applied: %+v %v", v, ok)
 	}
+}
+
+type noise struct {
+	N int `json:"n"`
+}
+
+func (noise) EventType() string { return "noise.made" }
+
+// A projection far behind reads the whole log and passes over the events it does not fold; near the end it
+// switches to its filtered reader. Nothing it folds is missed or folded twice across the switch, also when the
+// log ends in events it does not fold.
+func TestAProjectionFarBehindReadsTheWholeLogAndMissesNothing(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	l := layout()
+	if err := natsx.Provision(ctx, srv.JS, l, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	reg := events.NewRegistry()
+	reg.Register(added{}, noise{})
+	writer := events.NewStore(srv.JS, l.Names, reg)
+	sums := map[string]int{}
+	versions := map[string]events.Version{}
+	var lastTally uint64
+	tallied := 0
+	// write appends n noise events with a tally event after every fifth of the first `tallies` of them.
+	write := func(n, tallies int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			if _, err := writer.Append(ctx, events.Ref{Type: "noise", ID: events.NewID()}, events.Version{}, events.Meta{}, noise{N: i}); err != nil {
+				t.Fatal(err)
+			}
+			if i%5 != 0 || i >= tallies {
+				continue
+			}
+			id := fmt.Sprint("t", i%11)
+			res, err := writer.Append(ctx, events.Ref{Type: "tally", ID: id}, versions[id], events.Meta{}, added{N: i})
+			if err != nil {
+				t.Fatal(err)
+			}
+			versions[id], sums[id], lastTally = res.Version, sums[id]+i, res.LastSeq()
+			tallied++
+		}
+	}
+	catchUp := func(holder string) {
+		t.Helper()
+		var logs syncBuffer
+		var applied atomic.Int64
+		n := startNodeLogging(t, srv, holder, tallies{applied: &applied}, slog.New(slog.NewTextHandler(&logs, nil)))
+		waitFor(t, n.runner, lastTally)
+		checkSums(t, n.runner, sums)
+		if !strings.Contains(logs.String(), "reads the whole log") {
+			t.Fatalf("the projection did not read the whole log to catch up; its log:\n%s", logs.String())
+		}
+		// Live again: the filtered reader folds what comes next.
+		write(20, 20)
+		waitFor(t, n.runner, lastTally)
+		checkSums(t, n.runner, sums)
+		if int(applied.Load()) != tallied {
+			t.Fatalf("%s folded %d events, the log holds %d tallies", holder, applied.Load(), tallied)
+		}
+		n.runner.Stop()
+	}
+	// The log ends in 400 events the projection does not fold: the reader switches on one it passes over.
+	write(3400, 3000)
+	catchUp("n1")
+	// The log ends in tallies: the reader switches on one it folds, which must be folded first.
+	tallied = 0
+	write(3000, 3000)
+	catchUp("n2")
+
+	// A rebuild meets the same log and ends although the log ends in events it does not fold.
+	write(400, 0)
+	n := startNode(t, srv, "n3", tallies{})
+	if _, err := n.runner.Rebuild(ctx, "tallies", nil); err != nil {
+		t.Fatal(err)
+	}
+	checkSums(t, n.runner, sums)
+}
+
+// syncBuffer is a log sink the runner's goroutines write while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func jsonEqual(a, b json.RawMessage) bool {

@@ -77,7 +77,8 @@ func NewRunner(cfg Config, ps ...Projection) *Runner {
 		for _, t := range p.EventTypes() {
 			filters = append(filters, r.names.TypeFilter(t))
 		}
-		r.projs[p.Name()] = &state{p: p, filters: filters, changed: make(chan struct{})}
+		r.projs[p.Name()] = &state{p: p, filters: filters, match: natsx.NewSubjectFilter(filters...),
+			changed: make(chan struct{})}
 		r.order = append(r.order, p.Name())
 	}
 	return r
@@ -346,7 +347,39 @@ func (r *Runner) lead(ctx context.Context, st *state) {
 
 // consume reads the projection's events from the writer's checkpoint and applies them in batches. With untilCaughtUp
 // it returns once the log is applied to its end as it was when it started.
+//
+// Far behind the end of the log, it reads the whole log and passes over what the projection does not fold: the
+// server looks for the next message matching a filter by walking every subject of the block it is in, so a
+// filtered reader far from the end gets slower the more aggregates the log holds (on 81,000 events of 8,100
+// aggregates: 3,700 events/s with two filters, 38-50k with one, 85-99k with none). Near the end the server walks
+// the few messages instead, and the reader switches to the filtered one, which is woken only by what it folds.
 func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func(applied, pending uint64, n int), untilCaughtUp bool) error {
+	var after uint64
+	wholeLog := true
+	for {
+		seen, err := r.read(ctx, st, w, onBatch, untilCaughtUp, wholeLog, after)
+		if !errors.Is(err, errNearEnd) {
+			return err
+		}
+		wholeLog, after = false, seen
+	}
+}
+
+// errNearEnd ends a read of the whole log once the log's end is near.
+var errNearEnd = errors.New("reader of the whole log is near its end")
+
+// wholeLogFrom and wholeLogUntil set when a reader reads the whole log: from this many events behind its end, until
+// this many. (The server walks a block's messages rather than its subjects when it has more subjects than
+// messages left to walk; a block holds thousands of subjects.)
+const (
+	wholeLogFrom  = 2000
+	wholeLogUntil = 256
+)
+
+// read is one reader of the log from the checkpoint (or from after `after`, events up to which are applied).
+// Reading the whole log (wholeLog, and far behind), it returns errNearEnd with the last sequence it read once near
+// the end; every event it handed over by then is applied.
+func (r *Runner) read(ctx context.Context, st *state, w *writer, onBatch func(applied, pending uint64, n int), untilCaughtUp, wholeLog bool, after uint64) (uint64, error) {
 	// The checkpoint read and the consumer's creation are bounded: while a stream elects a leader (a server died) a
 	// request gets no answer, and the client's default wait (5s) per request would keep the projection still for
 	// long after the election is over. (The listing of keys is not: it may take long on a large bucket, and cut
@@ -355,35 +388,43 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 	defer cancelStart()
 	from, err := w.checkpoint(sctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	from = max(from, after)
 	if err := w.learnKeys(ctx); err != nil {
-		return err
+		return 0, err
 	}
 	cancelStart()
 	sctx, cancelStart = context.WithTimeout(ctx, startAttempt)
 	defer cancelStart()
+	if wholeLog {
+		wholeLog = r.farBehind(sctx, from)
+	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: st.filters, DeliverPolicy: jetstream.DeliverAllPolicy,
 		InactiveThreshold: 30 * time.Second}
+	if wholeLog {
+		cfg.FilterSubjects = nil
+		r.cfg.Logger.Info("projection reads the whole log to catch up", "projection", st.p.Name(), "from", from)
+	}
 	if from > 0 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = from + 1
 	}
 	cons, err := r.cfg.JS.OrderedConsumer(sctx, r.names.EventsStream(), cfg)
 	if err != nil {
-		return fmt.Errorf("open reader for %s: %w", st.p.Name(), err)
+		return 0, fmt.Errorf("open reader for %s: %w", st.p.Name(), err)
 	}
 	cancelStart()
 	defer r.dropConsumer(cons)
 	if cons.CachedInfo().NumPending == 0 {
 		onBatch(from, 0, 0)
 		if untilCaughtUp {
-			return nil
+			return 0, nil
 		}
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(2 * r.cfg.BatchSize))
 	if err != nil {
-		return fmt.Errorf("read log for %s: %w", st.p.Name(), err)
+		return 0, fmt.Errorf("read log for %s: %w", st.p.Name(), err)
 	}
 	defer it.Stop()
 	// A reader parked in Next after a server of the cluster died can wait for minutes while the log moves on; the
@@ -400,6 +441,7 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 	// batch before them.
 	msgs := make(chan decoded, r.cfg.BatchSize)
 	readErr := make(chan error, 1)
+	var seen uint64 // the last sequence read; the main loop reads it only after msgs is closed
 	go func() {
 		defer close(msgs)
 		for {
@@ -414,6 +456,14 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 				readErr <- fmt.Errorf("message metadata: %w", err)
 				return
 			}
+			seen = md.Sequence.Stream
+			if wholeLog && !st.match.Match(m.Subject()) {
+				if md.NumPending <= wholeLogUntil {
+					readErr <- errNearEnd
+					return
+				}
+				continue
+			}
 			env, err := r.cfg.Store.DecodeEnvelope(m.Data())
 			if err != nil {
 				// A stored event that does not decode is kept in the log; the projection passes over it.
@@ -424,6 +474,10 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 			select {
 			case msgs <- decoded{env: env, pending: md.NumPending}:
 			case <-ctx.Done():
+				return
+			}
+			if wholeLog && md.NumPending <= wholeLogUntil {
+				readErr <- errNearEnd
 				return
 			}
 		}
@@ -439,14 +493,17 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 			if !ok {
 				select {
 				case err := <-readErr:
-					return fmt.Errorf("read log for %s: %w", st.p.Name(), err)
+					if errors.Is(err, errNearEnd) {
+						return seen, err
+					}
+					return 0, fmt.Errorf("read log for %s: %w", st.p.Name(), err)
 				default:
-					return ctx.Err()
+					return 0, ctx.Err()
 				}
 			}
 			batch, pending = append(batch, d.env), d.pending
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		// While the log holds more events than the batch, wait a moment for them: a batch is one round of writes
 		// whatever its size, and reading is slower than folding, so without the wait batches stay tiny. A live
@@ -473,7 +530,7 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 				case <-linger:
 					break drain
 				case <-ctx.Done():
-					return ctx.Err()
+					return 0, ctx.Err()
 				}
 			}
 		}
@@ -483,7 +540,7 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 				break
 			}
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return 0, ctx.Err()
 			}
 			r.cfg.Logger.Warn("projection batch failed; retrying", "projection", st.p.Name(), "attempt", attempt, "err", err)
 			sleep(ctx, time.Duration(min(attempt, 10))*200*time.Millisecond)
@@ -491,9 +548,20 @@ func (r *Runner) consume(ctx context.Context, st *state, w *writer, onBatch func
 		progress.Mark() // a slow batch is not a stalled reader
 		onBatch(batch[len(batch)-1].Sequence, pending, len(batch))
 		if untilCaughtUp && pending == 0 {
-			return nil
+			return 0, nil
 		}
 	}
+}
+
+// farBehind reports whether the log holds more than wholeLogFrom events after `from`. When it cannot tell, it
+// says no: the filtered reader is right at any distance, only slower.
+func (r *Runner) farBehind(ctx context.Context, from uint64) bool {
+	stream, err := r.cfg.JS.Stream(ctx, r.names.EventsStream())
+	if err != nil {
+		return false
+	}
+	last := stream.CachedInfo().State.LastSeq
+	return last > from && last-from > wholeLogFrom
 }
 
 // dropConsumer deletes a reader's consumer when the reader is done with it, rather than leave it to expire.
@@ -539,6 +607,7 @@ type decoded struct {
 type state struct {
 	p       Projection
 	filters []string
+	match   natsx.SubjectFilter // filters, to pass over events when reading the whole log
 
 	mu        sync.Mutex
 	gen       int

@@ -186,11 +186,12 @@ func (r *Rig) StoreAppendBatch(ctx context.Context, n, window int) (time.Duratio
 	return time.Since(start), nil
 }
 
-// RawOrderedRead reads every bench event with a raw ordered consumer: the baseline of a projection's read side.
+// RawOrderedRead reads every bench event with a raw ordered consumer and decodes it: the baseline of a projection's
+// read side. It reads the whole log (which holds nothing else), the fastest raw read: a filtered consumer far behind
+// the end is slower on the server (see projections.Runner.consume).
 func (r *Rig) RawOrderedRead(ctx context.Context) (int, time.Duration, error) {
 	start := time.Now()
-	cons, err := r.JS.OrderedConsumer(ctx, r.Names.EventsStream(), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{r.Names.TypeFilter("bench.appended")}})
+	cons, err := r.JS.OrderedConsumer(ctx, r.Names.EventsStream(), jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -201,7 +202,7 @@ func (r *Rig) RawOrderedRead(ctx context.Context) (int, time.Duration, error) {
 	}
 	defer it.Stop()
 	n := 0
-	for uint64(n) < total {
+	for read := uint64(0); read < total; read++ {
 		m, err := it.Next()
 		if err != nil {
 			return n, 0, err
@@ -210,7 +211,9 @@ func (r *Rig) RawOrderedRead(ctx context.Context) (int, time.Duration, error) {
 		if err := json.Unmarshal(m.Data(), &env); err != nil {
 			return n, 0, err
 		}
-		n++
+		if env.Type == "bench.appended" {
+			n++
+		}
 	}
 	return n, time.Since(start), nil
 }
@@ -392,7 +395,7 @@ func Events(ctx context.Context, o EventsOptions, progress func(string)) (Report
 		return rep, fmt.Errorf("projection applied %d events, the log has %d", applied, n)
 	}
 	f = rate(fmt.Sprintf("projection apply (%d events, one document per aggregate)", n), n, apply, rawRead)
-	f.Note = "baseline: raw ordered consumer reading and decoding the same events (no KV writes)"
+	f.Note = "baseline: raw ordered consumer reading and decoding the whole log, which holds only these events (no KV writes)"
 	rep.Figures = append(rep.Figures, f)
 
 	step("loads")
