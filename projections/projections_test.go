@@ -310,10 +310,17 @@ func TestAProjectionFarBehindReadsTheWholeLogAndMissesNothing(t *testing.T) {
 	// A rebuild meets the same log and ends although the log ends in events it does not fold.
 	write(400, 0)
 	n := startNode(t, srv, "n3", tallies{})
-	if _, err := n.runner.Rebuild(ctx, "tallies", nil); err != nil {
+	var lastDone, lastTotal, maxTotal uint64
+	if _, err := n.runner.Rebuild(ctx, "tallies", func(done, total uint64) {
+		lastDone, lastTotal, maxTotal = done, total, max(maxTotal, total)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	checkSums(t, n.runner, sums)
+	// Its progress counts tallies, not the events it passed over.
+	if lastDone != 1208 || lastTotal != 1208 || maxTotal != 1208 {
+		t.Fatalf("rebuild progress ended at %d of %d (at most %d), the log holds 1208 tallies", lastDone, lastTotal, maxTotal)
+	}
 }
 
 // syncBuffer is a log sink the runner's goroutines write while the test reads it.

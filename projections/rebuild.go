@@ -10,7 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Progress reports a rebuild's advance: events applied so far and the total known when it started plus what arrived.
+// Progress reports a rebuild's advance: events applied so far and how many the log held when it started (or, once
+// more arrived, as many as applied).
 type Progress func(done, total uint64)
 
 // OldGenerationGrace is how long a replaced bucket stays readable after a swap, for reads already under way.
@@ -43,10 +44,15 @@ func (r *Runner) Rebuild(ctx context.Context, name string, progress Progress) (S
 		return Status{}, err
 	}
 	w := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger.With("projection", name, "rebuild", next))
-	var done, total uint64
+	// The total is counted once: a reader of the whole log (consume) knows only how many events of any type remain.
+	total, err := r.pending(ctx, st, 0)
+	if err != nil {
+		return Status{}, err
+	}
+	var done uint64
 	err = r.consume(ctx, st, w, func(applied, pending uint64, n int) {
 		done += uint64(n)
-		total = done + pending
+		total = max(total, done)
 		if progress != nil {
 			progress(done, total)
 		}
