@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/contrailhq/contrail/internal/apicall"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/dirlock"
 	"github.com/contrailhq/contrail/internal/docindex"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/julepapi"
@@ -41,10 +43,11 @@ type JulepParts struct {
 	Preparer   *julepchat.Preparer
 	APICalls   *apicall.Client
 
-	docIndex *docindex.Index
-	chats    *chats.Handlers
-	stop     context.CancelFunc
-	done     chan struct{}
+	docIndex    *docindex.Index
+	scratchLock *dirlock.Lock // nil when the index's scratch is a temporary directory
+	chats       *chats.Handlers
+	stop        context.CancelFunc
+	done        chan struct{}
 }
 
 // assembleJulep wires Julep's commands, its docs index (fed from the log from here on) and its prompt maker.
@@ -56,15 +59,13 @@ func (p *Platform) assembleJulep(ctx context.Context) error {
 	if err := natsx.EnsureBucket(ctx, p.JS, p.Layout, julepapi.RequestsBucketSpec()); err != nil {
 		return err
 	}
-	dir := ""
-	if p.NS != nil {
-		dir = p.Config.DataDir
-	}
+	dir, scratchLock := p.docIndexDir()
 	ix, err := docindex.New(p.Embedder, docindex.Options{Dir: dir})
 	if err != nil {
+		scratchLock.Release()
 		return err
 	}
-	j := &JulepParts{docIndex: ix, APICalls: apicall.NewClient(hosts, nil), done: make(chan struct{})}
+	j := &JulepParts{docIndex: ix, scratchLock: scratchLock, APICalls: apicall.NewClient(hosts, nil), done: make(chan struct{})}
 	j.Index = julepdocs.New(ix, p.Store, p.JS, p.Logger.With("component", "julep-docs"))
 	j.Agents = commands.NewJulepAgents(events.NewRepo[julep.AgentState](p.Store, julep.AgentAggregate, 0), hosts)
 	j.Users = commands.NewJulepUsers(events.NewRepo[julep.UserState](p.Store, julep.UserAggregate, 0))
@@ -100,6 +101,24 @@ func (p *Platform) stopJulep() {
 	if err := p.Julep.docIndex.Close(); err != nil {
 		p.Logger.Warn("close the docs index", "err", err)
 	}
+	p.Julep.scratchLock.Release()
+}
+
+// docIndexDir is where the docs index keeps its scratch files. The index wipes them when it starts, so they must be
+// this process's alone: the data dir is when the embedded server holds it; nodes on an external NATS may share one,
+// so the index takes a directory of its own under it, locked, and a temporary directory only when another node holds
+// that. (A temporary directory outlives a node that is killed; the locked one is wiped by the next start.)
+func (p *Platform) docIndexDir() (string, *dirlock.Lock) {
+	if p.NS != nil {
+		return p.Config.DataDir, nil
+	}
+	dir := filepath.Join(p.Config.DataDir, "docindex")
+	lock, err := dirlock.Acquire(dir)
+	if err != nil {
+		p.Logger.Info("the docs index's scratch directory is another node's; using a temporary one", "dir", dir, "err", err)
+		return "", nil
+	}
+	return dir, lock
 }
 
 // julepFace is the /julep face.

@@ -3,6 +3,7 @@ package platform_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,4 +87,52 @@ func TestKillEndsTheRoutingFeedAndFreesTheDataDir(t *testing.T) {
 		t.Fatalf("the data dir after a crash: %v", err)
 	}
 	l.Release()
+}
+
+// Nodes on an external NATS may share a data dir. The docs index's scratch files are one node's: the first takes a
+// locked directory of its own under the data dir, a second one sharing it works in a temporary directory and leaves
+// the first one's files alone, and what a killed node left there is wiped by the next start, not left in /tmp.
+func TestNodesOnExternalNATSKeepTheirDocsScratchApart(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.NATSListen, c.NATSListenSet = addr, true }))
+	external := platformtest.WithConfig(func(c *config.Config) { c.NATSURL = "nats://" + addr })
+	shared := t.TempDir()
+	scratch := filepath.Join(shared, "docindex", "docindex-scratch")
+
+	a := platformtest.Start(t, external, platformtest.WithDataDir(shared))
+	if _, err := os.Stat(scratch); err != nil {
+		t.Fatalf("the first node on an external NATS has no scratch under its data dir: %v", err)
+	}
+	marker := filepath.Join(scratch, "first-node-was-here")
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := platformtest.Start(t, external, platformtest.WithDataDir(shared))
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("a second node on the same data dir wiped the first one's scratch: %v", err)
+	}
+	if !strings.Contains(b.Logs.String(), "using a temporary one") {
+		t.Fatalf("the second node did not fall back to a temporary scratch; its log:\n%s", b.Logs.String())
+	}
+	b.Stop()
+
+	// A node killed leaves its scratch behind (here: files put where it was); the next start on the data dir
+	// takes the directory over and wipes them, where a temporary directory would stay in /tmp for good.
+	a.Stop()
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	platformtest.Start(t, external, platformtest.WithDataDir(shared))
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the next node kept a dead node's scratch files: %v", err)
+	}
 }
