@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/contrailhq/contrail/events"
@@ -19,6 +20,26 @@ type Projection interface {
 	// Apply folds one event. It reads and writes documents through tx only. An error is a bug in the fold: the event
 	// is logged and skipped so that one bad event cannot stop every read of the model.
 	Apply(tx *Tx, e events.Envelope) error
+}
+
+// Versioned is a projection whose documents changed shape since its first version. Each version keeps buckets,
+// a generation record and a lease of its own, and a new version starts empty and folds the whole log: a node of the
+// new build never reads documents of the old shape, and during a rolling upgrade the nodes of the old build keep
+// reading and writing theirs. (The old version's buckets stay until an operator deletes them.)
+//
+// Raise the version whenever a change to Apply or to the document types would make documents already written read
+// differently from what the new Apply would write.
+type Versioned interface {
+	Version() int
+}
+
+// storageKey names where a projection keeps its documents: its name, and from version 2 on its version too
+// ("runs_v2").
+func storageKey(p Projection) string {
+	if v, ok := p.(Versioned); ok && v.Version() > 1 {
+		return p.Name() + "_v" + strconv.Itoa(v.Version())
+	}
+	return p.Name()
 }
 
 // doc is how a document is stored: its value and the sequence of the last event applied to it. A deleted document

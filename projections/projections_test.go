@@ -323,6 +323,62 @@ func TestAProjectionFarBehindReadsTheWholeLogAndMissesNothing(t *testing.T) {
 	}
 }
 
+// tenfold is tallies version 2, whose documents read differently: every sum ten times the old one.
+type tenfold struct{ tallies }
+
+func (tenfold) Version() int { return 2 }
+func (t tenfold) Apply(tx *projections.Tx, e events.Envelope) error {
+	if d, ok := e.Event.(added); ok {
+		e.Event = added{N: 10 * d.N}
+	}
+	return t.tallies.Apply(tx, e)
+}
+
+// A new version of a projection folds the whole log into buckets of its own; nodes of the old version, as in a
+// rolling upgrade, keep theirs, and both keep folding what comes next.
+func TestANewVersionOfAProjectionFoldsTheLogApartFromTheOld(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	old := startNode(t, srv, "old", tallies{})
+	last, sums := appendTallies(t, old.store, 60, 4, "t")
+	waitFor(t, old.runner, last)
+
+	updated := startNode(t, srv, "new", tenfold{})
+	waitFor(t, updated.runner, last)
+	tenfoldSums := func() map[string]int {
+		out := map[string]int{}
+		for id, sum := range sums {
+			out[id] = 10 * sum
+		}
+		return out
+	}
+	checkSums(t, updated.runner, tenfoldSums())
+	checkSums(t, old.runner, sums)
+
+	last, more := appendTallies(t, old.store, 20, 4, "u")
+	for id, s := range more {
+		sums[id] = s
+	}
+	waitFor(t, old.runner, last)
+	waitFor(t, updated.runner, last)
+	checkSums(t, old.runner, sums)
+	checkSums(t, updated.runner, tenfoldSums())
+
+	ctx := context.Background()
+	for _, c := range []struct {
+		n      *node
+		bucket string
+	}{{old, "rm_tallies_g1"}, {updated, "rm_tallies_v2_g1"}} {
+		st, err := c.n.runner.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(st[0].Bucket, c.bucket) || st[0].Name != "tallies" {
+			t.Fatalf("status %+v, want bucket ...%s", st[0], c.bucket)
+		}
+	}
+}
+
 // syncBuffer is a log sink the runner's goroutines write while the test reads it.
 type syncBuffer struct {
 	mu  sync.Mutex

@@ -243,7 +243,7 @@ func (r *Runner) Status(ctx context.Context) ([]Status, error) {
 		if err != nil {
 			return nil, err
 		}
-		leader, _ := lease.Holder(ctx, r.leases, "projection."+name)
+		leader, _ := lease.Holder(ctx, r.leases, "projection."+st.key)
 		out = append(out, Status{Name: name, Generation: gen, Bucket: kv.Bucket(), Applied: applied,
 			Pending: pending, Leader: leader, CaughtUp: pending == 0})
 	}

@@ -25,7 +25,7 @@ func (r *Runner) Rebuild(ctx context.Context, name string, progress Progress) (S
 	if err != nil {
 		return Status{}, err
 	}
-	entry, err := r.meta.Get(ctx, name)
+	entry, err := r.meta.Get(ctx, st.key)
 	if err != nil {
 		return Status{}, fmt.Errorf("read generation of %s: %w", name, err)
 	}
@@ -34,12 +34,12 @@ func (r *Runner) Rebuild(ctx context.Context, name string, progress Progress) (S
 		return Status{}, fmt.Errorf("decode generation of %s: %w", name, err)
 	}
 	next := cur.Generation + 1
-	bucket := r.bucketName(name, next)
+	bucket := r.bucketName(st.key, next)
 	// A bucket of this generation can only be left from a rebuild that did not finish: start it afresh.
 	if err := r.cfg.JS.DeleteKeyValue(ctx, bucket); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
 		return Status{}, fmt.Errorf("clear unfinished rebuild %s: %w", bucket, err)
 	}
-	kv, err := r.ensureGenerationBucket(ctx, name, next)
+	kv, err := r.ensureGenerationBucket(ctx, st.key, next)
 	if err != nil {
 		return Status{}, err
 	}
@@ -61,14 +61,14 @@ func (r *Runner) Rebuild(ctx context.Context, name string, progress Progress) (S
 		return Status{}, fmt.Errorf("rebuild %s: %w", name, err)
 	}
 	body, _ := json.Marshal(generation{Generation: next})
-	if _, err := r.meta.Update(ctx, name, body, entry.Revision()); err != nil {
+	if _, err := r.meta.Update(ctx, st.key, body, entry.Revision()); err != nil {
 		return Status{}, fmt.Errorf("swap in rebuilt %s (another rebuild finished first?): %w", name, err)
 	}
 	applied, _ := w.checkpoint(ctx)
 	// Switch this node now rather than when the watch delivers, so the caller reads the new bucket at once.
 	st.setGeneration(next, kv)
 	st.resetApplied(applied)
-	old := r.bucketName(name, cur.Generation)
+	old := r.bucketName(st.key, cur.Generation)
 	time.AfterFunc(OldGenerationGrace, func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -77,7 +77,7 @@ func NewRunner(cfg Config, ps ...Projection) *Runner {
 		for _, t := range p.EventTypes() {
 			filters = append(filters, r.names.TypeFilter(t))
 		}
-		r.projs[p.Name()] = &state{p: p, filters: filters, match: natsx.NewSubjectFilter(filters...),
+		r.projs[p.Name()] = &state{p: p, key: storageKey(p), filters: filters, match: natsx.NewSubjectFilter(filters...),
 			changed: make(chan struct{})}
 		r.order = append(r.order, p.Name())
 	}
@@ -119,11 +119,11 @@ func (r *Runner) Start(ctx context.Context) error {
 	for _, name := range r.order {
 		st := r.projs[name]
 		err := natsx.Retry(ctx, r.cfg.Logger, "open read model "+name, func(ctx context.Context) error {
-			gen, err := r.currentGeneration(ctx, name)
+			gen, err := r.currentGeneration(ctx, st.key)
 			if err != nil {
 				return err
 			}
-			kv, err := r.ensureGenerationBucket(ctx, name, gen)
+			kv, err := r.ensureGenerationBucket(ctx, st.key, gen)
 			if err != nil {
 				return err
 			}
@@ -133,7 +133,7 @@ func (r *Runner) Start(ctx context.Context) error {
 			}
 			st.setGeneration(gen, kv)
 			st.setApplied(cp)
-			r.dropOldGenerations(ctx, name, gen)
+			r.dropOldGenerations(ctx, st.key, gen)
 			return nil
 		})
 		if err != nil {
@@ -156,7 +156,7 @@ func (r *Runner) Start(ctx context.Context) error {
 		}()
 		go func() {
 			defer r.wg.Done()
-			lease.Run(runCtx, r.leases, "projection."+st.p.Name(), r.cfg.Holder, r.cfg.LeaseTTL, r.cfg.Logger,
+			lease.Run(runCtx, r.leases, "projection."+st.key, r.cfg.Holder, r.cfg.LeaseTTL, r.cfg.Logger,
 				func(ctx context.Context) { r.lead(ctx, st) })
 		}()
 	}
@@ -175,8 +175,19 @@ func (r *Runner) Stop() {
 // Names lists the projections, in registration order.
 func (r *Runner) Names() []string { return slices.Clone(r.order) }
 
-func (r *Runner) bucketName(name string, gen int) string {
-	return r.names.Bucket("rm_" + name + "_g" + strconv.Itoa(gen))
+// bucketName names the bucket of one generation of a projection's documents; key is the projection's storage key.
+func (r *Runner) bucketName(key string, gen int) string {
+	return r.names.Bucket("rm_" + key + "_g" + strconv.Itoa(gen))
+}
+
+// byKey finds a projection by its storage key.
+func (r *Runner) byKey(key string) (*state, bool) {
+	for _, st := range r.projs {
+		if st.key == key {
+			return st, true
+		}
+	}
+	return nil, false
 }
 
 func (r *Runner) currentGeneration(ctx context.Context, name string) (int, error) {
@@ -251,7 +262,7 @@ func (r *Runner) watchGenerations(ctx context.Context) {
 			if e == nil || e.Operation() != jetstream.KeyValuePut {
 				continue
 			}
-			st, ok := r.projs[e.Key()]
+			st, ok := r.byKey(e.Key())
 			if !ok {
 				continue
 			}
@@ -606,6 +617,7 @@ type decoded struct {
 // state is what a node knows of one projection.
 type state struct {
 	p       Projection
+	key     string // storageKey(p): names its buckets, generation record and lease
 	filters []string
 	match   natsx.SubjectFilter // filters, to pass over events when reading the whole log
 
