@@ -8,65 +8,35 @@ import (
 	"github.com/contrailhq/contrail/events"
 )
 
-// RunObject is a run as the API shows it.
-type RunObject struct {
+// RunView is a run as the log made it: what each face shows of a run is mapped from it (the Assistants face maps it
+// to its wire object, with the API's defaults and Unix times). Optional settings the run was not given stay nil.
+type RunView struct {
 	ID                  string             `json:"id"`
-	Object              string             `json:"object"`
-	CreatedAt           int64              `json:"created_at"`
+	CreatedAt           time.Time          `json:"created_at"`
 	AssistantID         string             `json:"assistant_id"`
 	ThreadID            string             `json:"thread_id"`
 	Status              string             `json:"status"`
-	StartedAt           *int64             `json:"started_at"`
-	ExpiresAt           *int64             `json:"expires_at"`
-	CancelledAt         *int64             `json:"cancelled_at"`
-	FailedAt            *int64             `json:"failed_at"`
-	CompletedAt         *int64             `json:"completed_at"`
-	RequiredAction      *RequiredAction    `json:"required_action"`
-	LastError           *LastError         `json:"last_error"`
+	StartedAt           *time.Time         `json:"started_at,omitempty"`
+	ExpiresAt           *time.Time         `json:"expires_at,omitempty"`
+	CancelledAt         *time.Time         `json:"cancelled_at,omitempty"`
+	FailedAt            *time.Time         `json:"failed_at,omitempty"`
+	CompletedAt         *time.Time         `json:"completed_at,omitempty"`
+	RequiredCalls       []events.ToolCall  `json:"required_calls,omitempty"` // the function calls a run in requires_action waits for
+	LastError           *LastError         `json:"last_error,omitempty"`
+	IncompleteReason    string             `json:"incomplete_reason,omitempty"`
 	Model               string             `json:"model"`
 	Instructions        string             `json:"instructions"`
-	Tools               []events.Tool      `json:"tools"`
-	Metadata            map[string]string  `json:"metadata"`
-	IncompleteDetails   *IncompleteDetails `json:"incomplete_details"`
-	Usage               *events.TokenUsage `json:"usage"`
-	Temperature         *float64           `json:"temperature"`
-	TopP                *float64           `json:"top_p"`
-	MaxPromptTokens     *int               `json:"max_prompt_tokens"`
-	MaxCompletionTokens *int               `json:"max_completion_tokens"`
-	TruncationStrategy  TruncationObject   `json:"truncation_strategy"`
-	ResponseFormat      json.RawMessage    `json:"response_format"`
-	ToolChoice          json.RawMessage    `json:"tool_choice"`
+	Tools               []events.Tool      `json:"tools,omitempty"`
+	Metadata            map[string]string  `json:"metadata,omitempty"`
+	Usage               *events.TokenUsage `json:"usage,omitempty"`
+	Temperature         *float64           `json:"temperature,omitempty"`
+	TopP                *float64           `json:"top_p,omitempty"`
+	MaxPromptTokens     *int               `json:"max_prompt_tokens,omitempty"`
+	MaxCompletionTokens *int               `json:"max_completion_tokens,omitempty"`
+	Truncation          events.Truncation  `json:"truncation"`
+	ResponseFormat      json.RawMessage    `json:"response_format,omitempty"`
+	ToolChoice          json.RawMessage    `json:"tool_choice,omitempty"`
 	ParallelToolCalls   bool               `json:"parallel_tool_calls"`
-}
-
-// TruncationObject is a run's truncation strategy; last_messages is null unless set.
-type TruncationObject struct {
-	Type         string `json:"type"`
-	LastMessages *int   `json:"last_messages"`
-}
-
-// RequiredAction is what a run in requires_action waits for.
-type RequiredAction struct {
-	Type              string            `json:"type"`
-	SubmitToolOutputs SubmitToolOutputs `json:"submit_tool_outputs"`
-}
-
-// SubmitToolOutputs lists the calls whose outputs the run waits for.
-type SubmitToolOutputs struct {
-	ToolCalls []RequiredToolCall `json:"tool_calls"`
-}
-
-// RequiredToolCall is a function call the client must answer.
-type RequiredToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function FunctionCall `json:"function"`
-}
-
-// FunctionCall is a function's name and the JSON text of its arguments.
-type FunctionCall struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
 }
 
 // LastError is why a run or a step failed.
@@ -75,31 +45,26 @@ type LastError struct {
 	Message string `json:"message"`
 }
 
-// NewRunObject is the run a RunCreated event makes.
-func NewRunObject(e events.Envelope, d events.RunCreated) RunObject {
-	expires := d.ExpiresAt.Unix()
-	trunc := TruncationObject{Type: d.Truncation.Type, LastMessages: d.Truncation.LastMessages}
-	if trunc.Type == "" {
-		trunc.Type = "auto"
-	}
-	return RunObject{
-		ID: d.RunID, Object: "thread.run", CreatedAt: e.Time.Unix(), AssistantID: d.AssistantID, ThreadID: e.AggregateID,
+// NewRunView is the run a RunCreated event makes.
+func NewRunView(e events.Envelope, d events.RunCreated) RunView {
+	expires := d.ExpiresAt
+	return RunView{
+		ID: d.RunID, CreatedAt: e.Time, AssistantID: d.AssistantID, ThreadID: e.AggregateID,
 		Status: events.RunStatusQueued, ExpiresAt: &expires, Model: d.Model, Instructions: d.Instructions,
-		Tools: nonNilTools(d.Tools), Metadata: nonNilMap(d.Metadata), Temperature: orDefault(d.Temperature),
-		TopP: orDefault(d.TopP), MaxPromptTokens: d.MaxPromptTokens, MaxCompletionTokens: d.MaxCompletionTokens,
-		TruncationStrategy: trunc, ResponseFormat: orJSON(d.ResponseFormat, autoJSON),
-		ToolChoice: orJSON(d.ToolChoice, autoJSON), ParallelToolCalls: d.ParallelToolCalls,
+		Tools: d.Tools, Metadata: d.Metadata, Temperature: d.Temperature, TopP: d.TopP,
+		MaxPromptTokens: d.MaxPromptTokens, MaxCompletionTokens: d.MaxCompletionTokens, Truncation: d.Truncation,
+		ResponseFormat: d.ResponseFormat, ToolChoice: d.ToolChoice, ParallelToolCalls: d.ParallelToolCalls,
 	}
 }
 
-// ApplyRun folds one event of a run into its object. It is the one fold both the read model and the streaming
-// face use, so that what a stream shows and what a later read returns agree.
-func ApplyRun(r *RunObject, e events.Envelope) {
-	at := e.Time.Unix()
+// ApplyRun folds one event of a run into its view. It is the one fold both the read model and the streaming face
+// use, so that what a stream shows and what a later read returns agree.
+func ApplyRun(r *RunView, e events.Envelope) {
+	at := e.Time
 	if _, status, ok := thread.RunStatus(e.Event); ok {
 		r.Status = status
 		if !thread.Active(status) {
-			r.RequiredAction = nil
+			r.RequiredCalls = nil
 		}
 	}
 	end := func(usage events.TokenUsage) {
@@ -112,19 +77,15 @@ func ApplyRun(r *RunObject, e events.Envelope) {
 			r.StartedAt = &at
 		}
 	case events.RunRequiresAction:
-		calls := make([]RequiredToolCall, 0, len(d.ToolCalls))
-		for _, c := range d.ToolCalls {
-			calls = append(calls, RequiredToolCall{ID: c.ID, Type: "function", Function: FunctionCall{Name: c.Name, Arguments: c.Arguments}})
-		}
-		r.RequiredAction = &RequiredAction{Type: "submit_tool_outputs", SubmitToolOutputs: SubmitToolOutputs{ToolCalls: calls}}
+		r.RequiredCalls = append([]events.ToolCall{}, d.ToolCalls...)
 	case events.RunToolOutputsSubmitted:
-		r.RequiredAction = nil
+		r.RequiredCalls = nil
 	case events.RunCompleted:
 		end(d.Usage)
 		r.CompletedAt, r.ExpiresAt = &at, nil
 	case events.RunIncomplete:
 		end(d.Usage)
-		r.IncompleteDetails, r.ExpiresAt = &IncompleteDetails{Reason: d.Reason}, nil
+		r.IncompleteReason, r.ExpiresAt = d.Reason, nil
 	case events.RunFailed:
 		end(d.Usage)
 		r.FailedAt, r.ExpiresAt = &at, nil
@@ -135,7 +96,7 @@ func ApplyRun(r *RunObject, e events.Envelope) {
 	case events.RunExpired:
 		end(d.Usage)
 	case events.RunModified:
-		r.Metadata = nonNilMap(d.Metadata)
+		r.Metadata = d.Metadata
 	}
 }
 
@@ -199,12 +160,15 @@ func ActiveRunKey(account, threadID, runID string) string {
 // ActiveRunsFilter matches every entry of the index of active runs.
 const ActiveRunsFilter = "active.>"
 
-// Runs is the read model of runs: "<account>.<thread_id>.<run_id>" -> Listed[RunObject], and the index of active
+// Runs is the read model of runs: "<account>.<thread_id>.<run_id>" -> Listed[RunView], and the index of active
 // runs.
 type Runs struct{}
 
 // Name implements Projection.
 func (Runs) Name() string { return "runs" }
+
+// Version implements Versioned: version 1 stored the Assistants API's wire object.
+func (Runs) Version() int { return 2 }
 
 // EventTypes implements Projection.
 func (Runs) EventTypes() []string {
@@ -220,14 +184,14 @@ func (Runs) Apply(tx *Tx, e events.Envelope) error {
 		return nil
 	}
 	key := RunKey(e.Account, e.AggregateID, runID)
-	var run RunObject
+	var run RunView
 	if d, ok := e.Event.(events.RunCreated); ok {
-		run = NewRunObject(e, d)
-		if err := tx.Put(key, Listed[RunObject]{Seq: e.Sequence, Obj: run}); err != nil {
+		run = NewRunView(e, d)
+		if err := tx.Put(key, Listed[RunView]{Seq: e.Sequence, Obj: run}); err != nil {
 			return err
 		}
 	} else {
-		var l Listed[RunObject]
+		var l Listed[RunView]
 		ok, err := tx.Get(key, &l)
 		if err != nil || !ok {
 			return err
@@ -249,9 +213,9 @@ func (Runs) Apply(tx *Tx, e events.Envelope) error {
 	})
 }
 
-func expiry(r RunObject, known time.Time) time.Time {
+func expiry(r RunView, known time.Time) time.Time {
 	if r.ExpiresAt != nil {
-		return time.Unix(*r.ExpiresAt, 0)
+		return *r.ExpiresAt
 	}
 	return known
 }

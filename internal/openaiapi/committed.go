@@ -64,32 +64,32 @@ func (f *Face) runFromLog(w http.ResponseWriter, r *http.Request, threadID, runI
 		f.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, run)
+	writeJSON(w, runWire(run))
 }
 
 // runInLog is a run of a thread of account's as the stream's leader holds the thread's events: for a run the read
 // model does not show yet. ok is false when the log holds no such run.
-func (f *Face) runInLog(ctx context.Context, account, threadID, runID string) (projections.RunObject, bool, error) {
+func (f *Face) runInLog(ctx context.Context, account, threadID, runID string) (projections.RunView, bool, error) {
 	history, _, err := f.d.Store.LoadLatest(ctx, events.Ref{Type: "thread", ID: threadID})
 	if err != nil {
-		return projections.RunObject{}, false, err
+		return projections.RunView{}, false, err
 	}
 	var st thread.State
-	var run *projections.RunObject
+	var run *projections.RunView
 	for _, e := range history {
 		if e.Event == nil {
 			continue
 		}
 		st.Apply(e)
 		if d, ok := e.Event.(events.RunCreated); ok && d.RunID == runID {
-			obj := projections.NewRunObject(e, d)
+			obj := projections.NewRunView(e, d)
 			run = &obj
 		} else if run != nil && projections.RunOf(e.Event) == runID {
 			projections.ApplyRun(run, e)
 		}
 	}
 	if run == nil || !st.Owned(account) {
-		return projections.RunObject{}, false, nil
+		return projections.RunView{}, false, nil
 	}
 	return *run, true, nil
 }

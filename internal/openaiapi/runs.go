@@ -177,24 +177,24 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 }
 
 // run reads a run of a thread the caller owns.
-func (f *Face) run(r *http.Request, threadID, runID string) (projections.RunObject, error) {
+func (f *Face) run(r *http.Request, threadID, runID string) (projections.RunView, error) {
 	if _, err := f.thread(r, threadID); err != nil {
-		return projections.RunObject{}, err
+		return projections.RunView{}, err
 	}
-	run, ok, err := projections.Get[projections.Listed[projections.RunObject]](r.Context(), f.d.Views, "runs",
+	run, ok, err := projections.Get[projections.Listed[projections.RunView]](r.Context(), f.d.Views, "runs",
 		projections.RunKey(principal(r).AccountID, threadID, runID))
 	if err != nil {
-		return projections.RunObject{}, err
+		return projections.RunView{}, err
 	}
 	if !ok {
 		// Not in the read model: confirm with the log before answering 404 (a run made a moment ago may not be
 		// shown yet).
 		obj, exists, err := f.runInLog(r.Context(), principal(r).AccountID, threadID, runID)
 		if err != nil {
-			return projections.RunObject{}, err
+			return projections.RunView{}, err
 		}
 		if !exists {
-			return projections.RunObject{}, errs.NotFoundf("run", runID)
+			return projections.RunView{}, errs.NotFoundf("run", runID)
 		}
 		return obj, nil
 	}
@@ -207,7 +207,7 @@ func (f *Face) answerRun(w http.ResponseWriter, r *http.Request, threadID, runID
 		f.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, run)
+	writeJSON(w, runWire(run))
 }
 
 func (f *Face) getRun(w http.ResponseWriter, r *http.Request) {
@@ -300,15 +300,15 @@ func (f *Face) listRuns(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	docs, err := projections.ListAll[projections.Listed[projections.RunObject]](r.Context(), f.d.Views, "runs",
+	docs, err := projections.ListAll[projections.Listed[projections.RunView]](r.Context(), f.d.Views, "runs",
 		principal(r).AccountID+"."+threadID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	items := make([]listed[projections.RunObject], 0, len(docs))
+	items := make([]listed[runObject], 0, len(docs))
 	for _, d := range docs {
-		items = append(items, listed[projections.RunObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
+		items = append(items, listed[runObject]{id: d.Obj.ID, seq: d.Seq, obj: runWire(d.Obj)})
 	}
 	writeJSON(w, paginate(items, p))
 }

@@ -210,7 +210,7 @@ type runStream struct {
 	out             *sseWriter
 
 	seq      uint64 // last log event folded
-	run      projections.RunObject
+	run      projections.RunView
 	steps    map[string]*projections.StepDoc
 	messages map[string]*projections.MessageObject
 
@@ -362,10 +362,10 @@ func (s *runStream) runEvent(e events.Envelope, show bool) {
 		return
 	}
 	if d, ok := e.Event.(events.RunCreated); ok {
-		s.run = projections.NewRunObject(e, d)
+		s.run = projections.NewRunView(e, d)
 		if show {
-			s.out.event("thread.run.created", s.run)
-			s.out.event("thread.run.queued", s.run)
+			s.out.event("thread.run.created", runWire(s.run))
+			s.out.event("thread.run.queued", runWire(s.run))
 		}
 		return
 	}
@@ -384,14 +384,14 @@ func (s *runStream) runEvent(e events.Envelope, show bool) {
 	switch e.Event.(type) {
 	case events.RunModified:
 	case events.RunToolOutputsSubmitted:
-		s.out.event("thread.run.queued", s.run)
+		s.out.event("thread.run.queued", runWire(s.run))
 	case events.RunStarted:
-		s.out.event("thread.run.in_progress", s.run)
+		s.out.event("thread.run.in_progress", runWire(s.run))
 	case events.RunCancelling:
-		s.out.event("thread.run.cancelling", s.run)
+		s.out.event("thread.run.cancelling", runWire(s.run))
 	default:
 		// requires_action, completed, incomplete, failed, cancelled, expired: the stream's last event.
-		s.out.event("thread.run."+s.run.Status, s.run)
+		s.out.event("thread.run."+s.run.Status, runWire(s.run))
 		s.finished = true
 	}
 }
