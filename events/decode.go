@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -11,7 +12,9 @@ import (
 // decodeEnvelopeFast reads an envelope in the exact form encodeEnvelope writes, field by field in that order, with
 // the payload taken as the rest of the object. Every read of the log decodes envelopes (loads, projections,
 // subscriptions), and encoding/json scans the payload twice (once to skip it, once to decode it). Anything not in
-// that form (older writers, hand-made messages) reports false and goes through encoding/json.
+// that form (older writers, hand-made messages) reports false and goes through encoding/json. The payload is not
+// checked here: decodeEnvelope's decoding of it into its event type checks it, and it checks that of a type this
+// build does not know.
 func decodeEnvelopeFast(b []byte) (Envelope, bool) {
 	var env Envelope
 	p := parser{b: b}
@@ -41,13 +44,37 @@ func decodeEnvelopeFast(b []byte) (Envelope, bool) {
 		return env, false
 	}
 	data := rest[:len(rest)-1]
-	if !json.Valid(data) {
-		return env, false
-	}
 	if !bytes.Equal(data, []byte("null")) {
 		env.Data = json.RawMessage(append([]byte(nil), data...))
 	}
 	return env, true
+}
+
+// decodeEnvelope parses a stored envelope and its payload. An event type this build does not know leaves Event nil
+// (it is kept and skipped, not fatal).
+func decodeEnvelope(reg *Registry, data []byte) (Envelope, error) {
+	if env, ok := decodeEnvelopeFast(data); ok {
+		ev, err := reg.Decode(env.Type, env.Data)
+		if err == nil {
+			env.Event = ev
+			return env, nil
+		}
+		if errors.Is(err, ErrUnknownType) && json.Valid(env.Data) {
+			return env, nil
+		}
+		// The payload as the fast path cut it is not JSON (or not this type's): encoding/json reads the envelope
+		// whole, and says what is wrong.
+	}
+	var env Envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return Envelope{}, err
+	}
+	ev, err := reg.Decode(env.Type, env.Data)
+	if err != nil && !errors.Is(err, ErrUnknownType) {
+		return Envelope{}, err
+	}
+	env.Event = ev
+	return env, nil
 }
 
 type parser struct {

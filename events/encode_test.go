@@ -66,26 +66,62 @@ func TestFastDecodeReadsWhatEncodeWrites(t *testing.T) {
 		}
 	}
 	// Not our form: the fast path declines, encoding/json reads it.
-	for _, b := range []string{`{"type":"x.y","id":"a","data":{}}`, `{"id":"a"`, `{"id":"a","type":"x.y","aggregate":"x","aggregate_id":"i","version":1,"time":"2026-11-21T10:04:05Z","data":{"broken":}`} {
+	for _, b := range []string{`{"type":"x.y","id":"a","data":{}}`, `{"id":"a"`} {
 		if _, ok := decodeEnvelopeFast([]byte(b)); ok {
 			t.Fatalf("fast decode accepted %s", b)
 		}
 	}
 }
 
+type decodedEvent struct {
+	Text string `json:"text"`
+}
+
+func (decodedEvent) EventType() string { return "test.decoded" }
+
+// A payload that is not JSON is refused, whether its type is known (decoding it checks it) or not; an envelope
+// the fast path cuts wrong is read by encoding/json.
+func TestDecodeRefusesAPayloadThatIsNotJSON(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry()
+	reg.Register(decodedEvent{})
+	const head = `{"id":"a","type":%q,"aggregate":"x","aggregate_id":"i","version":1,"time":"2026-11-21T10:04:05Z","data":%s}`
+	for _, typ := range []string{decodedEvent{}.EventType(), "x.unknown"} {
+		for _, data := range []string{`{"broken":}`, `{"text":"open`, `{} {}`} {
+			if _, err := decodeEnvelope(reg, fmt.Appendf(nil, head, typ, data)); err == nil {
+				t.Errorf("type %s, payload %s: decoded", typ, data)
+			}
+		}
+		env, err := decodeEnvelope(reg, fmt.Appendf(nil, head, typ, `{"text":"fine"}`))
+		if err != nil || string(env.Data) != `{"text":"fine"}` {
+			t.Errorf("type %s, a good payload: %+v, %v", typ, env, err)
+		}
+		// A field after the payload is not the fast path's form; encoding/json reads it.
+		late := `{"id":"a","type":"` + typ + `","aggregate":"x","aggregate_id":"i","version":1,"time":"2026-11-21T10:04:05Z","data":{"text":"fine"},"later":1}`
+		if env, err := decodeEnvelope(reg, []byte(late)); err != nil || string(env.Data) != `{"text":"fine"}` {
+			t.Errorf("type %s, a field after the payload: %+v, %v", typ, env, err)
+		}
+	}
+}
+
 func BenchmarkDecodeEnvelope(b *testing.B) {
-	env := Envelope{ID: NewID(), Type: "session.message_posted", Aggregate: "session", AggregateID: NewID(), Version: 3,
-		Time: time.Now().UTC(), Account: "acct_1", Actor: "key_1", Data: json.RawMessage(`{"text":"hello there, how are you?","n":3}`)}
+	reg := NewRegistry()
+	reg.Register(decodedEvent{})
+	env := Envelope{ID: NewID(), Type: "test.decoded", Aggregate: "session", AggregateID: NewID(), Version: 3,
+		Time: time.Now().UTC(), Account: "acct_1", Actor: "key_1", Data: json.RawMessage(`{"text":"hello there, how are you?"}`)}
 	raw, _ := encodeEnvelope(&env)
 	b.Run("fast", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = decodeEnvelopeFast(raw)
+			if _, err := decodeEnvelope(reg, raw); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("encoding/json", func(b *testing.B) {
 		for b.Loop() {
 			var e Envelope
 			_ = json.Unmarshal(raw, &e)
+			_, _ = reg.Decode(e.Type, e.Data)
 		}
 	})
 }

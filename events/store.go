@@ -452,19 +452,7 @@ func (s *Store) decode(msg jetstream.Msg) (Envelope, uint64, error) {
 // DecodeEnvelope parses a stored envelope and its payload. An event type this build does not know leaves Event nil
 // (it is kept and skipped, not fatal).
 func (s *Store) DecodeEnvelope(data []byte) (Envelope, error) {
-	env, ok := decodeEnvelopeFast(data)
-	if !ok {
-		env = Envelope{}
-		if err := json.Unmarshal(data, &env); err != nil {
-			return Envelope{}, err
-		}
-	}
-	ev, err := s.reg.Decode(env.Type, env.Data)
-	if err != nil && !errors.Is(err, ErrUnknownType) {
-		return Envelope{}, err
-	}
-	env.Event = ev
-	return env, nil
+	return decodeEnvelope(s.reg, data)
 }
 
 // State is an aggregate rebuilt from its events.
