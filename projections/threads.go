@@ -2,25 +2,28 @@ package projections
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/contrailhq/contrail/events"
 )
 
-// ThreadObject is a thread as the API shows it.
-type ThreadObject struct {
+// ThreadView is a thread as the log made it; the Assistants face maps it to its wire object.
+type ThreadView struct {
 	ID            string            `json:"id"`
-	Object        string            `json:"object"`
-	CreatedAt     int64             `json:"created_at"`
-	Metadata      map[string]string `json:"metadata"`
-	ToolResources json.RawMessage   `json:"tool_resources"`
+	CreatedAt     time.Time         `json:"created_at"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+	ToolResources json.RawMessage   `json:"tool_resources,omitempty"`
 }
 
-// Threads is the read model of threads: "<account>.<thread_id>" -> Listed[ThreadObject]. A deleted thread's
+// Threads is the read model of threads: "<account>.<thread_id>" -> Listed[ThreadView]. A deleted thread's
 // messages and runs stay in their models, unreachable: every read of them checks the thread first.
 type Threads struct{}
 
 // Name implements Projection.
 func (Threads) Name() string { return "threads" }
+
+// Version implements Versioned: version 1 stored the Assistants API's wire object.
+func (Threads) Version() int { return 2 }
 
 // EventTypes implements Projection.
 func (Threads) EventTypes() []string {
@@ -32,9 +35,9 @@ func (Threads) Apply(tx *Tx, e events.Envelope) error {
 	key := OwnedKey(e.Account, e.AggregateID)
 	switch d := e.Event.(type) {
 	case events.ThreadCreated:
-		return tx.Put(key, Listed[ThreadObject]{Seq: e.Sequence, Obj: NewThreadObject(e, d)})
+		return tx.Put(key, Listed[ThreadView]{Seq: e.Sequence, Obj: NewThreadView(e, d)})
 	case events.ThreadModified:
-		return Modify(tx, key, func(l *Listed[ThreadObject], exists bool) error {
+		return Modify(tx, key, func(l *Listed[ThreadView], exists bool) error {
 			if !exists {
 				return ErrSkip
 			}
@@ -47,18 +50,16 @@ func (Threads) Apply(tx *Tx, e events.Envelope) error {
 	return nil
 }
 
-// ApplyThread folds a change of a thread into its object: the fold the read model and a read from the log share.
-func ApplyThread(o *ThreadObject, e events.Envelope) {
+// ApplyThread folds a change of a thread into its view: the fold the read model and a read from the log share.
+func ApplyThread(v *ThreadView, e events.Envelope) {
 	if d, ok := e.Event.(events.ThreadModified); ok {
-		o.Metadata = nonNilMap(d.Metadata)
-		o.ToolResources = orJSON(d.ToolResources, emptyObjectJSON)
+		v.Metadata, v.ToolResources = d.Metadata, d.ToolResources
 	}
 }
 
-// NewThreadObject is the thread a ThreadCreated event makes.
-func NewThreadObject(e events.Envelope, d events.ThreadCreated) ThreadObject {
-	return ThreadObject{ID: e.AggregateID, Object: "thread", CreatedAt: e.Time.Unix(),
-		Metadata: nonNilMap(d.Metadata), ToolResources: orJSON(d.ToolResources, emptyObjectJSON)}
+// NewThreadView is the thread a ThreadCreated event makes.
+func NewThreadView(e events.Envelope, d events.ThreadCreated) ThreadView {
+	return ThreadView{ID: e.AggregateID, CreatedAt: e.Time, Metadata: d.Metadata, ToolResources: d.ToolResources}
 }
 
 // MessageObject is a message as the API shows it.

@@ -27,26 +27,26 @@ func (f *Face) threadFromLog(w http.ResponseWriter, r *http.Request, threadID st
 		f.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, t)
+	writeJSON(w, threadWire(t))
 }
 
 // threadInLog is a thread of account's as the stream's leader holds its events: for a thread the read model does not
 // show yet (made a moment ago, on this node or another, while the read model's bucket elected a leader), so that
 // what exists is not answered 404. ok is false when the log holds no such thread of the account's.
-func (f *Face) threadInLog(ctx context.Context, account, threadID string) (projections.ThreadObject, bool, error) {
+func (f *Face) threadInLog(ctx context.Context, account, threadID string) (projections.ThreadView, bool, error) {
 	history, _, err := f.d.Store.LoadLatest(ctx, events.Ref{Type: "thread", ID: threadID})
 	if err != nil {
-		return projections.ThreadObject{}, false, err
+		return projections.ThreadView{}, false, err
 	}
 	var st thread.State
-	var obj projections.ThreadObject
+	var obj projections.ThreadView
 	for _, e := range history {
 		if e.Event == nil {
 			continue
 		}
 		st.Apply(e)
 		if d, ok := e.Event.(events.ThreadCreated); ok {
-			obj = projections.NewThreadObject(e, d)
+			obj = projections.NewThreadView(e, d)
 		} else {
 			projections.ApplyThread(&obj, e)
 		}

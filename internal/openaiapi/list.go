@@ -113,6 +113,11 @@ func paginate[T any](items []listed[T], p listParams) page[T] {
 // listOwned answers a page of the caller's objects of a read model kept as Listed documents under
 // "<account>.<id>", newest first unless the request says otherwise.
 func listOwned[T any](f *Face, w http.ResponseWriter, r *http.Request, model string, id func(T) string) {
+	listOwnedAs(f, w, r, model, id, func(t T) T { return t })
+}
+
+// listOwnedAs is listOwned for a read model whose documents the face maps to what it shows.
+func listOwnedAs[T, W any](f *Face, w http.ResponseWriter, r *http.Request, model string, id func(T) string, show func(T) W) {
 	p, err := parseList(r, 20, 100)
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -123,9 +128,9 @@ func listOwned[T any](f *Face, w http.ResponseWriter, r *http.Request, model str
 		f.WriteError(w, r, err)
 		return
 	}
-	items := make([]listed[T], 0, len(docs))
+	items := make([]listed[W], 0, len(docs))
 	for _, d := range docs {
-		items = append(items, listed[T]{id: id(d.Obj), seq: d.Seq, obj: d.Obj})
+		items = append(items, listed[W]{id: id(d.Obj), seq: d.Seq, obj: show(d.Obj)})
 	}
 	writeJSON(w, paginate(items, p))
 }

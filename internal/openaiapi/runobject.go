@@ -8,6 +8,28 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
+// threadObject is a thread as the Assistants API shows it.
+type threadObject struct {
+	ID            string            `json:"id"`
+	Object        string            `json:"object"`
+	CreatedAt     int64             `json:"created_at"`
+	Metadata      map[string]string `json:"metadata"`
+	ToolResources json.RawMessage   `json:"tool_resources"`
+}
+
+// threadWire maps a thread's view to the API's object: empty metadata and tool resources are {}, not null.
+func threadWire(v projections.ThreadView) threadObject {
+	o := threadObject{ID: v.ID, Object: "thread", CreatedAt: v.CreatedAt.Unix(), Metadata: v.Metadata,
+		ToolResources: v.ToolResources}
+	if o.Metadata == nil {
+		o.Metadata = map[string]string{}
+	}
+	if len(o.ToolResources) == 0 || string(o.ToolResources) == "null" {
+		o.ToolResources = json.RawMessage(`{}`)
+	}
+	return o
+}
+
 // runObject is a run as the Assistants API shows it.
 type runObject struct {
 	ID                  string                 `json:"id"`

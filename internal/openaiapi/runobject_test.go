@@ -101,3 +101,40 @@ func wireMap(t *testing.T, v any) map[string]any {
 	}
 	return m
 }
+
+// A thread's view maps to the API's object: "thread", Unix time, and {} for metadata and tool resources it was not
+// given, whether from the fold or from the stored JSON.
+func TestThreadWireShowsWhatTheAPIShows(t *testing.T) {
+	created := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	e := events.Envelope{Time: created, AggregateID: "thread_1"}
+	bare := projections.NewThreadView(e, events.ThreadCreated{})
+	given := projections.NewThreadView(e, events.ThreadCreated{Metadata: map[string]string{"k": "v"},
+		ToolResources: json.RawMessage(`{"file_search":{"vector_store_ids":["vs_1"]}}`)})
+	e.Event = events.ThreadModified{Metadata: map[string]string{"k": "w"}}
+	modified := given
+	projections.ApplyThread(&modified, e)
+	for _, c := range []struct {
+		name string
+		view projections.ThreadView
+		want map[string]any
+	}{
+		{"bare", bare, map[string]any{"id": "thread_1", "object": "thread", "created_at": float64(created.Unix()),
+			"metadata": map[string]any{}, "tool_resources": map[string]any{}}},
+		{"given", given, map[string]any{"id": "thread_1", "object": "thread", "created_at": float64(created.Unix()),
+			"metadata":       map[string]any{"k": "v"},
+			"tool_resources": map[string]any{"file_search": map[string]any{"vector_store_ids": []any{"vs_1"}}}}},
+		{"modified without resources", modified, map[string]any{"id": "thread_1", "object": "thread",
+			"created_at": float64(created.Unix()), "metadata": map[string]any{"k": "w"}, "tool_resources": map[string]any{}}},
+	} {
+		body, _ := json.Marshal(c.view)
+		var stored projections.ThreadView
+		if err := json.Unmarshal(body, &stored); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []projections.ThreadView{c.view, stored} {
+			if got := wireMap(t, threadWire(v)); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			}
+		}
+	}
+}

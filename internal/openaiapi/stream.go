@@ -309,7 +309,7 @@ func (s *runStream) event(e events.Envelope) {
 	switch d := e.Event.(type) {
 	case events.ThreadCreated:
 		if show && s.withThread {
-			s.out.event("thread.created", projections.NewThreadObject(e, d))
+			s.out.event("thread.created", threadWire(projections.NewThreadView(e, d)))
 		}
 	case events.MessageCreated:
 		m := projections.NewMessageObject(e, d)

@@ -48,21 +48,21 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 }
 
 // thread reads a thread the caller owns from the read model; every route under a thread starts here.
-func (f *Face) thread(r *http.Request, id string) (projections.ThreadObject, error) {
-	t, ok, err := projections.Get[projections.Listed[projections.ThreadObject]](r.Context(), f.d.Views, "threads",
+func (f *Face) thread(r *http.Request, id string) (projections.ThreadView, error) {
+	t, ok, err := projections.Get[projections.Listed[projections.ThreadView]](r.Context(), f.d.Views, "threads",
 		projections.OwnedKey(principal(r).AccountID, id))
 	if err != nil {
-		return projections.ThreadObject{}, err
+		return projections.ThreadView{}, err
 	}
 	if !ok {
 		// Not in the read model: confirm with the log before answering 404 (a thread made a moment ago may not be
 		// shown yet).
 		obj, exists, err := f.threadInLog(r.Context(), principal(r).AccountID, id)
 		if err != nil {
-			return projections.ThreadObject{}, err
+			return projections.ThreadView{}, err
 		}
 		if !exists {
-			return projections.ThreadObject{}, errs.NotFoundf("thread", id)
+			return projections.ThreadView{}, errs.NotFoundf("thread", id)
 		}
 		return obj, nil
 	}
@@ -75,13 +75,13 @@ func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
 		f.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, t)
+	writeJSON(w, threadWire(t))
 }
 
 // listThreads lists the caller's threads. OpenAI's API has no such list (a client keeps its thread IDs); Contrail
 // adds it, in OpenAI's list shape, so that a console or a script can find an account's threads again.
 func (f *Face) listThreads(w http.ResponseWriter, r *http.Request) {
-	listOwned(f, w, r, "threads", func(t projections.ThreadObject) string { return t.ID })
+	listOwnedAs(f, w, r, "threads", func(t projections.ThreadView) string { return t.ID }, threadWire)
 }
 
 func (f *Face) getThread(w http.ResponseWriter, r *http.Request) {
