@@ -121,7 +121,7 @@ func (f *Face) createAssistant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) answerAssistant(w http.ResponseWriter, r *http.Request, id string) {
-	a, ok, err := projections.Get[projections.Listed[projections.AssistantObject]](r.Context(), f.d.Views, "assistants",
+	a, ok, err := projections.Get[projections.Listed[projections.AssistantView]](r.Context(), f.d.Views, "assistants",
 		projections.OwnedKey(principal(r).AccountID, id))
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -131,7 +131,7 @@ func (f *Face) answerAssistant(w http.ResponseWriter, r *http.Request, id string
 		f.WriteError(w, r, errs.NotFoundf("assistant", id))
 		return
 	}
-	writeJSON(w, a.Obj)
+	writeJSON(w, assistantWire(a.Obj))
 }
 
 func (f *Face) getAssistant(w http.ResponseWriter, r *http.Request) {
@@ -172,5 +172,5 @@ func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) listAssistants(w http.ResponseWriter, r *http.Request) {
-	listOwned(f, w, r, "assistants", func(a projections.AssistantObject) string { return a.ID })
+	listOwned(f, w, r, "assistants", func(a projections.AssistantView) string { return a.ID }, assistantWire)
 }

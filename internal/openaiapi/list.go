@@ -111,13 +111,8 @@ func paginate[T any](items []listed[T], p listParams) page[T] {
 }
 
 // listOwned answers a page of the caller's objects of a read model kept as Listed documents under
-// "<account>.<id>", newest first unless the request says otherwise.
-func listOwned[T any](f *Face, w http.ResponseWriter, r *http.Request, model string, id func(T) string) {
-	listOwnedAs(f, w, r, model, id, func(t T) T { return t })
-}
-
-// listOwnedAs is listOwned for a read model whose documents the face maps to what it shows.
-func listOwnedAs[T, W any](f *Face, w http.ResponseWriter, r *http.Request, model string, id func(T) string, show func(T) W) {
+// "<account>.<id>", each as show maps it, newest first unless the request says otherwise.
+func listOwned[T, W any](f *Face, w http.ResponseWriter, r *http.Request, model string, id func(T) string, show func(T) W) {
 	p, err := parseList(r, 20, 100)
 	if err != nil {
 		f.WriteError(w, r, err)

@@ -8,6 +8,52 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
+// assistantObject is an assistant as the Assistants API shows it.
+type assistantObject struct {
+	ID             string            `json:"id"`
+	Object         string            `json:"object"`
+	CreatedAt      int64             `json:"created_at"`
+	Name           *string           `json:"name"`
+	Description    *string           `json:"description"`
+	Model          string            `json:"model"`
+	Instructions   *string           `json:"instructions"`
+	Tools          []events.Tool     `json:"tools"`
+	ToolResources  json.RawMessage   `json:"tool_resources"`
+	Metadata       map[string]string `json:"metadata"`
+	Temperature    float64           `json:"temperature"`
+	TopP           float64           `json:"top_p"`
+	ResponseFormat json.RawMessage   `json:"response_format"`
+}
+
+// assistantWire maps an assistant's view to the API's object, with the API's defaults for what was not set.
+func assistantWire(v projections.AssistantView) assistantObject {
+	o := assistantObject{ID: v.ID, Object: "assistant", CreatedAt: v.CreatedAt.Unix(), Name: v.Name,
+		Description: v.Description, Model: v.Model, Instructions: v.Instructions, Tools: v.Tools,
+		ToolResources: orJSON(v.ToolResources, `{}`), Metadata: v.Metadata, Temperature: 1, TopP: 1,
+		ResponseFormat: orJSON(v.ResponseFormat, `"auto"`)}
+	if o.Tools == nil {
+		o.Tools = []events.Tool{}
+	}
+	if o.Metadata == nil {
+		o.Metadata = map[string]string{}
+	}
+	if v.Temperature != nil {
+		o.Temperature = *v.Temperature
+	}
+	if v.TopP != nil {
+		o.TopP = *v.TopP
+	}
+	return o
+}
+
+// orJSON is raw, or def when raw is absent or null.
+func orJSON(raw json.RawMessage, def string) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage(def)
+	}
+	return raw
+}
+
 // threadObject is a thread as the Assistants API shows it.
 type threadObject struct {
 	ID            string            `json:"id"`
@@ -20,12 +66,9 @@ type threadObject struct {
 // threadWire maps a thread's view to the API's object: empty metadata and tool resources are {}, not null.
 func threadWire(v projections.ThreadView) threadObject {
 	o := threadObject{ID: v.ID, Object: "thread", CreatedAt: v.CreatedAt.Unix(), Metadata: v.Metadata,
-		ToolResources: v.ToolResources}
+		ToolResources: orJSON(v.ToolResources, `{}`)}
 	if o.Metadata == nil {
 		o.Metadata = map[string]string{}
-	}
-	if len(o.ToolResources) == 0 || string(o.ToolResources) == "null" {
-		o.ToolResources = json.RawMessage(`{}`)
 	}
 	return o
 }
@@ -100,12 +143,6 @@ func runWire(v projections.RunView) runObject {
 		u := t.Unix()
 		return &u
 	}
-	orAuto := func(raw json.RawMessage) json.RawMessage {
-		if len(raw) == 0 || string(raw) == "null" {
-			return json.RawMessage(`"auto"`)
-		}
-		return raw
-	}
 	o := runObject{
 		ID: v.ID, Object: "thread.run", CreatedAt: v.CreatedAt.Unix(), AssistantID: v.AssistantID, ThreadID: v.ThreadID,
 		Status: v.Status, StartedAt: unix(v.StartedAt), ExpiresAt: unix(v.ExpiresAt), CancelledAt: unix(v.CancelledAt),
@@ -113,7 +150,7 @@ func runWire(v projections.RunView) runObject {
 		Instructions: v.Instructions, Tools: v.Tools, Metadata: v.Metadata, Usage: v.Usage, Temperature: 1, TopP: 1,
 		MaxPromptTokens: v.MaxPromptTokens, MaxCompletionTokens: v.MaxCompletionTokens,
 		TruncationStrategy: truncationObject{Type: v.Truncation.Type, LastMessages: v.Truncation.LastMessages},
-		ResponseFormat:     orAuto(v.ResponseFormat), ToolChoice: orAuto(v.ToolChoice), ParallelToolCalls: v.ParallelToolCalls,
+		ResponseFormat:     orJSON(v.ResponseFormat, `"auto"`), ToolChoice: orJSON(v.ToolChoice, `"auto"`), ParallelToolCalls: v.ParallelToolCalls,
 	}
 	if o.Tools == nil {
 		o.Tools = []events.Tool{}

@@ -138,3 +138,37 @@ func TestThreadWireShowsWhatTheAPIShows(t *testing.T) {
 		}
 	}
 }
+
+// An assistant's view maps to the API's object with the API's defaults for what was not set.
+func TestAssistantWireShowsWhatTheAPIShows(t *testing.T) {
+	created := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	half := 0.5
+	name := "helper"
+	bare := projections.AssistantView{ID: "asst_1", CreatedAt: created, AssistantSpec: events.AssistantSpec{Model: "m"}}
+	set := bare
+	set.Name, set.Temperature, set.Metadata = &name, &half, map[string]string{"k": "v"}
+	set.ResponseFormat = json.RawMessage(`{"type":"json_object"}`)
+	for _, c := range []struct {
+		view projections.AssistantView
+		want map[string]any
+	}{
+		{bare, map[string]any{"id": "asst_1", "object": "assistant", "created_at": float64(created.Unix()), "name": nil,
+			"description": nil, "model": "m", "instructions": nil, "tools": []any{}, "tool_resources": map[string]any{},
+			"metadata": map[string]any{}, "temperature": 1.0, "top_p": 1.0, "response_format": "auto"}},
+		{set, map[string]any{"id": "asst_1", "object": "assistant", "created_at": float64(created.Unix()), "name": "helper",
+			"description": nil, "model": "m", "instructions": nil, "tools": []any{}, "tool_resources": map[string]any{},
+			"metadata": map[string]any{"k": "v"}, "temperature": 0.5, "top_p": 1.0,
+			"response_format": map[string]any{"type": "json_object"}}},
+	} {
+		body, _ := json.Marshal(c.view)
+		var stored projections.AssistantView
+		if err := json.Unmarshal(body, &stored); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []projections.AssistantView{c.view, stored} {
+			if got := wireMap(t, assistantWire(v)); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%v, want %v", got, c.want)
+			}
+		}
+	}
+}

@@ -74,7 +74,7 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 		return runworker.CodeResult{}, err
 	}
 	ids := append(codeFileIDs(threadResources), attached...)
-	a, ok, err := projections.Get[projections.Listed[projections.AssistantObject]](ctx, s.p.Views, "assistants",
+	a, ok, err := projections.Get[projections.Listed[projections.AssistantView]](ctx, s.p.Views, "assistants",
 		projections.OwnedKey(account, assistantID))
 	if err != nil {
 		return runworker.CodeResult{}, err

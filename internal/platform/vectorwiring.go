@@ -83,7 +83,7 @@ func (f runFiles) SearchRunFiles(ctx context.Context, account, threadID, assista
 		}
 		ids = append(ids, id)
 	}
-	a, ok, err := projections.Get[projections.Listed[projections.AssistantObject]](ctx, f.p.Views, "assistants",
+	a, ok, err := projections.Get[projections.Listed[projections.AssistantView]](ctx, f.p.Views, "assistants",
 		projections.OwnedKey(account, assistantID))
 	if err != nil {
 		return nil, err
