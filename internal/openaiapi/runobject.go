@@ -27,23 +27,10 @@ type assistantObject struct {
 
 // assistantWire maps an assistant's view to the API's object, with the API's defaults for what was not set.
 func assistantWire(v projections.AssistantView) assistantObject {
-	o := assistantObject{ID: v.ID, Object: "assistant", CreatedAt: v.CreatedAt.Unix(), Name: v.Name,
-		Description: v.Description, Model: v.Model, Instructions: v.Instructions, Tools: v.Tools,
-		ToolResources: orJSON(v.ToolResources, `{}`), Metadata: v.Metadata, Temperature: 1, TopP: 1,
-		ResponseFormat: orJSON(v.ResponseFormat, `"auto"`)}
-	if o.Tools == nil {
-		o.Tools = []events.Tool{}
-	}
-	if o.Metadata == nil {
-		o.Metadata = map[string]string{}
-	}
-	if v.Temperature != nil {
-		o.Temperature = *v.Temperature
-	}
-	if v.TopP != nil {
-		o.TopP = *v.TopP
-	}
-	return o
+	return assistantObject{ID: v.ID, Object: "assistant", CreatedAt: v.CreatedAt.Unix(), Name: v.Name,
+		Description: v.Description, Model: v.Model, Instructions: v.Instructions, Tools: toolsOrEmpty(v.Tools),
+		ToolResources: orJSON(v.ToolResources, `{}`), Metadata: orEmpty(v.Metadata),
+		Temperature: sampling(v.Temperature), TopP: sampling(v.TopP), ResponseFormat: orJSON(v.ResponseFormat, `"auto"`)}
 }
 
 // orJSON is raw, or def when raw is absent or null.
@@ -52,6 +39,30 @@ func orJSON(raw json.RawMessage, def string) json.RawMessage {
 		return json.RawMessage(def)
 	}
 	return raw
+}
+
+// sampling is a temperature or top_p as the API shows it: 1 when not set.
+func sampling(v *float64) float64 {
+	if v == nil {
+		return 1
+	}
+	return *v
+}
+
+// orEmpty is metadata as the API shows it: {} rather than null.
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// toolsOrEmpty is a tool list as the API shows it: [] rather than null.
+func toolsOrEmpty(t []events.Tool) []events.Tool {
+	if t == nil {
+		return []events.Tool{}
+	}
+	return t
 }
 
 // threadObject is a thread as the Assistants API shows it.
@@ -65,12 +76,8 @@ type threadObject struct {
 
 // threadWire maps a thread's view to the API's object: empty metadata and tool resources are {}, not null.
 func threadWire(v projections.ThreadView) threadObject {
-	o := threadObject{ID: v.ID, Object: "thread", CreatedAt: v.CreatedAt.Unix(), Metadata: v.Metadata,
+	return threadObject{ID: v.ID, Object: "thread", CreatedAt: v.CreatedAt.Unix(), Metadata: orEmpty(v.Metadata),
 		ToolResources: orJSON(v.ToolResources, `{}`)}
-	if o.Metadata == nil {
-		o.Metadata = map[string]string{}
-	}
-	return o
 }
 
 // runObject is a run as the Assistants API shows it.
@@ -147,22 +154,11 @@ func runWire(v projections.RunView) runObject {
 		ID: v.ID, Object: "thread.run", CreatedAt: v.CreatedAt.Unix(), AssistantID: v.AssistantID, ThreadID: v.ThreadID,
 		Status: v.Status, StartedAt: unix(v.StartedAt), ExpiresAt: unix(v.ExpiresAt), CancelledAt: unix(v.CancelledAt),
 		FailedAt: unix(v.FailedAt), CompletedAt: unix(v.CompletedAt), LastError: v.LastError, Model: v.Model,
-		Instructions: v.Instructions, Tools: v.Tools, Metadata: v.Metadata, Usage: v.Usage, Temperature: 1, TopP: 1,
+		Instructions: v.Instructions, Tools: toolsOrEmpty(v.Tools), Metadata: orEmpty(v.Metadata), Usage: v.Usage,
+		Temperature: sampling(v.Temperature), TopP: sampling(v.TopP),
 		MaxPromptTokens: v.MaxPromptTokens, MaxCompletionTokens: v.MaxCompletionTokens,
 		TruncationStrategy: truncationObject{Type: v.Truncation.Type, LastMessages: v.Truncation.LastMessages},
 		ResponseFormat:     orJSON(v.ResponseFormat, `"auto"`), ToolChoice: orJSON(v.ToolChoice, `"auto"`), ParallelToolCalls: v.ParallelToolCalls,
-	}
-	if o.Tools == nil {
-		o.Tools = []events.Tool{}
-	}
-	if o.Metadata == nil {
-		o.Metadata = map[string]string{}
-	}
-	if v.Temperature != nil {
-		o.Temperature = *v.Temperature
-	}
-	if v.TopP != nil {
-		o.TopP = *v.TopP
 	}
 	if o.TruncationStrategy.Type == "" {
 		o.TruncationStrategy.Type = "auto"
