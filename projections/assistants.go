@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/contrailhq/contrail/events"
@@ -63,18 +62,4 @@ func (Assistants) Apply(tx *Tx, e events.Envelope) error {
 		return tx.Delete(key)
 	}
 	return nil
-}
-
-func nonNilMap(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
-}
-
-func orJSON(v json.RawMessage, def string) json.RawMessage {
-	if len(v) == 0 || string(v) == "null" {
-		return json.RawMessage(def)
-	}
-	return v
 }

@@ -220,199 +220,72 @@ func expiry(r RunView, known time.Time) time.Time {
 	return known
 }
 
-// RunStepObject is a run step as the API shows it.
-type RunStepObject struct {
-	ID          string             `json:"id"`
-	Object      string             `json:"object"`
-	CreatedAt   int64              `json:"created_at"`
-	RunID       string             `json:"run_id"`
-	AssistantID string             `json:"assistant_id"`
-	ThreadID    string             `json:"thread_id"`
-	Type        string             `json:"type"`
-	Status      string             `json:"status"`
-	CancelledAt *int64             `json:"cancelled_at"`
-	CompletedAt *int64             `json:"completed_at"`
-	ExpiredAt   *int64             `json:"expired_at"`
-	FailedAt    *int64             `json:"failed_at"`
-	LastError   *LastError         `json:"last_error"`
-	StepDetails StepDetails        `json:"step_details"`
-	Usage       *events.TokenUsage `json:"usage"`
-	Metadata    map[string]string  `json:"metadata"`
-}
-
-// StepDetails is what a step did: the message it created, or the tool calls it made.
-type StepDetails struct {
-	Type            string                  `json:"type"`
-	MessageCreation *MessageCreationDetails `json:"message_creation,omitempty"`
-	ToolCalls       []StepToolCall          `json:"tool_calls,omitempty"`
-}
-
-// MarshalJSON shows a tool-calls step's list even when it is empty, as OpenAI does.
-func (d StepDetails) MarshalJSON() ([]byte, error) {
-	if d.Type == events.StepTypeToolCalls {
-		calls := d.ToolCalls
-		if calls == nil {
-			calls = []StepToolCall{}
-		}
-		return json.Marshal(struct {
-			Type      string         `json:"type"`
-			ToolCalls []StepToolCall `json:"tool_calls"`
-		}{d.Type, calls})
-	}
-	type plain StepDetails
-	return json.Marshal(plain(d))
-}
-
-// MessageCreationDetails names the message a step created.
-type MessageCreationDetails struct {
-	MessageID string `json:"message_id"`
-}
-
-// StepToolCall is a tool call in a step, with its output once submitted.
-type StepToolCall struct {
-	ID         string            `json:"id"`
-	Type       string            `json:"type"`
-	Function   *StepFunctionCall `json:"function,omitempty"`
-	FileSearch *StepFileSearch   `json:"file_search,omitempty"`
-	// CodeInterpreter is a code_interpreter call: the code and its outputs.
-	CodeInterpreter *StepCodeInterpreter `json:"code_interpreter,omitempty"`
-}
-
-// StepCodeInterpreter is OpenAI's code_interpreter call: input, and outputs of type logs or image.
-type StepCodeInterpreter struct {
-	Input   string           `json:"input"`
-	Outputs []StepCodeOutput `json:"outputs"`
-}
-
-// StepCodeOutput is {"type": "logs", "logs": ...} or {"type": "image", "image": {"file_id": ...}}.
-type StepCodeOutput struct {
-	Type  string `json:"type"`
-	Logs  string `json:"logs,omitempty"`
-	Image *struct {
-		FileID string `json:"file_id"`
-	} `json:"image,omitempty"`
-}
-
-// StepFileSearch is a file_search call: its ranking and what it found.
-type StepFileSearch struct {
-	RankingOptions struct {
-		Ranker         string  `json:"ranker"`
-		ScoreThreshold float64 `json:"score_threshold"`
-	} `json:"ranking_options"`
-	Results []StepFileSearchResult `json:"results"`
-}
-
-// StepFileSearchResult is a chunk a file_search call found (its content is shown only when asked for, as
-// OpenAI's include[] does; Contrail always shows it).
-type StepFileSearchResult struct {
-	FileID   string              `json:"file_id"`
-	FileName string              `json:"file_name"`
-	Score    float64             `json:"score"`
-	Content  []StepSearchContent `json:"content"`
-}
-
-// StepSearchContent is the text of a chunk found.
-type StepSearchContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-// stepToolCall renders a recorded tool call.
-func stepToolCall(c events.ToolCall) StepToolCall {
-	if c.Type == "file_search" && c.FileSearch != nil {
-		fs := &StepFileSearch{Results: make([]StepFileSearchResult, 0, len(c.FileSearch.Results))}
-		fs.RankingOptions.Ranker, fs.RankingOptions.ScoreThreshold = c.FileSearch.Ranker, c.FileSearch.ScoreThreshold
-		for _, r := range c.FileSearch.Results {
-			fs.Results = append(fs.Results, StepFileSearchResult{FileID: r.FileID, FileName: r.FileName, Score: r.Score,
-				Content: []StepSearchContent{{Type: "text", Text: r.Text}}})
-		}
-		return StepToolCall{ID: c.ID, Type: "file_search", FileSearch: fs}
-	}
-	if c.Type == "code_interpreter" && c.CodeInterpreter != nil {
-		ci := &StepCodeInterpreter{Input: c.CodeInterpreter.Input, Outputs: make([]StepCodeOutput, 0, len(c.CodeInterpreter.Outputs))}
-		for _, o := range c.CodeInterpreter.Outputs {
-			out := StepCodeOutput{Type: o.Type, Logs: o.Logs}
-			if o.Type == "image" {
-				out.Image = &struct {
-					FileID string `json:"file_id"`
-				}{o.FileID}
-			}
-			ci.Outputs = append(ci.Outputs, out)
-		}
-		return StepToolCall{ID: c.ID, Type: "code_interpreter", CodeInterpreter: ci}
-	}
-	return StepToolCall{ID: c.ID, Type: "function", Function: &StepFunctionCall{Name: c.Name, Arguments: c.Arguments}}
-}
-
-// StepFunctionCall is a function call and its output (null until the client submits it).
-type StepFunctionCall struct {
-	Name      string  `json:"name"`
-	Arguments string  `json:"arguments"`
-	Output    *string `json:"output"`
-}
-
-// StepDoc is a step's document: the object, when it was created, and the usage of its model call, which the
-// object shows only once the step is no longer in progress.
-type StepDoc struct {
-	Seq   uint64             `json:"seq"`
-	Obj   RunStepObject      `json:"obj"`
+// StepView is a run step as the log made it; the Assistants face maps it to its wire object.
+type StepView struct {
+	ID          string     `json:"id"`
+	CreatedAt   time.Time  `json:"created_at"`
+	RunID       string     `json:"run_id"`
+	AssistantID string     `json:"assistant_id"`
+	ThreadID    string     `json:"thread_id"`
+	Type        string     `json:"type"` // message_creation or tool_calls
+	Status      string     `json:"status"`
+	MessageID   string     `json:"message_id,omitempty"` // the message a message_creation step made
+	ToolCalls   []StepCall `json:"tool_calls,omitempty"`
+	CompletedAt *time.Time `json:"completed_at,omitempty"`
+	CancelledAt *time.Time `json:"cancelled_at,omitempty"`
+	ExpiredAt   *time.Time `json:"expired_at,omitempty"`
+	FailedAt    *time.Time `json:"failed_at,omitempty"`
+	LastError   *LastError `json:"last_error,omitempty"`
+	// Usage is what the step's model call used; the API shows it once the step is no longer in progress.
 	Usage *events.TokenUsage `json:"usage,omitempty"`
 }
 
-// NewStepDoc is the step a StepCreated event makes.
-func NewStepDoc(e events.Envelope, d events.StepCreated) StepDoc {
-	s := RunStepObject{ID: d.StepID, Object: "thread.run.step", CreatedAt: e.Time.Unix(), RunID: d.RunID,
-		AssistantID: d.AssistantID, ThreadID: e.AggregateID, Type: d.Type, Status: events.StepStatusInProgress,
-		StepDetails: StepDetails{Type: d.Type}, Metadata: map[string]string{}}
-	switch d.Type {
-	case events.StepTypeMessageCreation:
-		s.StepDetails.MessageCreation = &MessageCreationDetails{MessageID: d.MessageID}
-	case events.StepTypeToolCalls:
-		s.StepDetails.ToolCalls = make([]StepToolCall, 0, len(d.ToolCalls))
-		for _, c := range d.ToolCalls {
-			s.StepDetails.ToolCalls = append(s.StepDetails.ToolCalls, stepToolCall(c))
-		}
-	}
-	return StepDoc{Seq: e.Sequence, Obj: s, Usage: d.Usage}
+// StepCall is a tool call a step made, with the output a client submitted for it (function calls only).
+type StepCall struct {
+	events.ToolCall
+	Output *string `json:"output,omitempty"`
 }
 
-// ApplyStep folds an event that ends a step into its document. (StepCreated makes the document: NewStepDoc.)
-func ApplyStep(s *StepDoc, e events.Envelope) {
-	at := e.Time.Unix()
+// NewStepView is the step a StepCreated event makes.
+func NewStepView(e events.Envelope, d events.StepCreated) StepView {
+	s := StepView{ID: d.StepID, CreatedAt: e.Time, RunID: d.RunID, AssistantID: d.AssistantID, ThreadID: e.AggregateID,
+		Type: d.Type, Status: events.StepStatusInProgress, MessageID: d.MessageID, Usage: d.Usage}
+	for _, c := range d.ToolCalls {
+		s.ToolCalls = append(s.ToolCalls, StepCall{ToolCall: c})
+	}
+	return s
+}
+
+// ApplyStep folds an event that ends a step into its view (StepCreated makes the view: NewStepView). It is the one
+// fold the read model and the streaming face share.
+func ApplyStep(s *StepView, e events.Envelope) {
+	at := e.Time
 	switch d := e.Event.(type) {
 	case events.StepCompleted:
-		s.Obj.Status, s.Obj.CompletedAt, s.Obj.Usage = events.StepStatusCompleted, &at, s.usage()
+		s.Status, s.CompletedAt = events.StepStatusCompleted, &at
 	case events.RunToolOutputsSubmitted:
 		outputs := make(map[string]string, len(d.Outputs))
 		for _, o := range d.Outputs {
 			outputs[o.ToolCallID] = o.Output
 		}
-		for i, c := range s.Obj.StepDetails.ToolCalls {
-			if out, ok := outputs[c.ID]; ok && c.Function != nil {
-				s.Obj.StepDetails.ToolCalls[i].Function.Output = &out
+		for i, c := range s.ToolCalls {
+			if out, ok := outputs[c.ID]; ok {
+				s.ToolCalls[i].Output = &out
 			}
 		}
-		s.Obj.Status, s.Obj.CompletedAt, s.Obj.Usage = events.StepStatusCompleted, &at, s.usage()
+		s.Status, s.CompletedAt = events.StepStatusCompleted, &at
 	case events.StepEnded:
-		s.Obj.Status, s.Obj.Usage = d.Status, s.usage()
+		s.Status = d.Status
 		switch d.Status {
 		case events.StepStatusCancelled:
-			s.Obj.CancelledAt = &at
+			s.CancelledAt = &at
 		case events.StepStatusExpired:
-			s.Obj.ExpiredAt = &at
+			s.ExpiredAt = &at
 		case events.StepStatusFailed:
-			s.Obj.FailedAt = &at
-			s.Obj.LastError = &LastError{Code: d.Code, Message: d.Message}
+			s.FailedAt = &at
+			s.LastError = &LastError{Code: d.Code, Message: d.Message}
 		}
 	}
-}
-
-func (s *StepDoc) usage() *events.TokenUsage {
-	if s.Usage == nil {
-		return &events.TokenUsage{}
-	}
-	u := *s.Usage
-	return &u
 }
 
 // StepKey is the document key of a run step.
@@ -420,11 +293,14 @@ func StepKey(account, threadID, runID, stepID string) string {
 	return account + "." + threadID + "." + runID + "." + stepID
 }
 
-// RunSteps is the read model of run steps: "<account>.<thread_id>.<run_id>.<step_id>" -> StepDoc.
+// RunSteps is the read model of run steps: "<account>.<thread_id>.<run_id>.<step_id>" -> Listed[StepView].
 type RunSteps struct{}
 
 // Name implements Projection.
 func (RunSteps) Name() string { return "run_steps" }
+
+// Version implements Versioned: version 1 stored the Assistants API's wire object.
+func (RunSteps) Version() int { return 2 }
 
 // EventTypes implements Projection.
 func (RunSteps) EventTypes() []string {
@@ -437,7 +313,7 @@ func (RunSteps) Apply(tx *Tx, e events.Envelope) error {
 	var runID, stepID string
 	switch d := e.Event.(type) {
 	case events.StepCreated:
-		return tx.Put(StepKey(e.Account, e.AggregateID, d.RunID, d.StepID), NewStepDoc(e, d))
+		return tx.Put(StepKey(e.Account, e.AggregateID, d.RunID, d.StepID), Listed[StepView]{Seq: e.Sequence, Obj: NewStepView(e, d)})
 	case events.StepCompleted:
 		runID, stepID = d.RunID, d.StepID
 	case events.StepEnded:
@@ -447,11 +323,11 @@ func (RunSteps) Apply(tx *Tx, e events.Envelope) error {
 	default:
 		return nil
 	}
-	return Modify(tx, StepKey(e.Account, e.AggregateID, runID, stepID), func(s *StepDoc, exists bool) error {
+	return Modify(tx, StepKey(e.Account, e.AggregateID, runID, stepID), func(s *Listed[StepView], exists bool) error {
 		if !exists {
 			return ErrSkip
 		}
-		ApplyStep(s, e)
+		ApplyStep(&s.Obj, e)
 		return nil
 	})
 }

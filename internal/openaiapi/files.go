@@ -126,15 +126,16 @@ func (l *limited) Read(p []byte) (int, error) {
 	return k, err
 }
 
-func (f *Face) file(r *http.Request, id string) (projections.FileDoc, error) {
-	d, ok, err := projections.Get[projections.FileDoc](r.Context(), f.d.Views, "files", projections.OwnedKey(principal(r).AccountID, id))
+func (f *Face) file(r *http.Request, id string) (projections.FileView, error) {
+	d, ok, err := projections.Get[projections.Listed[projections.FileView]](r.Context(), f.d.Views, "files",
+		projections.OwnedKey(principal(r).AccountID, id))
 	if err != nil {
-		return d, err
+		return d.Obj, err
 	}
 	if !ok {
-		return d, fileNotFound(id)
+		return d.Obj, fileNotFound(id)
 	}
-	return d, nil
+	return d.Obj, nil
 }
 
 func (f *Face) answerFile(w http.ResponseWriter, r *http.Request, id string) {
@@ -143,7 +144,7 @@ func (f *Face) answerFile(w http.ResponseWriter, r *http.Request, id string) {
 		f.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, d.Obj)
+	writeJSON(w, fileWire(d))
 }
 
 func (f *Face) getFile(w http.ResponseWriter, r *http.Request) {
@@ -185,10 +186,10 @@ func (f *Face) fileContent(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Content-Length", strconv.FormatInt(info.Size, 10))
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": d.Obj.Filename}))
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": d.Filename}))
 	w.WriteHeader(http.StatusOK)
 	if _, err := io.Copy(w, body); err != nil {
-		f.d.Logger.Warn("send file content", "file", d.Obj.ID, "err", err)
+		f.d.Logger.Warn("send file content", "file", d.ID, "err", err)
 	}
 }
 
@@ -198,18 +199,19 @@ func (f *Face) listFiles(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	docs, err := projections.ListAll[projections.FileDoc](r.Context(), f.d.Views, "files", principal(r).AccountID+".*")
+	docs, err := projections.ListAll[projections.Listed[projections.FileView]](r.Context(), f.d.Views, "files",
+		principal(r).AccountID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
 	purpose := r.URL.Query().Get("purpose")
-	items := make([]listed[projections.FileObject], 0, len(docs))
+	items := make([]listed[fileObject], 0, len(docs))
 	for _, d := range docs {
 		if purpose != "" && d.Obj.Purpose != purpose {
 			continue
 		}
-		items = append(items, listed[projections.FileObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
+		items = append(items, listed[fileObject]{id: d.Obj.ID, seq: d.Seq, obj: fileWire(d.Obj)})
 	}
 	writeJSON(w, paginate(items, p))
 }

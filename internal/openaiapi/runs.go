@@ -323,7 +323,7 @@ func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	s, ok, err := projections.Get[projections.StepDoc](r.Context(), f.d.Views, "run_steps",
+	s, ok, err := projections.Get[projections.Listed[projections.StepView]](r.Context(), f.d.Views, "run_steps",
 		projections.StepKey(principal(r).AccountID, threadID, runID, stepID))
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -333,7 +333,7 @@ func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.NotFoundf("run step", stepID))
 		return
 	}
-	writeJSON(w, s.Obj)
+	writeJSON(w, stepWire(s.Obj))
 }
 
 func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
@@ -351,15 +351,15 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	docs, err := projections.ListAll[projections.StepDoc](r.Context(), f.d.Views, "run_steps",
+	docs, err := projections.ListAll[projections.Listed[projections.StepView]](r.Context(), f.d.Views, "run_steps",
 		principal(r).AccountID+"."+threadID+"."+runID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	items := make([]listed[projections.RunStepObject], 0, len(docs))
+	items := make([]listed[runStepObject], 0, len(docs))
 	for _, d := range docs {
-		items = append(items, listed[projections.RunStepObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
+		items = append(items, listed[runStepObject]{id: d.Obj.ID, seq: d.Seq, obj: stepWire(d.Obj)})
 	}
 	writeJSON(w, paginate(items, p))
 }

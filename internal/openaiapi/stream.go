@@ -211,8 +211,8 @@ type runStream struct {
 
 	seq      uint64 // last log event folded
 	run      projections.RunView
-	steps    map[string]*projections.StepDoc
-	messages map[string]*projections.MessageObject
+	steps    map[string]*projections.StepView
+	messages map[string]*projections.ThreadMessageView
 
 	stepShown map[string]bool   // created and in_progress sent
 	msgShown  map[string]bool   // created and in_progress sent
@@ -231,7 +231,7 @@ type sentCall struct {
 
 func newRunStream(threadID, runID string, withThread bool, from uint64, out *sseWriter) *runStream {
 	return &runStream{threadID: threadID, runID: runID, withThread: withThread, from: from, out: out,
-		steps: map[string]*projections.StepDoc{}, messages: map[string]*projections.MessageObject{},
+		steps: map[string]*projections.StepView{}, messages: map[string]*projections.ThreadMessageView{},
 		stepShown: map[string]bool{}, msgShown: map[string]bool{}, msgDone: map[string]bool{},
 		msgText: map[string]string{}, args: map[string]map[int]*sentCall{}}
 }
@@ -312,7 +312,7 @@ func (s *runStream) event(e events.Envelope) {
 			s.out.event("thread.created", threadWire(projections.NewThreadView(e, d)))
 		}
 	case events.MessageCreated:
-		m := projections.NewMessageObject(e, d)
+		m := projections.NewThreadMessageView(e, d)
 		s.messages[d.MessageID] = &m
 		if !show || d.RunID != s.runID {
 			s.msgShown[d.MessageID], s.msgDone[d.MessageID] = true, true
@@ -320,25 +320,25 @@ func (s *runStream) event(e events.Envelope) {
 		}
 		s.showMessage(&m, d.StepID)
 	case events.StepCreated:
-		doc := projections.NewStepDoc(e, d)
-		s.steps[d.StepID] = &doc
+		st := projections.NewStepView(e, d)
+		s.steps[d.StepID] = &st
 		if !show || d.RunID != s.runID {
 			s.stepShown[d.StepID] = true
 			break
 		}
-		s.showStepCreated(&doc)
+		s.showStepCreated(&st)
 	case events.StepCompleted:
 		if st := s.steps[d.StepID]; st != nil {
 			projections.ApplyStep(st, e)
 			if show && d.RunID == s.runID {
-				s.out.event("thread.run.step.completed", st.Obj)
+				s.out.event("thread.run.step.completed", stepWire(*st))
 			}
 		}
 	case events.StepEnded:
 		if st := s.steps[d.StepID]; st != nil {
 			projections.ApplyStep(st, e)
 			if show && d.RunID == s.runID {
-				s.out.event("thread.run.step."+d.Status, st.Obj)
+				s.out.event("thread.run.step."+d.Status, stepWire(*st))
 			}
 		}
 	default:
@@ -374,7 +374,7 @@ func (s *runStream) runEvent(e events.Envelope, show bool) {
 		if st := s.steps[d.StepID]; st != nil {
 			projections.ApplyStep(st, e)
 			if show {
-				s.out.event("thread.run.step.completed", st.Obj)
+				s.out.event("thread.run.step.completed", stepWire(*st))
 			}
 		}
 	}
@@ -398,11 +398,11 @@ func (s *runStream) runEvent(e events.Envelope, show bool) {
 
 // showMessage shows a completed message of the run: its step and its start if the live frames did not, the text
 // the deltas did not carry, and its completion.
-func (s *runStream) showMessage(m *projections.MessageObject, stepID string) {
+func (s *runStream) showMessage(m *projections.ThreadMessageView, stepID string) {
 	if stepID != "" && !s.stepShown[stepID] {
 		st := s.steps[stepID]
 		if st == nil {
-			syn := s.synthStep(stepID, events.StepTypeMessageCreation, m.ID, deref(m.AssistantID), m.CreatedAt)
+			syn := s.synthStep(stepID, events.StepTypeMessageCreation, m.ID, m.AssistantID, m.CreatedAt.Unix())
 			st = &syn
 		}
 		s.showStepStart(*st)
@@ -421,25 +421,25 @@ func (s *runStream) showMessage(m *projections.MessageObject, stepID string) {
 	if m.Status == events.MessageStatusIncomplete {
 		name = "thread.message.incomplete"
 	}
-	s.out.event(name, m)
+	s.out.event(name, messageWire(*m))
 }
 
 // showStepCreated shows a step the log recorded: its start if the live frames did not, and for tool calls the
 // parts of the calls the deltas did not carry.
-func (s *runStream) showStepCreated(doc *projections.StepDoc) {
-	if !s.stepShown[doc.Obj.ID] {
-		start := *doc
-		start.Obj.StepDetails.ToolCalls = nil
+func (s *runStream) showStepCreated(st *projections.StepView) {
+	if !s.stepShown[st.ID] {
+		start := *st
+		start.ToolCalls = nil
 		s.showStepStart(start)
 	}
-	for i, c := range doc.Obj.StepDetails.ToolCalls {
-		sc := s.call(doc.Obj.ID, i)
+	for i, c := range stepWire(*st).StepDetails.ToolCalls {
+		sc := s.call(st.ID, i)
 		if c.Function == nil {
 			// A file_search call: its results come whole with the step's completion.
 			if !sc.head {
 				sc.head = true
 				s.out.event("thread.run.step.delta", map[string]any{
-					"id": doc.Obj.ID, "object": "thread.run.step.delta",
+					"id": st.ID, "object": "thread.run.step.delta",
 					"delta": map[string]any{"step_details": map[string]any{"type": "tool_calls", "tool_calls": []any{
 						map[string]any{"index": i, "id": c.ID, "type": c.Type, c.Type: map[string]any{}}}}},
 				})
@@ -451,21 +451,23 @@ func (s *runStream) showStepCreated(doc *projections.StepDoc) {
 			rest = c.Function.Arguments[sc.args:]
 		}
 		if !sc.head || rest != "" {
-			s.toolDelta(doc.Obj.ID, i, c.ID, c.Function.Name, rest, sc)
+			s.toolDelta(st.ID, i, c.ID, c.Function.Name, rest, sc)
 		}
 	}
 }
 
-func (s *runStream) showStepStart(st projections.StepDoc) {
-	s.stepShown[st.Obj.ID] = true
-	s.out.event("thread.run.step.created", st.Obj)
-	s.out.event("thread.run.step.in_progress", st.Obj)
+func (s *runStream) showStepStart(st projections.StepView) {
+	s.stepShown[st.ID] = true
+	o := stepWire(st)
+	s.out.event("thread.run.step.created", o)
+	s.out.event("thread.run.step.in_progress", o)
 }
 
-func (s *runStream) showMessageStart(m projections.MessageObject) {
+func (s *runStream) showMessageStart(m projections.ThreadMessageView) {
 	s.msgShown[m.ID] = true
-	s.out.event("thread.message.created", m)
-	s.out.event("thread.message.in_progress", m)
+	o := messageWire(m)
+	s.out.event("thread.message.created", o)
+	s.out.event("thread.message.in_progress", o)
 }
 
 func (s *runStream) textDelta(messageID, text string) {
@@ -496,48 +498,29 @@ func (s *runStream) toolDelta(stepID string, index int, callID, name, args strin
 }
 
 // synthStep is a step as it looks when it starts, before the log records it.
-func (s *runStream) synthStep(id, typ, messageID, assistantID string, at int64) projections.StepDoc {
-	st := projections.RunStepObject{ID: id, Object: "thread.run.step", CreatedAt: at, RunID: s.runID,
-		AssistantID: assistantID, ThreadID: s.threadID, Type: typ, Status: events.StepStatusInProgress,
-		StepDetails: projections.StepDetails{Type: typ}, Metadata: map[string]string{}}
-	if typ == events.StepTypeMessageCreation {
-		st.StepDetails.MessageCreation = &projections.MessageCreationDetails{MessageID: messageID}
-	}
-	return projections.StepDoc{Obj: st}
+func (s *runStream) synthStep(id, typ, messageID, assistantID string, at int64) projections.StepView {
+	return projections.StepView{ID: id, CreatedAt: time.Unix(at, 0), RunID: s.runID, AssistantID: assistantID,
+		ThreadID: s.threadID, Type: typ, Status: events.StepStatusInProgress, MessageID: messageID}
 }
 
 // synthMessage is an assistant's message as it looks when it starts.
-func (s *runStream) synthMessage(id, assistantID string, at int64) projections.MessageObject {
-	run := s.runID
-	m := projections.MessageObject{ID: id, Object: "thread.message", CreatedAt: at, ThreadID: s.threadID, RunID: &run,
-		Status: "in_progress", Role: "assistant", Content: []projections.MessageContent{},
-		Attachments: json.RawMessage(`[]`), Metadata: map[string]string{}}
-	if assistantID != "" {
-		m.AssistantID = &assistantID
-	}
-	return m
+func (s *runStream) synthMessage(id, assistantID string, at int64) projections.ThreadMessageView {
+	return projections.ThreadMessageView{ID: id, CreatedAt: time.Unix(at, 0), ThreadID: s.threadID, RunID: s.runID,
+		AssistantID: assistantID, Status: messageInProgress, Role: "assistant"}
 }
 
 // inProgress is a message as it looked before its text came.
-func inProgress(m projections.MessageObject) projections.MessageObject {
-	m.Status, m.CompletedAt, m.IncompleteAt, m.IncompleteDetails = "in_progress", nil, nil, nil
-	m.Content = []projections.MessageContent{}
+func inProgress(m projections.ThreadMessageView) projections.ThreadMessageView {
+	m.Status, m.IncompleteReason, m.Content = messageInProgress, "", nil
 	return m
 }
 
-func messageText(m projections.MessageObject) string {
+func messageText(m projections.ThreadMessageView) string {
 	var b strings.Builder
 	for _, c := range m.Content {
-		if c.Text != nil {
-			b.WriteString(c.Text.Value)
+		if c.Type == "text" {
+			b.WriteString(c.Text)
 		}
 	}
 	return b.String()
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

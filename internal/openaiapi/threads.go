@@ -161,7 +161,7 @@ func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, i
 		f.WriteError(w, r, err)
 		return
 	}
-	m, ok, err := projections.Get[projections.Listed[projections.MessageObject]](r.Context(), f.d.Views, "messages",
+	m, ok, err := projections.Get[projections.Listed[projections.ThreadMessageView]](r.Context(), f.d.Views, "messages",
 		projections.MessageKey(principal(r).AccountID, threadID, id))
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -171,7 +171,7 @@ func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, i
 		f.WriteError(w, r, errs.NotFoundf("message", id))
 		return
 	}
-	writeJSON(w, m.Obj)
+	writeJSON(w, messageWire(m.Obj))
 }
 
 func (f *Face) getMessage(w http.ResponseWriter, r *http.Request) {
@@ -217,19 +217,19 @@ func (f *Face) listMessages(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	docs, err := projections.ListAll[projections.Listed[projections.MessageObject]](r.Context(), f.d.Views, "messages",
+	docs, err := projections.ListAll[projections.Listed[projections.ThreadMessageView]](r.Context(), f.d.Views, "messages",
 		principal(r).AccountID+"."+threadID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
 	runID := r.URL.Query().Get("run_id")
-	items := make([]listed[projections.MessageObject], 0, len(docs))
+	items := make([]listed[messageObject], 0, len(docs))
 	for _, d := range docs {
-		if runID != "" && (d.Obj.RunID == nil || *d.Obj.RunID != runID) {
+		if runID != "" && d.Obj.RunID != runID {
 			continue
 		}
-		items = append(items, listed[projections.MessageObject]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj})
+		items = append(items, listed[messageObject]{id: d.Obj.ID, seq: d.Seq, obj: messageWire(d.Obj)})
 	}
 	writeJSON(w, paginate(items, p))
 }
