@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contrailhq/contrail/internal/auth"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -161,9 +159,7 @@ func TestDailyQuota(t *testing.T) {
 	t.Parallel()
 	n := platformtest.Start(t)
 	p, key := n.NewAccount(t, "ada")
-	if err := n.Commands.Accounts.SetLimits(t.Context(), auth.Principal{AccountID: commands.AdminAccountID}, p.AccountID, 2, 0); err != nil {
-		t.Fatal(err)
-	}
+	n.SetLimits(t, p.AccountID, 2, 0)
 	c := client{t: t, n: n, key: key}
 	handle := newSession(t, c, "")
 	send(t, c, handle, "one", false)

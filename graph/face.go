@@ -49,13 +49,18 @@ type EmbedURLs interface {
 	EmbedURL(ctx context.Context, embedID string) (string, error)
 }
 
+// EmbedLog loads an embed from the log (commands.Embeds).
+type EmbedLog interface {
+	Load(ctx context.Context, id string) (commands.Embed, error)
+}
+
 // AgentCommands is what the face asks of the agent commands (commands.Agents).
 type AgentCommands interface {
 	Find(ctx context.Context, actor auth.Principal, ref string) (agents.Info, error)
-	Register(ctx context.Context, actor auth.Principal, in commands.AgentInput) (commands.Registration, error)
-	Update(ctx context.Context, actor auth.Principal, in commands.AgentInput) (agents.Info, error)
-	Delete(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error)
-	Refresh(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error)
+	Register(ctx context.Context, actor auth.Principal, in commands.AgentInput) (commands.AgentChange, error)
+	Update(ctx context.Context, actor auth.Principal, in commands.AgentInput) (commands.AgentChange, error)
+	Delete(ctx context.Context, actor auth.Principal, handle string) (commands.AgentChange, error)
+	Refresh(ctx context.Context, actor auth.Principal, handle string) (commands.AgentChange, error)
 }
 
 // Usage reports an account's daily query limit and how much of it is used (commands.Accounts).
@@ -75,7 +80,9 @@ type Deps struct {
 	NC     *nats.Conn
 	Names  natsx.Names
 	Embeds EmbedURLs
-	Auth   httpapi.Authenticator
+	// EmbedLog reads an embed from the log when the embeds read model does not show it yet.
+	EmbedLog EmbedLog
+	Auth     httpapi.Authenticator
 	// Limiter applies the per-key request rate to websockets, which the HTTP layer lets through unauthenticated.
 	Limiter httpapi.Limiter
 	Logger  *slog.Logger

@@ -183,14 +183,30 @@ func (r *Resolver) embedEntries(ctx context.Context, in map[string]events.Messag
 			entry.URI = uri
 			entry.Embed = &model.Embed{ID: em.EmbedID, ContentType: em.ContentType, ContentHash: em.ContentHash,
 				URL: uri, OwnerAccount: account}
-			if v, ok, err := projections.Get[projections.EmbedView](ctx, r.d.Views, "embeds", projections.EmbedKey(account, em.EmbedID)); err == nil && ok {
-				created := v.Created
-				entry.Embed.Size, entry.Embed.Created = int(v.Size), &created
+			if size, created, ok := r.embedInfo(ctx, account, em.EmbedID); ok {
+				entry.Embed.Size, entry.Embed.Created = size, &created
 			}
 		}
 		out = append(out, entry)
 	}
 	return out, nil
+}
+
+// embedInfo is an embed's size and upload time: from the embeds read model, or from the log when the model does
+// not show it yet (an embed stored with the message that carries it, a moment ago).
+func (r *Resolver) embedInfo(ctx context.Context, account, id string) (int, time.Time, bool) {
+	v, ok, err := projections.Get[projections.EmbedView](ctx, r.d.Views, "embeds", projections.EmbedKey(account, id))
+	if err == nil && ok {
+		return int(v.Size), v.Created, true
+	}
+	if r.d.EmbedLog == nil {
+		return 0, time.Time{}, false
+	}
+	e, err := r.d.EmbedLog.Load(ctx, id)
+	if err != nil || !e.Exists || e.Account != account {
+		return 0, time.Time{}, false
+	}
+	return int(e.Size), e.Created, true
 }
 
 // InReplyTo is the message this one answers.

@@ -21,19 +21,13 @@ func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
 	q, _ := n.NewAccount(t, "bob")
 	yes, no, url, newHandle := true, false, "http://127.0.0.1:9/", "renamed"
 	for _, h := range []string{"one", "two", "three"} {
-		if _, err := n.Commands.Agents.Create(ctx, p, commands.AgentInput{Handle: h, QueryURL: &url, Published: &yes}); err != nil {
+		if _, err := n.RegisterAgent(ctx, p, commands.AgentInput{Handle: h, QueryURL: &url, Published: &yes}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := n.Commands.Agents.Update(ctx, p, commands.AgentInput{Handle: "one", NewHandle: &newHandle}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.Commands.Agents.Update(ctx, p, commands.AgentInput{Handle: "two", Published: &no}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.Commands.Agents.Delete(ctx, p, "three"); err != nil {
-		t.Fatal(err)
-	}
+	n.UpdateAgent(t, p, commands.AgentInput{Handle: "one", NewHandle: &newHandle})
+	n.UpdateAgent(t, p, commands.AgentInput{Handle: "two", Published: &no})
+	n.DeleteAgent(t, p, "three")
 	var sessions []string
 	for _, who := range []struct {
 		name string
@@ -48,7 +42,7 @@ func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		sessions = append(sessions, s.ID)
-		if _, err := n.Commands.Embeds.Upload(ctx, actor, "text/plain", "", strings.NewReader("note of "+who.name)); err != nil {
+		if _, _, err := n.Commands.Embeds.Upload(ctx, actor, "text/plain", "", strings.NewReader("note of "+who.name)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := n.SessionCommands.Post(ctx, actor, commands.NewSessionMessage{Session: s.ID, Text: "hello",

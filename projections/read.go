@@ -192,7 +192,11 @@ func (r *Runner) WaitFor(ctx context.Context, name string, seq uint64) error {
 
 // Shows waits until each model has applied the last event of an append that it folds, so that a client reads its
 // own write (a model never reaches the sequence of an event it does not fold, so each is waited for at its own).
+// It is how a face that answers from a read model reads what its command just appended; commands themselves never
+// wait. It waits at most Config.ReadWait: past it, it returns the deadline error, and the write stays made.
 func (r *Runner) Shows(ctx context.Context, res events.Appended, models ...Projection) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.ReadWait)
+	defer cancel()
 	for _, m := range models {
 		var seq uint64
 		for _, e := range res.Events {

@@ -31,8 +31,10 @@ type Config struct {
 	LeaseTTL time.Duration
 	// BatchSize bounds how many events one write to the bucket covers.
 	BatchSize int
-	Metrics   *metrics.Metrics
-	Logger    *slog.Logger
+	// ReadWait bounds how long Shows waits for the read models to show an append (default 5s).
+	ReadWait time.Duration
+	Metrics  *metrics.Metrics
+	Logger   *slog.Logger
 }
 
 // Runner keeps projections current and serves reads of their buckets.
@@ -64,6 +66,9 @@ func NewRunner(cfg Config, ps ...Projection) *Runner {
 	}
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = 512
+	}
+	if cfg.ReadWait == 0 {
+		cfg.ReadWait = 5 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

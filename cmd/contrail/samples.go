@@ -17,6 +17,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/platform"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // sampleAgents are the agents `contrail serve --sample-agents` runs beside the platform, so that a new user can
@@ -74,13 +75,16 @@ func startSampleAgents(ctx context.Context, p *platform.Platform, logger *slog.L
 func registerSample(ctx context.Context, p *platform.Platform, admin auth.Principal, handle, name, description, url string) error {
 	published := true
 	in := commands.AgentInput{Handle: handle, Name: &name, Description: &description, FuncURL: &url, Published: &published}
-	_, err := p.Commands.Agents.Create(ctx, admin, in)
+	_, err := p.RegisterAgent(ctx, admin, in)
 	if errs.CodeOf(err) == errs.Conflict {
 		// Registered by an earlier run, at another port: point it at this one and read its description again.
 		if _, err := p.Commands.Agents.Update(ctx, admin, commands.AgentInput{Handle: handle, FuncURL: &url}); err != nil {
 			return fmt.Errorf("sample agent %s: %w", handle, err)
 		}
-		_, err = p.Commands.Agents.Refresh(ctx, admin, handle)
+		var refreshed commands.AgentChange
+		if refreshed, err = p.Commands.Agents.Refresh(ctx, admin, handle); err == nil {
+			err = p.Views.Shows(ctx, refreshed.Appended, projections.Agents{})
+		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("sample agent %s: %w", handle, err)

@@ -4,7 +4,11 @@
 // It imports events only.
 package embed
 
-import "github.com/contrailhq/contrail/events"
+import (
+	"time"
+
+	"github.com/contrailhq/contrail/events"
+)
 
 // State is an embed rebuilt from its events.
 type State struct {
@@ -14,6 +18,8 @@ type State struct {
 	ContentHash string
 	Size        int64
 	Object      string
+	Filename    string
+	Created     time.Time
 	Exists      bool
 }
 
@@ -21,6 +27,6 @@ type State struct {
 func (e *State) Apply(env events.Envelope) {
 	if d, ok := env.Event.(events.EmbedUploaded); ok && !e.Exists {
 		*e = State{ID: env.AggregateID, Account: env.Account, ContentType: d.ContentType, ContentHash: d.ContentHash,
-			Size: d.Size, Object: d.Object, Exists: true}
+			Size: d.Size, Object: d.Object, Filename: d.Filename, Created: env.Time, Exists: true}
 	}
 }

@@ -123,7 +123,7 @@ func TestStockQuoteAgentAsksItsQuoteFunc(t *testing.T) {
 			return text("$105.22"), nil
 		}},
 	}).URL
-	if _, err := n.Commands.Agents.Create(context.Background(), p, commands.AgentInput{Handle: "stock", FuncURL: &url}); err != nil {
+	if _, err := n.RegisterAgent(context.Background(), p, commands.AgentInput{Handle: "stock", FuncURL: &url}); err != nil {
 		t.Fatal(err)
 	}
 	session, reply := ask(t, n, p, "stock", "What is the stock price for GOOG?")
@@ -178,7 +178,7 @@ func TestEmbedsAFuncAnswersWithGoWithTheReply(t *testing.T) {
 	n := platformtest.Start(t)
 	p, key := n.NewAccount(t, "ada")
 	url := serveAgent(t, chart.Agent()).URL
-	if _, err := n.Commands.Agents.Create(context.Background(), p, commands.AgentInput{Handle: "chart", FuncURL: &url}); err != nil {
+	if _, err := n.RegisterAgent(context.Background(), p, commands.AgentInput{Handle: "chart", FuncURL: &url}); err != nil {
 		t.Fatal(err)
 	}
 	waitRoutable(t, n, key, "Draw a bar chart of 4, 9 and 1.", "chart")

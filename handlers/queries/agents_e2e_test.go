@@ -129,7 +129,7 @@ func TestRoutingAmongManyAgents(t *testing.T) {
 	for _, a := range set.Agents {
 		qs := a.SampleQueries
 		name, desc := a.Name, a.Description
-		if _, err := n.Commands.Agents.Create(ctx, owner, commands.AgentInput{Handle: a.Handle, Name: &name, Description: &desc,
+		if _, err := n.RegisterAgent(ctx, owner, commands.AgentInput{Handle: a.Handle, Name: &name, Description: &desc,
 			Queries: &qs, Published: &published}); err != nil {
 			t.Fatal(err)
 		}

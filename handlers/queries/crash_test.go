@@ -41,7 +41,7 @@ func TestKilledMidLoopTheQueryCompletesOnce(t *testing.T) {
 	}
 	url := serveAgent(t, a).URL
 	ctx := context.Background()
-	if _, err := n.Commands.Agents.Create(ctx, p, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
+	if _, err := n.RegisterAgent(ctx, p, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
 		t.Fatal(err)
 	}
 	sessionID := askUntilTheFunc(t, n, p, "genrand", entered)
@@ -114,7 +114,7 @@ func routedGenrand(t *testing.T, n *platformtest.Node, p auth.Principal, key str
 		return inner(context.WithoutCancel(ctx), c)
 	}
 	url := serveAgent(t, a).URL
-	if _, err := n.Commands.Agents.Create(context.Background(), p, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
+	if _, err := n.RegisterAgent(context.Background(), p, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
 		t.Fatal(err)
 	}
 	waitRoutable(t, n, key, "Generate a random number between 5 and 50", "genrand")
@@ -235,7 +235,7 @@ func TestKilledWithManyQueriesInFlight(t *testing.T) {
 		return inner(context.WithoutCancel(ctx), c)
 	}
 	url := serveAgent(t, a).URL
-	if _, err := n.Commands.Agents.Create(context.Background(), p, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
+	if _, err := n.RegisterAgent(context.Background(), p, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
 		t.Fatal(err)
 	}
 	var sessions []string

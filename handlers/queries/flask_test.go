@@ -24,7 +24,7 @@ func TestSeedFlaskAgentAnswersInASession(t *testing.T) {
 
 	n := platformtest.Start(t)
 	p, _ := n.NewAccount(t, "ada")
-	info, err := n.Commands.Agents.Create(context.Background(), p, commands.AgentInput{Handle: "hello", QueryURL: &url})
+	info, err := n.RegisterAgent(context.Background(), p, commands.AgentInput{Handle: "hello", QueryURL: &url})
 	if err != nil {
 		t.Fatal(err)
 	}

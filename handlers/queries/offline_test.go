@@ -29,7 +29,7 @@ func TestOfflineModelSaysWhatItCannotAnswer(t *testing.T) {
 		return inner(ctx, c)
 	}
 	url := serveAgent(t, a).URL
-	if _, err := n.Commands.Agents.Create(context.Background(), p, commands.AgentInput{Handle: "calc", FuncURL: &url}); err != nil {
+	if _, err := n.RegisterAgent(context.Background(), p, commands.AgentInput{Handle: "calc", FuncURL: &url}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"what is 2+2", "square root of 144", "What's the capital of France?"} {

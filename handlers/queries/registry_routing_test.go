@@ -44,18 +44,14 @@ func TestRegistryChangesReachRoutingAtOnce(t *testing.T) {
 		t.Logf("%s: %v", what, time.Since(start).Round(time.Millisecond))
 	}
 	qs := []string{"What is the weather in Paris today?", "Will it rain in Oslo tomorrow?"}
-	if _, err := n.Commands.Agents.Create(ctx, p, commands.AgentInput{Handle: "weather", Queries: &qs}); err != nil {
+	if _, err := n.RegisterAgent(ctx, p, commands.AgentInput{Handle: "weather", Queries: &qs}); err != nil {
 		t.Fatal(err)
 	}
 	until("registered agent routable", func() bool { return top("weather in Paris") == "weather" })
 	other := []string{"Translate hello into French", "How do you say thanks in German?"}
-	if _, err := n.Commands.Agents.Update(ctx, p, commands.AgentInput{Handle: "weather", Queries: &other}); err != nil {
-		t.Fatal(err)
-	}
+	n.UpdateAgent(t, p, commands.AgentInput{Handle: "weather", Queries: &other})
 	until("changed sample queries routed", func() bool { return top("say hello in French") == "weather" && top("weather in Paris") == "" })
-	if _, err := n.Commands.Agents.Delete(ctx, p, "weather"); err != nil {
-		t.Fatal(err)
-	}
+	n.DeleteAgent(t, p, "weather")
 	until("deleted agent gone from routing", func() bool { return top("say hello in French") == "" })
 }
 
@@ -77,7 +73,7 @@ func TestDelegationLoopsEndWithAClearFailure(t *testing.T) {
 	ctx := context.Background()
 	for _, h := range []string{"ping", "pong"} {
 		url := serveRaw(t, `{"type":"code_shot","base_prompt":"I am `+h+`.","few_shots":["Q: hi\nAsk Agent[x]: hi\nAgent[x] says: hi\nA: hi"]}`)
-		if _, err := n.Commands.Agents.Create(ctx, p, commands.AgentInput{Handle: h, FuncURL: &url}); err != nil {
+		if _, err := n.RegisterAgent(ctx, p, commands.AgentInput{Handle: h, FuncURL: &url}); err != nil {
 			t.Fatal(err)
 		}
 	}

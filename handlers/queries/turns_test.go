@@ -52,7 +52,7 @@ func setup(t *testing.T, fn func(ctx context.Context, text string) (string, erro
 	p, _ := n.NewAccount(t, "ada")
 	ctx := context.Background()
 	url := standaloneAgent(t, fn)
-	a, err := n.Commands.Agents.Create(ctx, p, commands.AgentInput{Handle: "echo", QueryURL: &url})
+	a, err := n.RegisterAgent(ctx, p, commands.AgentInput{Handle: "echo", QueryURL: &url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestUndispatchableAgent(t *testing.T) {
 	p, _ := n.NewAccount(t, "ada")
 	ctx := context.Background()
 	url := "http://127.0.0.1:9/"
-	a, err := n.Commands.Agents.Create(ctx, p, commands.AgentInput{Handle: "stocks", FuncURL: &url})
+	a, err := n.RegisterAgent(ctx, p, commands.AgentInput{Handle: "stocks", FuncURL: &url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,9 +201,7 @@ func TestUndispatchableAgent(t *testing.T) {
 	if got.Type != events.MessageError || !strings.Contains(got.Text, "has no few-shots: refresh it from its URL") {
 		t.Fatalf("failure %+v", got)
 	}
-	if _, err := n.Commands.Agents.Delete(ctx, p, a.Handle); err != nil {
-		t.Fatal(err)
-	}
+	n.DeleteAgent(t, p, a.Handle)
 	post(t, n, p, s.ID, "and now?")
 	got = answers(t, n, s.ID, 2).Messages[3]
 	if got.Type != events.MessageError || !strings.Contains(got.Text, "no agent found") {

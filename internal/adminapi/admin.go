@@ -27,12 +27,13 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
-// AccountCommands is what the face asks of the account commands (commands.Accounts).
+// AccountCommands is what the face asks of the account commands (commands.Accounts). Each returns what it
+// appended; the face waits for the accounts read model to show it (shown), since keys and limits are read there.
 type AccountCommands interface {
 	Create(ctx context.Context, actor auth.Principal, in commands.NewAccount) (commands.IssuedKey, error)
 	IssueKey(ctx context.Context, actor auth.Principal, accountID, name, key string) (commands.IssuedKey, error)
-	RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) error
-	SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) error
+	RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) (events.Appended, error)
+	SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) (events.Appended, error)
 }
 
 // Deps are what the admin face uses.
@@ -182,7 +183,7 @@ func (f *Face) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k, err := f.d.Accounts.IssueKey(r.Context(), principal(r), id, in.Name, "")
-	if err != nil {
+	if err := f.shown(r.Context(), k.Appended, err); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -196,7 +197,8 @@ func (f *Face) revokeKey(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Accounts.RevokeKey(r.Context(), principal(r), acct, id); err != nil {
+	res, err := f.d.Accounts.RevokeKey(r.Context(), principal(r), acct, id)
+	if err := f.shown(r.Context(), res, err); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -292,7 +294,7 @@ func (f *Face) createAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k, err := f.d.Accounts.Create(r.Context(), principal(r), commands.NewAccount{Name: in.Name, Admin: in.Admin, DailyQueryLimit: in.DailyQueryLimit})
-	if err != nil {
+	if err := f.shown(r.Context(), k.Appended, err); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -319,7 +321,8 @@ func (f *Face) setLimits(w http.ResponseWriter, r *http.Request) {
 			"GET this URL to read the current limits"))
 		return
 	}
-	if err := f.d.Accounts.SetLimits(r.Context(), principal(r), id, in.DailyQueryLimit, in.RequestsPerMinute); err != nil {
+	res, err := f.d.Accounts.SetLimits(r.Context(), principal(r), id, in.DailyQueryLimit, in.RequestsPerMinute)
+	if err := f.shown(r.Context(), res, err); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -420,4 +423,13 @@ func (f *Face) rotateSigningKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, rot)
+}
+
+// shown is a command's error, or else waits until the accounts read model shows what the command appended: a key
+// works, and limits apply, once it does.
+func (f *Face) shown(ctx context.Context, res events.Appended, err error) error {
+	if err != nil {
+		return err
+	}
+	return f.d.Views.Shows(ctx, res, projections.Accounts{})
 }

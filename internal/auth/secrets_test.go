@@ -12,6 +12,7 @@ import (
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // TestNoSecretLeavesItsPlace uses keys and agent tokens the way clients and agents do, then reads everything the
@@ -103,9 +104,8 @@ func useSecrets(t *testing.T, n *platformtest.Node, adminKey string) []string {
 	if r := n.Do(t, adminKey, "POST", "/admin/keys?account="+created.AccountID, map[string]string{"name": "chosen"}); r.Status != 201 {
 		t.Fatalf("issue: %d", r.Status)
 	}
-	if _, err := n.Commands.Accounts.IssueKey(ctx, auth.Principal{AccountID: created.AccountID}, created.AccountID, "chosen", chosen); err != nil {
-		t.Fatal(err)
-	}
+	issued, err := n.Commands.Accounts.IssueKey(ctx, auth.Principal{AccountID: created.AccountID}, created.AccountID, "chosen", chosen)
+	n.Shown(t, "issue a chosen key", issued.Appended, err, projections.Accounts{})
 	secrets = append(secrets, chosen)
 	for range 2 {
 		tok, err := n.Signer.AgentToken(ctx, auth.AgentClaims{User: created.AccountID, AgentID: "agt_1", SessionID: "ses_1"})

@@ -91,7 +91,7 @@ func CodeShot(ctx context.Context, o CodeShotOptions, progress func(string)) (Re
 	defer agent.Close()
 	admin := auth.Principal{AccountID: commands.AdminAccountID, Username: "admin"}
 	url := agent.URL
-	if _, err := p.Commands.Agents.Create(ctx, admin, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
+	if _, err := p.RegisterAgent(ctx, admin, commands.AgentInput{Handle: "genrand", FuncURL: &url}); err != nil {
 		return Report{}, err
 	}
 	rep := Report{Title: fmt.Sprintf("contrail bench codeshot: %d genrand queries each way (1 func call, 2 model calls), offline model", o.Queries)}

@@ -16,12 +16,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/offline"
 	"github.com/contrailhq/contrail/internal/platform"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // RunsOptions sizes the Assistants runs benchmark.
@@ -144,7 +146,11 @@ func startNodeWith(ctx context.Context, dir string, set func(*config.Config)) (*
 	k, err := p.Commands.Accounts.Create(ctx, system, commands.NewAccount{Name: "bench"})
 	if err == nil {
 		// The benchmark measures the platform, not its usage limits.
-		err = p.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30)
+		var lifted events.Appended
+		lifted, err = p.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30)
+		if err == nil {
+			err = p.Views.Shows(ctx, lifted, projections.Accounts{})
+		}
 	}
 	if err != nil {
 		_ = srv.Close()

@@ -23,6 +23,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/platform"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // SessionsOptions sizes the sessions benchmark.
@@ -133,7 +134,11 @@ func (b *sessionBench) level(ctx context.Context, c, n int) (levelResult, error)
 	// The benchmark is one account posting far more than a user would: lift its quota and request rate (one more
 	// event of its own).
 	system := auth.Principal{AccountID: commands.AdminAccountID}
-	if err := b.p.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30); err != nil {
+	lifted, err := b.p.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30)
+	if err == nil {
+		err = b.p.Views.Shows(ctx, lifted, projections.Accounts{})
+	}
+	if err != nil {
 		return levelResult{}, err
 	}
 	res := levelResult{setupEvents: 3}

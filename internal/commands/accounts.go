@@ -8,7 +8,6 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // DefaultDailyQueryLimit is seed 000's per-user daily limit.
@@ -38,18 +37,18 @@ type NewAccount struct {
 	ID string
 }
 
-// IssuedKey is a key as its owner sees it once.
+// IssuedKey is a key as its owner sees it once, and what issuing it appended (nothing when it was issued
+// before). A key works once the accounts read model shows it (projections.Runner.Shows).
 type IssuedKey struct {
-	AccountID string `json:"account_id"`
-	KeyID     string `json:"key_id"`
-	Key       string `json:"key"`
-	Seq       uint64 `json:"-"`
+	AccountID string          `json:"account_id"`
+	KeyID     string          `json:"key_id"`
+	Key       string          `json:"key"`
+	Appended  events.Appended `json:"-"`
 }
 
 // Accounts are the commands on accounts and their keys; they also report an account's daily usage.
 type Accounts struct {
 	store   *events.Store
-	reads   reads
 	queries QueryCounter
 }
 
@@ -93,7 +92,7 @@ func (c *Accounts) Create(ctx context.Context, actor auth.Principal, in NewAccou
 	if err != nil {
 		return IssuedKey{}, err
 	}
-	return IssuedKey{AccountID: id, KeyID: keyID, Key: key, Seq: res.LastSeq()}, c.reads.show(ctx, res, projections.Accounts{})
+	return IssuedKey{AccountID: id, KeyID: keyID, Key: key, Appended: res}, nil
 }
 
 // IssueKey adds a key to an account: the account itself or an admin may.
@@ -126,13 +125,13 @@ func (c *Accounts) IssueKey(ctx context.Context, actor auth.Principal, accountID
 	if err != nil {
 		return IssuedKey{}, err
 	}
-	return IssuedKey{AccountID: accountID, KeyID: keyID, Key: key, Seq: res.LastSeq()}, c.reads.show(ctx, res, projections.Accounts{})
+	return IssuedKey{AccountID: accountID, KeyID: keyID, Key: key, Appended: res}, nil
 }
 
 // RevokeKey stops a key from working.
-func (c *Accounts) RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) error {
+func (c *Accounts) RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) (events.Appended, error) {
 	if err := mayManage(actor, accountID); err != nil {
-		return err
+		return events.Appended{}, err
 	}
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
 		if !a.Exists {
@@ -147,25 +146,22 @@ func (c *Accounts) RevokeKey(ctx context.Context, actor auth.Principal, accountI
 		}
 		return []events.Event{events.AccountKeyRevoked{KeyID: keyID, Hash: k.Hash}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Accounts{})
+	return res, err
 }
 
 // SetLimits changes an account's usage limits. Only an admin may.
-func (c *Accounts) SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) error {
+func (c *Accounts) SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) (events.Appended, error) {
 	if !actor.System() && !actor.Admin {
-		return errs.E(errs.Forbidden, "only an admin account may change limits")
+		return events.Appended{}, errs.E(errs.Forbidden, "only an admin account may change limits")
 	}
 	if dailyQueries < 0 {
-		return errs.InvalidField("daily_query_limit", "daily_query_limit must not be negative")
+		return events.Appended{}, errs.InvalidField("daily_query_limit", "daily_query_limit must not be negative")
 	}
 	if perMinute < 0 {
-		return errs.InvalidField("requests_per_minute", "requests_per_minute must not be negative")
+		return events.Appended{}, errs.InvalidField("requests_per_minute", "requests_per_minute must not be negative")
 	}
 	if !validID(accountID) {
-		return errs.NotFoundf("account", accountID)
+		return events.Appended{}, errs.NotFoundf("account", accountID)
 	}
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
 		if !a.Exists {
@@ -173,10 +169,7 @@ func (c *Accounts) SetLimits(ctx context.Context, actor auth.Principal, accountI
 		}
 		return []events.Event{events.AccountLimitsChanged{DailyQueryLimit: dailyQueries, RequestsPerMinute: perMinute}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Accounts{})
+	return res, err
 }
 
 func mayManage(actor auth.Principal, accountID string) error {

@@ -115,21 +115,21 @@ func urlField(in *AgentInput) string {
 
 // Refresh reads an agent's description again from its URL (its few-shots changed, say) and updates the
 // registry; routing follows within a second.
-func (c *Agents) Refresh(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error) {
+func (c *Agents) Refresh(ctx context.Context, actor auth.Principal, handle string) (AgentChange, error) {
 	handle = strings.TrimSpace(handle)
 	if handle == "" {
-		return agents.Info{}, errs.Missing("handle")
+		return AgentChange{}, errs.Missing("handle")
 	}
 	id, err := c.ownAgentID(ctx, actor, handle)
 	if err != nil {
-		return agents.Info{}, err
+		return AgentChange{}, err
 	}
 	rec, err := c.agents.Load(ctx, id)
 	if err != nil {
-		return agents.Info{}, err
+		return AgentChange{}, err
 	}
 	if !rec.Exists || rec.Deleted {
-		return agents.Info{}, errs.NotFoundf("agent", handle)
+		return AgentChange{}, errs.NotFoundf("agent", handle)
 	}
 	in := AgentInput{Handle: handle, Audience: &rec.Audience}
 	if rec.FuncURL != "" {
@@ -139,13 +139,13 @@ func (c *Agents) Refresh(ctx context.Context, actor auth.Principal, handle strin
 		in.QueryURL = &rec.QueryURL
 	}
 	if in.FuncURL == nil && in.QueryURL == nil {
-		return agents.Info{}, errs.InvalidField("handle", "agent %s has no URL to refresh from", handle)
+		return AgentChange{}, errs.InvalidField("handle", "agent %s has no URL to refresh from", handle)
 	}
 	var unreached *unreachedError
 	if err := c.fetchMetadata(ctx, actor, id, &in); errors.As(err, &unreached) {
-		return agents.Info{}, errs.E(errs.Unavailable, "agent %s is not reachable at %s: %v; nothing was changed", handle, unreached.url, unreached.err)
+		return AgentChange{}, errs.E(errs.Unavailable, "agent %s is not reachable at %s: %v; nothing was changed", handle, unreached.url, unreached.err)
 	} else if err != nil {
-		return agents.Info{}, err
+		return AgentChange{}, err
 	}
 	in.Audience = nil // unchanged
 	return c.Update(ctx, actor, in)

@@ -11,7 +11,6 @@ import (
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // AgentInput is what registering or changing an agent takes. A nil field is not given: on create it takes its
@@ -39,7 +38,6 @@ type AgentInput struct {
 // Agents are the commands on Fixie agents: registration, change, deletion, and their names.
 type Agents struct {
 	store    *events.Store
-	reads    reads
 	agents   *agents.Registry
 	metadata AgentMetadata
 }
@@ -49,22 +47,19 @@ func handleRef(account, handle string) events.Ref {
 	return events.Ref{Type: agent.HandleAggregate, ID: agent.HandleID(account, handle)}
 }
 
-// Create registers an agent of the caller's account.
-func (c *Agents) Create(ctx context.Context, actor auth.Principal, in AgentInput) (agents.Info, error) {
-	reg, err := c.Register(ctx, actor, in)
-	return reg.Agent, err
-}
-
-// Registration is a registered agent and what its registrant should know: its URL did not answer, say.
-type Registration struct {
+// AgentChange is an agent as a command left it, what its author should know (its URL did not answer, say), and
+// what the command appended: the agents read model, and so the registry and the router, show the change once
+// it has folded that (projections.Runner.Shows).
+type AgentChange struct {
 	Agent    agents.Info
 	Warnings []string
+	Appended events.Appended
 }
 
-// Register is Create with its warnings. An agent whose URL does not answer yet is registered with what
-// was given (it may be starting); the warning says so and how to read its description later.
-func (c *Agents) Register(ctx context.Context, actor auth.Principal, in AgentInput) (Registration, error) {
-	var reg Registration
+// Register registers an agent of the caller's account. An agent whose URL does not answer yet is registered with
+// what was given (it may be starting); the warning says so and how to read its description later.
+func (c *Agents) Register(ctx context.Context, actor auth.Principal, in AgentInput) (AgentChange, error) {
+	var reg AgentChange
 	handle := strings.TrimSpace(in.Handle)
 	if err := c.validHandle("handle", handle); err != nil {
 		return reg, err
@@ -103,25 +98,23 @@ func (c *Agents) Register(ctx context.Context, actor auth.Principal, in AgentInp
 	if err != nil {
 		return reg, fmt.Errorf("register agent %q: %w", handle, err)
 	}
-	if err := c.reads.show(ctx, res, projections.Agents{}); err != nil {
-		return reg, err
-	}
+	reg.Appended = res
 	reg.Agent, err = c.agentInfo(ctx, res)
 	return reg, err
 }
 
 // Update changes an agent of the caller's account, named by its handle.
-func (c *Agents) Update(ctx context.Context, actor auth.Principal, in AgentInput) (agents.Info, error) {
+func (c *Agents) Update(ctx context.Context, actor auth.Principal, in AgentInput) (AgentChange, error) {
 	handle := strings.TrimSpace(in.Handle)
 	if handle == "" {
-		return agents.Info{}, errs.Missing("handle")
+		return AgentChange{}, errs.Missing("handle")
 	}
 	if err := validAgentFields(in); err != nil {
-		return agents.Info{}, err
+		return AgentChange{}, err
 	}
 	id, err := c.ownAgentID(ctx, actor, handle)
 	if err != nil {
-		return agents.Info{}, err
+		return AgentChange{}, err
 	}
 	upd := events.AgentUpdated{Name: in.Name, Description: in.Description, Kind: in.Kind, QueryURL: in.QueryURL,
 		FuncURL: in.FuncURL, MoreInfoURL: in.MoreInfoURL, Published: in.Published, Queries: in.Queries,
@@ -131,10 +124,10 @@ func (c *Agents) Update(ctx context.Context, actor auth.Principal, in AgentInput
 	if in.NewHandle != nil && strings.TrimSpace(*in.NewHandle) != handle {
 		renamed = strings.TrimSpace(*in.NewHandle)
 		if err := c.validHandle("newHandle", renamed); err != nil {
-			return agents.Info{}, err
+			return AgentChange{}, err
 		}
 		if err := c.claimHandle(ctx, actor, renamed, id); err != nil {
-			return agents.Info{}, err
+			return AgentChange{}, err
 		}
 		upd.Handle = &renamed
 	}
@@ -145,28 +138,26 @@ func (c *Agents) Update(ctx context.Context, actor auth.Principal, in AgentInput
 		return []events.Event{upd}, nil
 	})
 	if err != nil {
-		return agents.Info{}, fmt.Errorf("update agent %q: %w", handle, err)
+		return AgentChange{}, fmt.Errorf("update agent %q: %w", handle, err)
 	}
 	if renamed != "" {
 		if err := c.releaseHandle(ctx, actor, handle, id); err != nil {
-			return agents.Info{}, err
+			return AgentChange{}, err
 		}
 	}
-	if err := c.reads.show(ctx, res, projections.Agents{}); err != nil {
-		return agents.Info{}, err
-	}
-	return c.agentInfo(ctx, res)
+	info, err := c.agentInfo(ctx, res)
+	return AgentChange{Agent: info, Appended: res}, err
 }
 
 // Delete removes an agent of the caller's account and frees its handle.
-func (c *Agents) Delete(ctx context.Context, actor auth.Principal, handle string) (agents.Info, error) {
+func (c *Agents) Delete(ctx context.Context, actor auth.Principal, handle string) (AgentChange, error) {
 	handle = strings.TrimSpace(handle)
 	if handle == "" {
-		return agents.Info{}, errs.Missing("handle")
+		return AgentChange{}, errs.Missing("handle")
 	}
 	id, err := c.ownAgentID(ctx, actor, handle)
 	if err != nil {
-		return agents.Info{}, err
+		return AgentChange{}, err
 	}
 	var deleted agents.Info
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
@@ -177,12 +168,12 @@ func (c *Agents) Delete(ctx context.Context, actor auth.Principal, handle string
 		return []events.Event{events.AgentDeleted{Handle: r.Handle}}, nil
 	})
 	if err != nil {
-		return agents.Info{}, fmt.Errorf("delete agent %q: %w", handle, err)
+		return AgentChange{}, fmt.Errorf("delete agent %q: %w", handle, err)
 	}
 	if err := c.releaseHandle(ctx, actor, handle, id); err != nil {
-		return agents.Info{}, err
+		return AgentChange{}, err
 	}
-	return deleted, c.reads.show(ctx, res, projections.Agents{})
+	return AgentChange{Agent: deleted, Appended: res}, nil
 }
 
 // Find resolves what a client calls an agent — a built-in's ID or handle, an agent ID, one of the caller's

@@ -14,7 +14,6 @@ import (
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // Assistant is the assistant aggregate (domain/assistant).
@@ -23,17 +22,16 @@ type Assistant = assistant.State
 // Assistants are the commands on Assistants API assistants.
 type Assistants struct {
 	store   *events.Store
-	reads   reads
 	sandbox func() error
 }
 
-// Create creates an assistant and returns its ID once the assistants read model shows it.
-func (c *Assistants) Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, error) {
+// Create creates an assistant and returns its ID and what it appended.
+func (c *Assistants) Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, events.Appended, error) {
 	if err := ValidateAssistant(spec); err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
 	if err := c.checkSandbox(spec.Tools); err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
 	id := events.NewPrefixedID("asst_")
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
@@ -43,17 +41,17 @@ func (c *Assistants) Create(ctx context.Context, actor auth.Principal, spec even
 		return []events.Event{events.AssistantCreated{AssistantSpec: spec}}, nil
 	})
 	if err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
-	return id, c.reads.show(ctx, res, projections.Assistants{})
+	return id, res, nil
 }
 
 // Modify changes an assistant: change edits a copy of its settings, which must still be valid.
-func (c *Assistants) Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) error {
+func (c *Assistants) Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) (events.Appended, error) {
 	if !validID(id) {
-		return errs.NotFoundf("assistant", id)
+		return events.Appended{}, errs.NotFoundf("assistant", id)
 	}
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
+	return events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if !a.Owned(actor.AccountID) {
 			return nil, errs.NotFoundf("assistant", id)
 		}
@@ -67,27 +65,19 @@ func (c *Assistants) Modify(ctx context.Context, actor auth.Principal, id string
 		}
 		return []events.Event{events.AssistantModified{AssistantSpec: spec}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Assistants{})
 }
 
 // Delete deletes an assistant.
-func (c *Assistants) Delete(ctx context.Context, actor auth.Principal, id string) error {
+func (c *Assistants) Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error) {
 	if !validID(id) {
-		return errs.NotFoundf("assistant", id)
+		return events.Appended{}, errs.NotFoundf("assistant", id)
 	}
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
+	return events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if !a.Owned(actor.AccountID) {
 			return nil, errs.NotFoundf("assistant", id)
 		}
 		return []events.Event{events.AssistantDeleted{}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Assistants{})
 }
 
 // assistant loads an assistant the actor may use, from the log (a run copies its settings, so the read must be

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"context"
 	"time"
 
 	"github.com/contrailhq/contrail/events"
@@ -21,8 +20,6 @@ type ModelNames interface {
 type Config struct {
 	Store *events.Store
 	Views *projections.Runner
-	// ReadWait bounds how long a command waits for its read model to show its write (default 5s).
-	ReadWait time.Duration
 	// Agents knows the built-in agents and loads registered ones (agent and session commands).
 	Agents *agents.Registry
 	// Queries counts posted messages against the account's daily quota (default: Unlimited).
@@ -56,9 +53,6 @@ type Set struct {
 
 // New makes the commands of every aggregate in Set over one log.
 func New(cfg Config) Set {
-	if cfg.ReadWait == 0 {
-		cfg.ReadWait = 5 * time.Second
-	}
 	if cfg.RunTimeout == 0 {
 		cfg.RunTimeout = 10 * time.Minute
 	}
@@ -68,33 +62,17 @@ func New(cfg Config) Set {
 	if cfg.Agents == nil {
 		cfg.Agents = agents.NewRegistry(cfg.Store, cfg.Views, agents.Builtins()...)
 	}
-	r := reads{views: cfg.Views, wait: cfg.ReadWait}
-	files := &Files{store: cfg.Store, reads: r, blobs: cfg.Blobs}
-	assistants := &Assistants{store: cfg.Store, reads: r, sandbox: cfg.Sandbox}
-	threads := &Threads{store: cfg.Store, reads: r, files: files}
+	files := &Files{store: cfg.Store, blobs: cfg.Blobs}
+	assistants := &Assistants{store: cfg.Store, sandbox: cfg.Sandbox}
+	threads := &Threads{store: cfg.Store, files: files}
 	return Set{
-		Accounts:   &Accounts{store: cfg.Store, reads: r, queries: cfg.Queries},
-		Agents:     &Agents{store: cfg.Store, reads: r, agents: cfg.Agents, metadata: cfg.Metadata},
+		Accounts:   &Accounts{store: cfg.Store, queries: cfg.Queries},
+		Agents:     &Agents{store: cfg.Store, agents: cfg.Agents, metadata: cfg.Metadata},
 		Assistants: assistants,
-		Embeds:     &Embeds{store: cfg.Store, reads: r, blobs: cfg.Blobs},
+		Embeds:     &Embeds{store: cfg.Store, blobs: cfg.Blobs},
 		Files:      files,
 		Threads:    threads,
-		Runs: &Runs{store: cfg.Store, reads: r, threads: threads, assistants: assistants, models: cfg.Models,
+		Runs: &Runs{store: cfg.Store, threads: threads, assistants: assistants, models: cfg.Models,
 			runTimeout: cfg.RunTimeout},
 	}
-}
-
-// reads is the one way a command waits, bounded, for the read models to show what it appended, so that the
-// caller's next read (a GET that reads a read model) sees its own write.
-type reads struct {
-	views *projections.Runner
-	wait  time.Duration
-}
-
-// show waits until each model has applied the last event of res that it folds; past the bound it returns the
-// deadline error, and the write stays made.
-func (r reads) show(ctx context.Context, res events.Appended, models ...projections.Projection) error {
-	wctx, cancel := context.WithTimeout(ctx, r.wait)
-	defer cancel()
-	return r.views.Shows(wctx, res, models...)
 }

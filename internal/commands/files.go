@@ -13,7 +13,6 @@ import (
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/errs"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // File is the file aggregate rebuilt from its events (domain/file).
@@ -31,7 +30,6 @@ func validPurpose(p string) bool {
 // Files are the commands on Assistants API files: uploads, outputs of code, deletion.
 type Files struct {
 	store *events.Store
-	reads reads
 	blobs *blobs.Store
 }
 
@@ -71,29 +69,28 @@ type NewFile struct {
 	Upload   Upload
 }
 
-// Create records a stored upload as a file and returns its ID once the files read model shows it. Invalid
-// input discards the upload.
-func (c *Files) Create(ctx context.Context, actor auth.Principal, in NewFile) (id string, err error) {
+// Create records a stored upload as a file and returns its ID. Invalid input discards the upload.
+func (c *Files) Create(ctx context.Context, actor auth.Principal, in NewFile) (id string, res events.Appended, err error) {
 	defer func() {
 		if err != nil && in.Upload.Object != "" {
 			_ = c.DiscardUpload(ctx, in.Upload)
 		}
 	}()
 	if in.Purpose == "" {
-		return "", errs.Missing("purpose")
+		return "", events.Appended{}, errs.Missing("purpose")
 	}
 	if !validPurpose(in.Purpose) {
-		return "", errs.InvalidField("purpose", "'%s' is not one of ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] - 'purpose'", in.Purpose)
+		return "", events.Appended{}, errs.InvalidField("purpose", "'%s' is not one of ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] - 'purpose'", in.Purpose)
 	}
 	name := strings.TrimSpace(in.Filename)
 	if name == "" || in.Upload.Object == "" {
-		return "", errs.Missing("file")
+		return "", events.Appended{}, errs.Missing("file")
 	}
 	if utf8.RuneCountInString(name) > maxFilenameChars {
-		return "", errs.InvalidField("file", "file name is longer than %d characters", maxFilenameChars)
+		return "", events.Appended{}, errs.InvalidField("file", "file name is longer than %d characters", maxFilenameChars)
 	}
 	u := in.Upload
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: u.FileID}, actor.Meta(), func(f *File) ([]events.Event, error) {
+	res, err = events.Update(ctx, c.store, events.Ref{Type: "file", ID: u.FileID}, actor.Meta(), func(f *File) ([]events.Event, error) {
 		if f.Exists {
 			return nil, errs.E(errs.Conflict, "file %s exists", u.FileID)
 		}
@@ -101,15 +98,15 @@ func (c *Files) Create(ctx context.Context, actor auth.Principal, in NewFile) (i
 			Object: u.Object, Digest: u.Digest, ContentType: u.ContentType}}, nil
 	})
 	if err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
-	return u.FileID, c.reads.show(ctx, res, projections.Files{})
+	return u.FileID, res, nil
 }
 
 // Delete deletes a file and its bytes.
-func (c *Files) Delete(ctx context.Context, actor auth.Principal, id string) error {
+func (c *Files) Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error) {
 	if !validID(id) {
-		return errs.NotFoundf("file", id)
+		return events.Appended{}, errs.NotFoundf("file", id)
 	}
 	var object string
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: id}, actor.Meta(), func(f *File) ([]events.Event, error) {
@@ -120,31 +117,25 @@ func (c *Files) Delete(ctx context.Context, actor auth.Principal, id string) err
 		return []events.Event{events.FileDeleted{}}, nil
 	})
 	if err != nil {
-		return err
+		return events.Appended{}, err
 	}
 	// The event is what counts; a blob left behind by a failure here holds nothing anyone can reach.
-	if err := c.blobs.Delete(ctx, object); err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Files{})
+	return res, c.blobs.Delete(ctx, object)
 }
 
 // SaveOutput stores a file a tool wrote (code_interpreter) as one of account's files, purpose
 // "assistants_output", under the ID given: the run worker derives it from the turn, so that a turn done again after
-// a crash finds the file it saved and records it once.
-func (c *Files) SaveOutput(ctx context.Context, account, id, name, contentType string, data []byte) error {
+// a crash finds the file it saved and records it once. It returns what it appended: nothing when the file exists.
+func (c *Files) SaveOutput(ctx context.Context, account, id, name, contentType string, data []byte) (events.Appended, error) {
 	actor := auth.Principal{AccountID: account}
 	f, _, err := c.loadFile(ctx, id)
-	if err != nil {
-		return err
-	}
-	if f.Exists {
-		return nil
+	if err != nil || f.Exists {
+		return events.Appended{}, err
 	}
 	object := "files/" + account + "/" + id
 	info, err := c.blobs.Put(ctx, object, contentType, bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("store output file %s: %w", name, err)
+		return events.Appended{}, fmt.Errorf("store output file %s: %w", name, err)
 	}
 	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: id}, actor.Meta(), func(f *File) ([]events.Event, error) {
 		if f.Exists {
@@ -154,9 +145,9 @@ func (c *Files) SaveOutput(ctx context.Context, account, id, name, contentType s
 			Object: object, Digest: info.Digest, ContentType: contentType}}, nil
 	})
 	if err != nil {
-		return fmt.Errorf("record output file %s: %w", name, err)
+		return events.Appended{}, fmt.Errorf("record output file %s: %w", name, err)
 	}
-	return c.reads.show(ctx, res, projections.Files{})
+	return res, nil
 }
 
 // Read returns the name and bytes of one of account's files (for a sandbox's inputs).

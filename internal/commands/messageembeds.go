@@ -51,7 +51,7 @@ func (c *Embeds) ForMessage(ctx context.Context, actor auth.Principal, in map[st
 			if err != nil {
 				return nil, errs.InvalidField(field, "embed %q: %v", key, err)
 			}
-			e, err := c.Upload(ctx, actor, ct, "", strings.NewReader(string(data)))
+			e, _, err := c.Upload(ctx, actor, ct, "", strings.NewReader(string(data)))
 			if err != nil {
 				return nil, err
 			}

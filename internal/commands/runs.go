@@ -12,14 +12,12 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // Runs are the commands on the runs of a thread: those of clients (create, modify, cancel, tool outputs) and those
 // of the run worker and the sweeper (turns.go).
 type Runs struct {
 	store      *events.Store
-	reads      reads
 	threads    *Threads
 	assistants *Assistants
 	models     ModelNames
@@ -57,6 +55,7 @@ type CreatedRun struct {
 	ThreadID string
 	RunID    string
 	FirstSeq uint64
+	Appended events.Appended
 }
 
 // Create queues a run on a thread. A thread whose run is still active takes no other, as OpenAI answers.
@@ -74,7 +73,7 @@ func (c *Runs) Create(ctx context.Context, actor auth.Principal, threadID string
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	return c.createdRun(ctx, threadID, created.RunID, res)
+	return createdRun(threadID, created.RunID, res), nil
 }
 
 // CreateWithThread creates a thread with its messages and queues a run on it, in one append.
@@ -103,15 +102,15 @@ func (c *Runs) CreateWithThread(ctx context.Context, actor auth.Principal, threa
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	return c.createdRun(ctx, id, created.RunID, res)
+	return createdRun(id, created.RunID, res), nil
 }
 
-func (c *Runs) createdRun(ctx context.Context, threadID, runID string, res events.Appended) (CreatedRun, error) {
-	out := CreatedRun{ThreadID: threadID, RunID: runID}
+func createdRun(threadID, runID string, res events.Appended) CreatedRun {
+	out := CreatedRun{ThreadID: threadID, RunID: runID, Appended: res}
 	if len(res.Events) > 0 {
 		out.FirstSeq = res.Events[0].Sequence
 	}
-	return out, c.reads.show(ctx, res, projections.Threads{}, projections.Messages{}, projections.Runs{})
+	return out
 }
 
 // runCreated checks a new run and resolves its settings against its assistant.
@@ -353,21 +352,18 @@ func (c *Runs) updateClientRun(ctx context.Context, actor auth.Principal, thread
 }
 
 // Modify replaces a run's metadata.
-func (c *Runs) Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) error {
+func (c *Runs) Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) (events.Appended, error) {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
-		return err
+		return events.Appended{}, err
 	}
 	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(*Thread, *ThreadRun) ([]events.Event, error) {
 		return []events.Event{events.RunModified{RunID: runID, Metadata: maps.Clone(metadata)}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Runs{})
+	return res, err
 }
 
 // Cancel asks an active run to stop; the run worker cancels it. Cancelling a run already cancelling is a no-op.
-func (c *Runs) Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) error {
+func (c *Runs) Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) (events.Appended, error) {
 	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(_ *Thread, r *ThreadRun) ([]events.Event, error) {
 		switch r.Status {
 		case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction:
@@ -377,19 +373,16 @@ func (c *Runs) Cancel(ctx context.Context, actor auth.Principal, threadID, runID
 		}
 		return nil, errs.E(errs.Invalid, "Cannot cancel run with status '%s'.", r.Status)
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Runs{})
+	return res, err
 }
 
 // SubmitToolOutputs answers every tool call a run waits for, in one request, and queues the run again. It returns
-// the sequence of the event it appended, from which a stream of the run's progress starts.
-func (c *Runs) SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (uint64, error) {
+// what it appended: a stream of the run's progress starts at its first event.
+func (c *Runs) SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (events.Appended, error) {
 	if err := validateToolOutputs(outputs); err != nil {
-		return 0, err
+		return events.Appended{}, err
 	}
-	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(t *Thread, r *ThreadRun) ([]events.Event, error) {
+	return c.updateClientRun(ctx, actor, threadID, runID, func(t *Thread, r *ThreadRun) ([]events.Event, error) {
 		if r.Status != events.RunStatusRequiresAction {
 			return nil, errs.E(errs.Invalid, "Runs in status %q do not accept tool outputs.", r.Status)
 		}
@@ -402,14 +395,6 @@ func (c *Runs) SubmitToolOutputs(ctx context.Context, actor auth.Principal, thre
 		}
 		return []events.Event{events.RunToolOutputsSubmitted{RunID: runID, StepID: step.StepID, Outputs: outputs}}, nil
 	})
-	if err != nil {
-		return 0, err
-	}
-	var seq uint64
-	if len(res.Events) > 0 {
-		seq = res.Events[0].Sequence
-	}
-	return seq, c.reads.show(ctx, res, projections.Runs{}, projections.RunSteps{})
 }
 
 // validateToolOutputs bounds what a client submits: outputs that name a call, each of a bounded size.

@@ -13,7 +13,6 @@ import (
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // The thread aggregate's state and its turn decisions are domain/thread's.
@@ -29,7 +28,6 @@ type (
 // Threads are the commands on threads and their messages.
 type Threads struct {
 	store *events.Store
-	reads reads
 	files *Files
 }
 
@@ -218,12 +216,12 @@ func messageEvents(msgs []NewMessage) []events.Event {
 }
 
 // Create creates a thread with its first messages and returns its ID.
-func (c *Threads) Create(ctx context.Context, actor auth.Principal, in NewThread) (string, error) {
+func (c *Threads) Create(ctx context.Context, actor auth.Principal, in NewThread) (string, events.Appended, error) {
 	if err := validateThread(in); err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
 	if err := c.checkAttachedFiles(ctx, actor, "messages", in.Messages); err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
 	id := in.ID
 	if id == "" {
@@ -237,18 +235,18 @@ func (c *Threads) Create(ctx context.Context, actor auth.Principal, in NewThread
 		return append(evs, messageEvents(in.Messages)...), nil
 	})
 	if err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
-	return id, c.reads.show(ctx, res, projections.Threads{}, projections.Messages{})
+	return id, res, nil
 }
 
 // Modify replaces a thread's metadata and, when given, its tool resources.
-func (c *Threads) Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) error {
+func (c *Threads) Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) (events.Appended, error) {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
-		return err
+		return events.Appended{}, err
 	}
 	if err := checkJSON("tool_resources", toolResources); err != nil {
-		return err
+		return events.Appended{}, err
 	}
 	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {
 		m, tr := t.Metadata, t.ToolResources
@@ -260,14 +258,11 @@ func (c *Threads) Modify(ctx context.Context, actor auth.Principal, id string, m
 		}
 		return []events.Event{events.ThreadModified{Metadata: m, ToolResources: tr}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Threads{})
+	return res, err
 }
 
 // Delete deletes a thread. A run still active is cancelled first, so that nothing works on a deleted thread.
-func (c *Threads) Delete(ctx context.Context, actor auth.Principal, id string) error {
+func (c *Threads) Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error) {
 	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {
 		var evs []events.Event
 		if r := t.Runs[t.ActiveRun]; r != nil {
@@ -275,20 +270,17 @@ func (c *Threads) Delete(ctx context.Context, actor auth.Principal, id string) e
 		}
 		return append(evs, events.ThreadDeleted{}), nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Threads{}, projections.Runs{}, projections.RunSteps{})
+	return res, err
 }
 
 // CreateMessage adds a message to a thread and returns its ID. A thread with an active run takes none, as OpenAI
 // answers.
-func (c *Threads) CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in NewMessage) (string, error) {
+func (c *Threads) CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in NewMessage) (string, events.Appended, error) {
 	if err := validateMessage("", in); err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
 	if err := c.checkAttachedFiles(ctx, actor, "", []NewMessage{in}); err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
 	var id string
 	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
@@ -300,15 +292,15 @@ func (c *Threads) CreateMessage(ctx context.Context, actor auth.Principal, threa
 		return evs, nil
 	})
 	if err != nil {
-		return "", err
+		return "", events.Appended{}, err
 	}
-	return id, c.reads.show(ctx, res, projections.Messages{})
+	return id, res, nil
 }
 
 // ModifyMessage replaces a message's metadata.
-func (c *Threads) ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) error {
+func (c *Threads) ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) (events.Appended, error) {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
-		return err
+		return events.Appended{}, err
 	}
 	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
 		if m := t.Messages[messageID]; m == nil || m.Deleted {
@@ -316,24 +308,18 @@ func (c *Threads) ModifyMessage(ctx context.Context, actor auth.Principal, threa
 		}
 		return []events.Event{events.MessageModified{MessageID: messageID, Metadata: maps.Clone(metadata)}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Messages{})
+	return res, err
 }
 
 // DeleteMessage removes a message from a thread.
-func (c *Threads) DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) error {
+func (c *Threads) DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) (events.Appended, error) {
 	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
 		if m := t.Messages[messageID]; m == nil || m.Deleted {
 			return nil, errs.NotFoundf("message", messageID)
 		}
 		return []events.Event{events.MessageDeleted{MessageID: messageID}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return c.reads.show(ctx, res, projections.Messages{})
+	return res, err
 }
 
 func threadRef(id string) events.Ref { return events.Ref{Type: "thread", ID: id} }

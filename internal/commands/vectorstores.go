@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/contrailhq/contrail/domain/file"
@@ -16,7 +15,6 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/vsindex"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // VectorStoreRepo and FileRepo are the node's repositories of vector stores and files.
@@ -43,13 +41,11 @@ type VectorStores struct {
 	repo  *VectorStoreRepo
 	files *FileRepo
 	index *vsindex.Index
-	// views serves lists: a create or delete returns once the vector_stores model shows it.
-	views *projections.Runner
 }
 
 // NewVectorStores returns the vector store commands.
-func NewVectorStores(repo *VectorStoreRepo, files *FileRepo, index *vsindex.Index, views *projections.Runner) *VectorStores {
-	return &VectorStores{repo: repo, files: files, index: index, views: views}
+func NewVectorStores(repo *VectorStoreRepo, files *FileRepo, index *vsindex.Index) *VectorStores {
+	return &VectorStores{repo: repo, files: files, index: index}
 }
 
 // Repo is the repository the commands decide on (the processing handler shares it).
@@ -164,24 +160,25 @@ func clipID(id string) string {
 	return id
 }
 
-// Create makes a vector store with its first files.
-func (c *VectorStores) Create(ctx context.Context, actor auth.Principal, in NewVectorStore) (vectorstore.State, error) {
+// Create makes a vector store with its first files. The list of stores shows it once the vector_stores read model
+// has folded what it appended.
+func (c *VectorStores) Create(ctx context.Context, actor auth.Principal, in NewVectorStore) (vectorstore.State, events.Appended, error) {
 	if err := checkChars("name", in.Name, maxStoreNameChars); err != nil {
-		return vectorstore.State{}, err
+		return vectorstore.State{}, events.Appended{}, err
 	}
 	if err := ValidateMetadata("metadata", in.Metadata); err != nil {
-		return vectorstore.State{}, err
+		return vectorstore.State{}, events.Appended{}, err
 	}
 	if err := CheckExpiry(in.ExpiresAfter); err != nil {
-		return vectorstore.State{}, err
+		return vectorstore.State{}, events.Appended{}, err
 	}
 	chunking, err := CheckChunking(in.Chunking)
 	if err != nil {
-		return vectorstore.State{}, err
+		return vectorstore.State{}, events.Appended{}, err
 	}
 	files, err := c.filesOf(ctx, actor, "file_ids", in.FileIDs, nil, chunking)
 	if err != nil {
-		return vectorstore.State{}, err
+		return vectorstore.State{}, events.Appended{}, err
 	}
 	id := events.NewPrefixedID("vs_")
 	created := events.VectorStoreCreated{Name: in.Name, Metadata: in.Metadata, ExpiresAfter: in.ExpiresAfter, Chunking: chunking,
@@ -189,20 +186,7 @@ func (c *VectorStores) Create(ctx context.Context, actor auth.Principal, in NewV
 	s, res, err := c.apply(ctx, actor, id, "create vector store", func(s *vectorstore.State) ([]events.Event, error) {
 		return vectorstore.Create(s, created, files)
 	})
-	if err != nil {
-		return s, err
-	}
-	return s, c.listed(ctx, res)
-}
-
-// listed waits until the list of stores shows an append (the model folds only creations and deletions).
-func (c *VectorStores) listed(ctx context.Context, res events.Appended) error {
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := c.views.Shows(wctx, res, projections.VectorStores{}); err != nil {
-		return fmt.Errorf("wait for the list of vector stores: %w", err)
-	}
-	return nil
+	return s, res, err
 }
 
 // ThreadStoreID is the ID of the vector store a thread's attachments for file_search are kept in.
@@ -210,11 +194,11 @@ func ThreadStoreID(threadID string) string { return "vs_" + events.DeriveID(thre
 
 // EnsureThreadStore makes the thread's store of attachments, or adds to it the files it lacks, and returns it.
 // OpenAI's thread stores expire 7 days after their last use; so do these.
-func (c *VectorStores) EnsureThreadStore(ctx context.Context, actor auth.Principal, threadID string, fileIDs []string) (vectorstore.State, error) {
+func (c *VectorStores) EnsureThreadStore(ctx context.Context, actor auth.Principal, threadID string, fileIDs []string) (vectorstore.State, events.Appended, error) {
 	chunking, _ := CheckChunking(nil)
 	files, err := c.filesOf(ctx, actor, "attachments", fileIDs, nil, chunking)
 	if err != nil {
-		return vectorstore.State{}, err
+		return vectorstore.State{}, events.Appended{}, err
 	}
 	id := ThreadStoreID(threadID)
 	s, res, err := c.apply(ctx, actor, id, "keep a thread's attachments", func(s *vectorstore.State) ([]events.Event, error) {
@@ -233,10 +217,7 @@ func (c *VectorStores) EnsureThreadStore(ctx context.Context, actor auth.Princip
 		}
 		return vectorstore.AddFiles(s, actor.AccountID, id, missing, "")
 	})
-	if err != nil {
-		return s, err
-	}
-	return s, c.listed(ctx, res)
+	return s, res, err
 }
 
 // Get returns one of the caller's stores as the log holds it now.
@@ -281,14 +262,11 @@ func (c *VectorStores) Modify(ctx context.Context, actor auth.Principal, id stri
 }
 
 // Delete deletes a store.
-func (c *VectorStores) Delete(ctx context.Context, actor auth.Principal, id string) error {
+func (c *VectorStores) Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error) {
 	_, res, err := c.apply(ctx, actor, id, "delete vector store", func(s *vectorstore.State) ([]events.Event, error) {
 		return vectorstore.Delete(s, actor.AccountID, id)
 	})
-	if err != nil {
-		return err
-	}
-	return c.listed(ctx, res)
+	return res, err
 }
 
 // AddFile adds one of the caller's files to a store.

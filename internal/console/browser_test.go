@@ -79,10 +79,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	waitRoutable(t, n, key, "What is 12 times 7?", "calc")
 	waitRoutable(t, n, key, "Generate a random number between 5 and 50", "genrand")
 	waitRoutable(t, n, key, "Draw a bar chart of 4, 9 and 1.", "chart")
-	spare, err := n.Commands.Accounts.IssueKey(context.Background(), ada, ada.AccountID, "old laptop", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	spare := n.IssueKey(t, ada, ada.AccountID, "old laptop")
 	thread := completedRun(t, n, key)
 	n.NewAccount(t, "poison")
 	waitDeadLetter(t, n)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -24,7 +25,7 @@ import (
 
 // EmbedCommands is what the face asks of the embed commands (commands.Embeds).
 type EmbedCommands interface {
-	Upload(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (projections.EmbedView, error)
+	Upload(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (commands.Embed, events.Appended, error)
 	Get(ctx context.Context, actor auth.Principal, id string) (commands.Embed, error)
 	Load(ctx context.Context, id string) (commands.Embed, error)
 	Open(ctx context.Context, e commands.Embed) (io.ReadCloser, error)
@@ -33,16 +34,17 @@ type EmbedCommands interface {
 // EmbedsFace is /api/embeds: uploads, and the open route that serves a signed URL's bytes.
 type EmbedsFace struct {
 	cmds   EmbedCommands
+	views  *projections.Runner
 	signer *Signer
 	logger *slog.Logger
 }
 
 // NewEmbedsFace returns the embeds face.
-func NewEmbedsFace(cmds EmbedCommands, signer *Signer, logger *slog.Logger) *EmbedsFace {
+func NewEmbedsFace(cmds EmbedCommands, views *projections.Runner, signer *Signer, logger *slog.Logger) *EmbedsFace {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &EmbedsFace{cmds: cmds, signer: signer, logger: logger}
+	return &EmbedsFace{cmds: cmds, views: views, signer: signer, logger: logger}
 }
 
 // Prefix implements httpapi.Face.
@@ -99,7 +101,12 @@ func (f *EmbedsFace) upload(w http.ResponseWriter, r *http.Request) {
 		}
 		body = http.MaxBytesReader(w, r.Body, commands.MaxEmbedSize)
 	}
-	e, err := f.cmds.Upload(r.Context(), p, ct, filename, body)
+	e, res, err := f.cmds.Upload(r.Context(), p, ct, filename, body)
+	if err == nil {
+		// The answer is the embed as the command left it; the wait is for the client's next read, which may list
+		// the embeds of a message from the embeds read model.
+		err = f.views.Shows(r.Context(), res, projections.Embeds{})
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

@@ -36,10 +36,7 @@ func withUseLite(b *testing.B) platformtest.Option {
 // unlimited lifts the env's account's rate limit and quota: benchmarks send thousands of requests.
 func (e *env) unlimited(b *testing.B) {
 	p := principalOf(b, e)
-	admin := auth.Principal{AccountID: commands.AdminAccountID}
-	if err := e.node.Commands.Accounts.SetLimits(context.Background(), admin, p.AccountID, 1_000_000, 1_000_000); err != nil {
-		b.Fatal(err)
-	}
+	e.node.SetLimits(b, p.AccountID, 1_000_000, 1_000_000)
 }
 
 // percentiles reports the p50 and p99 of durations, in milliseconds.

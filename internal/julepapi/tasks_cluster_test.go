@@ -1,15 +1,12 @@
 package julepapi_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/contrailhq/contrail/internal/auth"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
@@ -35,9 +32,7 @@ func TestTasksOnACluster(t *testing.T) {
 	})
 	a := platformtest.Start(t, opts)
 	principal, key := a.NewAccount(t, "ada")
-	if err := a.Commands.Accounts.SetLimits(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, principal.AccountID, 1<<30, 1<<30); err != nil {
-		t.Fatal(err)
-	}
+	a.SetLimits(t, principal.AccountID, 1<<30, 1<<30)
 	b := platformtest.Start(t, opts)
 	ea, eb := &env{node: a, model: model, key: key}, &env{node: b, model: model, key: key}
 	agent := ea.agent(t, map[string]any{"name": "mapper", "model": "gpt-4o-mini"})

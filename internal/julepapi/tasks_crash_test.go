@@ -14,8 +14,6 @@ import (
 
 	"github.com/contrailhq/contrail/domain/execution"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/internal/auth"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
@@ -126,9 +124,7 @@ func TestTasksSurviveKills(t *testing.T) {
 	n := platformtest.Start(t, opts...)
 	principal, key := n.NewAccount(t, "survivor")
 	// The test polls 50 executions; the account's request rate is not what it measures.
-	if err := n.Commands.Accounts.SetLimits(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, principal.AccountID, 1<<30, 1<<30); err != nil {
-		t.Fatal(err)
-	}
+	n.SetLimits(t, principal.AccountID, 1<<30, 1<<30)
 	e := &env{node: n, model: model, key: key}
 	agent := e.agent(t, map[string]any{"name": "mixer", "model": "gpt-4o-mini"})
 	task := e.task(t, agent, fmt.Sprintf(mixedTask, srv.URL))

@@ -63,10 +63,7 @@ func TestDailyQuotaAnswers429UntilMidnightUTCThenResets(t *testing.T) {
 	clk := newClock(time.Date(2026, 3, 1, 23, 59, 30, 0, time.UTC))
 	n := platformtest.Start(t, platformtest.WithClock(clk.Now))
 	ctx := context.Background()
-	k, err := n.Commands.Accounts.Create(ctx, system, commands.NewAccount{Name: "quota", DailyQueryLimit: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := n.CreateAccount(t, commands.NewAccount{Name: "quota", DailyQueryLimit: 3})
 	// A real HTTP server with the platform's authenticator and limiter in front of a face that counts queries.
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Auth: n.Auth, Limiter: n.Limits, Faces: []httpapi.Face{queryFace{n.Limits}},
 		Ready: func(context.Context) error { return nil }}))
@@ -111,9 +108,7 @@ func TestDailyQuotaAnswers429UntilMidnightUTCThenResets(t *testing.T) {
 	if limit, used, _ := n.Limits.DailyUsage(ctx, other.AccountID); limit != commands.DefaultDailyQueryLimit || used != 0 {
 		t.Fatalf("a fresh account's quota: %d of %d, want 0 of %d", used, limit, commands.DefaultDailyQueryLimit)
 	}
-	if err := n.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 5, 0); err != nil {
-		t.Fatal(err)
-	}
+	n.SetLimits(t, k.AccountID, 5, 0)
 	if limit, used, _ := n.Limits.DailyUsage(ctx, k.AccountID); limit != 5 || used != 1 {
 		t.Fatalf("after raising the quota to 5: %d of %d", used, limit)
 	}
@@ -125,10 +120,7 @@ func TestQuotaIsExactAcrossNodesAndRestarts(t *testing.T) {
 	clk := newClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	n := platformtest.Start(t, platformtest.WithDataDir(dir), platformtest.WithClock(clk.Now))
 	ctx := context.Background()
-	k, err := n.Commands.Accounts.Create(ctx, system, commands.NewAccount{Name: "busy", DailyQueryLimit: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := n.CreateAccount(t, commands.NewAccount{Name: "busy", DailyQueryLimit: 40})
 	p := auth.Principal{AccountID: k.AccountID, KeyID: k.KeyID}
 	// Three nodes' worth of Limits (each with its own memory of the counters) count against one bucket at once.
 	nodes := []*limits.Limits{n.Limits}
@@ -179,14 +171,8 @@ func TestRequestRateIsLimitedPerKeyAndPerMinute(t *testing.T) {
 	t.Parallel()
 	clk := newClock(time.Date(2026, 3, 2, 9, 0, 15, 0, time.UTC))
 	n := platformtest.Start(t, platformtest.WithClock(clk.Now))
-	ctx := context.Background()
-	k, err := n.Commands.Accounts.Create(ctx, system, commands.NewAccount{Name: "chatty"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 0, 5); err != nil {
-		t.Fatal(err)
-	}
+	k := n.CreateAccount(t, commands.NewAccount{Name: "chatty"})
+	n.SetLimits(t, k.AccountID, 0, 5)
 	for i := range 5 {
 		if r := n.Do(t, k.Key, "GET", "/admin/whoami", nil); r.Status != 200 {
 			t.Fatalf("request %d of 5: %d %s", i+1, r.Status, r.Body)
@@ -203,10 +189,7 @@ func TestRequestRateIsLimitedPerKeyAndPerMinute(t *testing.T) {
 		t.Fatalf("the 6th request in a minute: %d Retry-After %q %s", r.Status, r.Header.Get("Retry-After"), r.Body)
 	}
 	// Another key of the same account has its own count.
-	second, err := n.Commands.Accounts.IssueKey(ctx, system, k.AccountID, "second", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := n.IssueKey(t, system, k.AccountID, "second")
 	if r := n.Do(t, second.Key, "GET", "/admin/whoami", nil); r.Status != 200 {
 		t.Fatalf("another key of the account: %d", r.Status)
 	}
@@ -247,9 +230,7 @@ func TestAnAccountsLimitsAreItsOwnOrTheConfiguredDefaults(t *testing.T) {
 	if r := n.Do(t, key, "GET", "/admin/whoami", nil); r.Status != 429 || !strings.Contains(string(r.Body), "rate limit of 3 ") {
 		t.Fatalf("the 4th request with a default rate of 3: %d %s", r.Status, r.Body)
 	}
-	if err := n.Commands.Accounts.SetLimits(ctx, system, p.AccountID, 0, 1000); err != nil {
-		t.Fatal(err)
-	}
+	n.SetLimits(t, p.AccountID, 0, 1000)
 	u, _ = n.Limits.Of(ctx, p.AccountID)
 	want = limits.Usage{AccountID: p.AccountID, DailyQueryLimit: 70, RequestsPerMinute: 1000, OwnRequestsPerMinute: true}
 	if u != want {

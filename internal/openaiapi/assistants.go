@@ -112,8 +112,8 @@ func (f *Face) createAssistant(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	id, err := f.d.Assistants.Create(r.Context(), principal(r), spec)
-	if err != nil {
+	id, res, err := f.d.Assistants.Create(r.Context(), principal(r), spec)
+	if err := f.shown(r.Context(), res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -151,11 +151,11 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	err = f.d.Assistants.Modify(r.Context(), principal(r), id, func(s *events.AssistantSpec) {
+	res, err := f.d.Assistants.Modify(r.Context(), principal(r), id, func(s *events.AssistantSpec) {
 		// Reapplying the request to the current settings changes exactly the fields it sent.
 		_ = f.assistantSpec(in, s)
 	})
-	if err != nil {
+	if err := f.shown(r.Context(), res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -164,7 +164,8 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "assistant_id")
-	if err := f.d.Assistants.Delete(r.Context(), principal(r), id); err != nil {
+	res, err := f.d.Assistants.Delete(r.Context(), principal(r), id)
+	if err := f.shown(r.Context(), res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

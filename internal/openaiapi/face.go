@@ -33,38 +33,39 @@ type Models interface {
 	Resolve(model string) (llm.Provider, string, error)
 }
 
-// AssistantCommands is what the face asks of the assistant commands (commands.Assistants).
+// AssistantCommands is what the face asks of the assistant commands (commands.Assistants). Each returns what it
+// appended; the face waits for its read models to show it (shown) before it answers from them.
 type AssistantCommands interface {
-	Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, error)
-	Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) error
-	Delete(ctx context.Context, actor auth.Principal, id string) error
+	Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, events.Appended, error)
+	Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) (events.Appended, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error)
 }
 
 // ThreadCommands is what the face asks of the thread commands (commands.Threads).
 type ThreadCommands interface {
-	Create(ctx context.Context, actor auth.Principal, in commands.NewThread) (string, error)
-	Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) error
-	Delete(ctx context.Context, actor auth.Principal, id string) error
-	CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in commands.NewMessage) (string, error)
-	ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) error
-	DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) error
+	Create(ctx context.Context, actor auth.Principal, in commands.NewThread) (string, events.Appended, error)
+	Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) (events.Appended, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error)
+	CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in commands.NewMessage) (string, events.Appended, error)
+	ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) (events.Appended, error)
+	DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) (events.Appended, error)
 }
 
 // RunCommands is what the face asks of the run commands (commands.Runs).
 type RunCommands interface {
 	Create(ctx context.Context, actor auth.Principal, threadID string, in commands.NewRun) (commands.CreatedRun, error)
 	CreateWithThread(ctx context.Context, actor auth.Principal, thread commands.NewThread, in commands.NewRun) (commands.CreatedRun, error)
-	Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) error
-	Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) error
-	SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (uint64, error)
+	Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) (events.Appended, error)
+	Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) (events.Appended, error)
+	SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (events.Appended, error)
 }
 
 // FileCommands is what the face asks of the file commands (commands.Files).
 type FileCommands interface {
 	StoreUpload(ctx context.Context, actor auth.Principal, contentType string, body io.Reader) (commands.Upload, error)
 	DiscardUpload(ctx context.Context, u commands.Upload) error
-	Create(ctx context.Context, actor auth.Principal, in commands.NewFile) (string, error)
-	Delete(ctx context.Context, actor auth.Principal, id string) error
+	Create(ctx context.Context, actor auth.Principal, in commands.NewFile) (string, events.Appended, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error)
 }
 
 // Deps are what the /v1 face uses.
@@ -267,4 +268,13 @@ type deleted struct {
 	ID      string `json:"id"`
 	Object  string `json:"object"`
 	Deleted bool   `json:"deleted"`
+}
+
+// shown is a command's error, or else waits until the read models the face answers from show what the command
+// appended (projections.Runner.Shows), so that the answer and the client's next read see its own write.
+func (f *Face) shown(ctx context.Context, res events.Appended, err error, models ...projections.Projection) error {
+	if err != nil {
+		return err
+	}
+	return f.d.Views.Shows(ctx, res, models...)
 }

@@ -74,8 +74,8 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 			filename = part.FileName()
 		}
 	}
-	id, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: purpose, Upload: upload})
-	if err != nil {
+	id, res, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: purpose, Upload: upload})
+	if err := f.shown(r.Context(), res, err, projections.Files{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -157,7 +157,8 @@ func (f *Face) deleteFile(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Files.Delete(r.Context(), principal(r), id); err != nil {
+	res, err := f.d.Files.Delete(r.Context(), principal(r), id)
+	if err := f.shown(r.Context(), res, err, projections.Files{}); err != nil {
 		if errs.CodeOf(err) == errs.NotFound {
 			err = fileNotFound(id)
 		}

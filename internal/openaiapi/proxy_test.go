@@ -142,17 +142,13 @@ func TestOpenAIProxyRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	k, err := e.node.Commands.Accounts.Create(ctx, auth.Principal{AccountID: commands.AdminAccountID},
-		commands.NewAccount{Name: "thrifty", DailyQueryLimit: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := e.node.CreateAccount(t, commands.NewAccount{Name: "thrifty", DailyQueryLimit: 2})
 	token := agentToken(t, e.node, k.AccountID)
 	client := proxyClient(e.node, token)
 	chat := openai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
 
 	withKey, anonymous := proxyClient(e.node, e.key), proxyClient(e.node, "not-a-token")
-	_, err = withKey.Chat.Completions.New(ctx, chat)
+	_, err := withKey.Chat.Completions.New(ctx, chat)
 	wantAPIError(t, err, http.StatusForbidden, "")
 	_, err = anonymous.Chat.Completions.New(ctx, chat)
 	wantAPIError(t, err, http.StatusUnauthorized, "")
@@ -241,7 +237,7 @@ func TestAgentCallsTheModelThroughTheProxy(t *testing.T) {
 	}
 	srv := httptest.NewServer(agent)
 	t.Cleanup(srv.Close)
-	if _, err := n.Commands.Agents.Create(ctxFor(t), p, commands.AgentInput{Handle: "poet", FuncURL: &srv.URL}); err != nil {
+	if _, err := n.RegisterAgent(ctxFor(t), p, commands.AgentInput{Handle: "poet", FuncURL: &srv.URL}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := n.SessionCommands.Create(ctxFor(t), p, commands.NewSession{FrontendAgent: "poet"})

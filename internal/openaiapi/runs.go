@@ -103,6 +103,7 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if !stream {
 		created, err := f.d.Runs.Create(r.Context(), principal(r), threadID, nr)
+		err = f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
 		if waitedTooLong(r, created.RunID, err) {
 			f.runFromLog(w, r, created.ThreadID, created.RunID)
 			return
@@ -118,7 +119,7 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 	nr.ID = events.NewPrefixedID("run_")
 	f.stream(w, r, threadID, nr.ID, true, false, func() (uint64, error) {
 		created, err := f.d.Runs.Create(r.Context(), principal(r), threadID, nr)
-		return created.FirstSeq, err
+		return created.FirstSeq, f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
 	})
 }
 
@@ -158,6 +159,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if !stream {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
+		err = f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
 		if waitedTooLong(r, created.RunID, err) {
 			f.runFromLog(w, r, created.ThreadID, created.RunID)
 			return
@@ -172,7 +174,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
 	f.stream(w, r, t.ID, nr.ID, true, true, func() (uint64, error) {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
-		return created.FirstSeq, err
+		return created.FirstSeq, f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
 	})
 }
 
@@ -231,7 +233,8 @@ func (f *Face) modifyRun(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Runs.Modify(r.Context(), principal(r), threadID, runID, md); err != nil {
+	res, err := f.d.Runs.Modify(r.Context(), principal(r), threadID, runID, md)
+	if err := f.shown(r.Context(), res, err, projections.Runs{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -240,7 +243,8 @@ func (f *Face) modifyRun(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) cancelRun(w http.ResponseWriter, r *http.Request) {
 	threadID, runID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id")
-	if err := f.d.Runs.Cancel(r.Context(), principal(r), threadID, runID); err != nil {
+	res, err := f.d.Runs.Cancel(r.Context(), principal(r), threadID, runID)
+	if err := f.shown(r.Context(), res, err, projections.Runs{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -277,7 +281,8 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !stream {
-		if _, err := f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs); err != nil {
+		res, err := f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
+		if err := f.shown(r.Context(), res, err, projections.Runs{}, projections.RunSteps{}); err != nil {
 			f.WriteError(w, r, err)
 			return
 		}
@@ -285,7 +290,12 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.stream(w, r, threadID, runID, false, false, func() (uint64, error) {
-		return f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
+		res, err := f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
+		var first uint64
+		if len(res.Events) > 0 {
+			first = res.Events[0].Sequence
+		}
+		return first, f.shown(r.Context(), res, err, projections.Runs{}, projections.RunSteps{})
 	})
 }
 

@@ -35,7 +35,8 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	id, err := f.d.Threads.Create(r.Context(), principal(r), t)
+	id, res, err := f.d.Threads.Create(r.Context(), principal(r), t)
+	err = f.shown(r.Context(), res, err, projections.Threads{}, projections.Messages{})
 	if waitedTooLong(r, id, err) {
 		f.threadFromLog(w, r, id)
 		return
@@ -105,7 +106,8 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Threads.Modify(r.Context(), principal(r), id, md, in.has("metadata"), tr); err != nil {
+	res, err := f.d.Threads.Modify(r.Context(), principal(r), id, md, in.has("metadata"), tr)
+	if err := f.shown(r.Context(), res, err, projections.Threads{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -114,7 +116,8 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) deleteThread(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "thread_id")
-	if err := f.d.Threads.Delete(r.Context(), principal(r), id); err != nil {
+	res, err := f.d.Threads.Delete(r.Context(), principal(r), id)
+	if err := f.shown(r.Context(), res, err, projections.Threads{}, projections.Runs{}, projections.RunSteps{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -148,8 +151,8 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	id, err := f.d.Threads.CreateMessage(r.Context(), principal(r), threadID, nm)
-	if err != nil {
+	id, res, err := f.d.Threads.CreateMessage(r.Context(), principal(r), threadID, nm)
+	if err := f.shown(r.Context(), res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -190,7 +193,8 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Threads.ModifyMessage(r.Context(), principal(r), threadID, id, md); err != nil {
+	res, err := f.d.Threads.ModifyMessage(r.Context(), principal(r), threadID, id, md)
+	if err := f.shown(r.Context(), res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -199,7 +203,8 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) deleteMessage(w http.ResponseWriter, r *http.Request) {
 	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
-	if err := f.d.Threads.DeleteMessage(r.Context(), principal(r), threadID, id); err != nil {
+	res, err := f.d.Threads.DeleteMessage(r.Context(), principal(r), threadID, id)
+	if err := f.shown(r.Context(), res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

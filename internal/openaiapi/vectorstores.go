@@ -176,8 +176,8 @@ func (f *Face) createVectorStore(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	s, err := f.d.VectorStores.Create(r.Context(), principal(r), req)
-	if err != nil {
+	s, res, err := f.d.VectorStores.Create(r.Context(), principal(r), req)
+	if err := f.shown(r.Context(), res, err, projections.VectorStores{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -224,7 +224,8 @@ func (f *Face) modifyVectorStore(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) deleteVectorStore(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "vector_store_id")
-	if err := f.d.VectorStores.Delete(r.Context(), principal(r), id); err != nil {
+	res, err := f.d.VectorStores.Delete(r.Context(), principal(r), id)
+	if err := f.shown(r.Context(), res, err, projections.VectorStores{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

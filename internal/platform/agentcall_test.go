@@ -25,7 +25,7 @@ func TestAnAgentCallsBackWithTheTokenItWasGiven(t *testing.T) {
 	// Alice's agent: user storage keeps values only for agents their user may use. The platform is not asked to
 	// call it here (the test calls its func directly), so its registered URL answers nothing.
 	nowhere := "http://127.0.0.1:9/"
-	registered, err := n.Commands.Agents.Create(context.Background(), alice, commands.AgentInput{Handle: "prefs", QueryURL: &nowhere})
+	registered, err := n.RegisterAgent(context.Background(), alice, commands.AgentInput{Handle: "prefs", QueryURL: &nowhere})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/router"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // stopRouting stops the feed of the routing index and waits for it: left running, it would follow a closed
@@ -95,4 +96,14 @@ func (k embedKeeper) Keep(ctx context.Context, account string, in map[string]age
 		src[key] = commands.EmbedSource{URI: em.URI, ContentType: em.ContentType}
 	}
 	return k.p.Commands.Embeds.ForMessage(ctx, auth.Principal{AccountID: account}, src)
+}
+
+// RegisterAgent registers an agent and returns it once the registry and the router can find it: the sample agents,
+// benchmarks and tests register this way (the GraphQL face waits the same way after its own commands).
+func (p *Platform) RegisterAgent(ctx context.Context, actor auth.Principal, in commands.AgentInput) (agents.Info, error) {
+	c, err := p.Commands.Agents.Register(ctx, actor, in)
+	if err == nil {
+		err = p.Views.Shows(ctx, c.Appended, projections.Agents{})
+	}
+	return c.Agent, err
 }

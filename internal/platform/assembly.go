@@ -72,10 +72,10 @@ func (p *Platform) faces() []httpapi.Face {
 			Logger: p.Logger.With("face", "openai-proxy")}),
 		graph.New(graph.Deps{
 			AgentCommands: p.Commands.Agents, Usage: p.Commands.Accounts, Sessions: p.SessionCommands, Views: p.Views, Store: p.Store, Agents: p.Agents, NC: p.NC, Names: p.Layout.Names,
-			Embeds: p.EmbedURLs, Auth: p.Auth, Limiter: p.Limits, Logger: p.Logger.With("face", "graphql"),
+			Embeds: p.EmbedURLs, EmbedLog: p.Commands.Embeds, Auth: p.Auth, Limiter: p.Limits, Logger: p.Logger.With("face", "graphql"),
 			Router: p.Index,
 		}),
-		fixieapi.NewEmbedsFace(p.Commands.Embeds, p.EmbedURLs, p.Logger.With("face", "embeds")),
+		fixieapi.NewEmbedsFace(p.Commands.Embeds, p.Views, p.EmbedURLs, p.Logger.With("face", "embeds")),
 		fixieapi.NewSessionsFace(p.SessionCommands, p.Store, p.Logger.With("face", "sessions")),
 		p.julepFace(),
 	}

@@ -32,15 +32,9 @@ func (benchFace) Routes(r chi.Router) {
 func BenchmarkRequestPath(b *testing.B) {
 	n := platformtest.Start(b)
 	ctx := context.Background()
-	k, err := n.Commands.Accounts.Create(ctx, auth.Principal{AccountID: commands.AdminAccountID},
-		commands.NewAccount{Name: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	k := n.CreateAccount(b, commands.NewAccount{Name: "bench"})
 	// A limit no benchmark reaches, so that every request takes the counting path.
-	if err := n.Commands.Accounts.SetLimits(ctx, auth.Principal{AccountID: commands.AdminAccountID}, k.AccountID, 0, 1<<30); err != nil {
-		b.Fatal(err)
-	}
+	n.SetLimits(b, k.AccountID, 0, 1<<30)
 	token, err := n.Signer.AgentToken(ctx, auth.AgentClaims{User: k.AccountID, AgentID: "agt_bench"})
 	if err != nil {
 		b.Fatal(err)

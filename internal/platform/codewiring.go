@@ -120,7 +120,13 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 	out.Logs += res.Stdout + res.Stderr
 	for _, f := range res.Files {
 		id := "file-" + events.DeriveID(key, f.Name)
-		if err := s.p.Commands.Files.SaveOutput(ctx, account, id, path.Base(f.Name), f.ContentType, f.Data); err != nil {
+		// The run's answer names the file: the files read model shows it before the answer is recorded, so that a
+		// client reading the answer can fetch the file.
+		saved, err := s.p.Commands.Files.SaveOutput(ctx, account, id, path.Base(f.Name), f.ContentType, f.Data)
+		if err == nil {
+			err = s.p.Views.Shows(ctx, saved, projections.Files{})
+		}
+		if err != nil {
 			return runworker.CodeResult{}, fmt.Errorf("save %s: %w", f.Name, err)
 		}
 		if f.Image {

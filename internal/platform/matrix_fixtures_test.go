@@ -236,7 +236,7 @@ func userStorageFixture() fixture {
 				t.Fatalf("matrix fixture: store a value: %d %s", r.Status, r.Body)
 			}
 			unreachable := "http://127.0.0.1:9/"
-			if _, err := n.Commands.Agents.Create(t.Context(), o.Principal, commands.AgentInput{Handle: "notes", QueryURL: &unreachable}); err != nil {
+			if _, err := n.RegisterAgent(t.Context(), o.Principal, commands.AgentInput{Handle: "notes", QueryURL: &unreachable}); err != nil {
 				t.Fatalf("matrix fixture: register an agent: %v", err)
 			}
 			return objects{Params: map[string]string{"agentId": agent, "key": key, "username": o.Username, "agentHandle": "notes"},

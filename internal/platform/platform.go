@@ -557,7 +557,11 @@ func (p *Platform) bootstrapAdmin(ctx context.Context) error {
 	system := auth.Principal{AccountID: commands.AdminAccountID}
 	if len(history) > 0 {
 		if p.Config.AdminKey != "" {
-			if _, err := p.Commands.Accounts.IssueKey(ctx, system, commands.AdminAccountID, "CONTRAIL_ADMIN_KEY", p.Config.AdminKey); err != nil {
+			k, err := p.Commands.Accounts.IssueKey(ctx, system, commands.AdminAccountID, "CONTRAIL_ADMIN_KEY", p.Config.AdminKey)
+			if err == nil {
+				err = p.Views.Shows(ctx, k.Appended, projections.Accounts{})
+			}
+			if err != nil {
 				return fmt.Errorf("bootstrap: issue CONTRAIL_ADMIN_KEY: %w", err)
 			}
 		}
@@ -568,9 +572,13 @@ func (p *Platform) bootstrapAdmin(ctx context.Context) error {
 	if generated {
 		key = auth.NewKey()
 	}
-	_, err = p.Commands.Accounts.Create(ctx, system, commands.NewAccount{ID: commands.AdminAccountID, Name: "admin", Admin: true, Key: key})
+	k, err := p.Commands.Accounts.Create(ctx, system, commands.NewAccount{ID: commands.AdminAccountID, Name: "admin", Admin: true, Key: key})
 	if errs.CodeOf(err) == errs.Conflict {
 		return nil // another node bootstrapped at the same moment
+	}
+	if err == nil {
+		// The key works once the accounts read model shows it: the platform is ready only then.
+		err = p.Views.Shows(ctx, k.Appended, projections.Accounts{})
 	}
 	if err != nil {
 		return fmt.Errorf("bootstrap admin account: %w", err)

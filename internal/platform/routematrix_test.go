@@ -17,6 +17,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // The route matrix checks the security model on every route the HTTP router has, read from the router itself,
@@ -238,13 +239,9 @@ func TestRouteMatrix(t *testing.T) {
 	ctx := context.Background()
 	m := newMatrix(t, n)
 	a, b, values, secrets, ownScope, bodies := m.a, m.b, m.values, m.secrets, m.ownScope, m.bodies
-	revoked, err := n.Commands.Accounts.IssueKey(ctx, a.Principal, a.AccountID, "to revoke", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Commands.Accounts.RevokeKey(ctx, a.Principal, a.AccountID, revoked.KeyID); err != nil {
-		t.Fatal(err)
-	}
+	revoked := n.IssueKey(t, a.Principal, a.AccountID, "to revoke")
+	gone, err := n.Commands.Accounts.RevokeKey(ctx, a.Principal, a.AccountID, revoked.KeyID)
+	n.Shown(t, "revoke key", gone, err, projections.Accounts{})
 	agentToken, err := n.Signer.AgentToken(ctx, auth.AgentClaims{User: a.AccountID, AgentID: "agt_matrix"})
 	if err != nil {
 		t.Fatal(err)

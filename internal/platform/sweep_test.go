@@ -2,7 +2,6 @@ package platform_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
@@ -14,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
@@ -209,11 +207,8 @@ func TestBadInputSweep(t *testing.T) {
 	n := platformtest.Start(t)
 	m := newMatrix(t, n)
 	// Thousands of requests: no rate or quota stands in the sweep's way.
-	ctx := context.Background()
 	for _, acct := range []string{m.a.AccountID, m.b.AccountID, commands.AdminAccountID} {
-		if err := n.Commands.Accounts.SetLimits(ctx, auth.Principal{AccountID: commands.AdminAccountID}, acct, 1_000_000, 1_000_000); err != nil {
-			t.Fatal(err)
-		}
+		n.SetLimits(t, acct, 1_000_000, 1_000_000)
 	}
 	s := &sweep{t: t, n: n, m: m, statuses: map[int]int{}, hugeSent: map[string]bool{}}
 	all := routes(t, n)

@@ -43,7 +43,7 @@ func (p *Platform) assembleVectorStores() error {
 	repo := events.NewRepo[vectorstore.State](p.Store, vectorstore.Aggregate, 1024)
 	v := &VectorParts{Index: vsindex.New(p.Julep.docIndex, p.Store, p.Blobs, p.JS, tmp, p.Logger.With("component", "vector-stores")),
 		done: make(chan struct{})}
-	v.Commands = commands.NewVectorStores(repo, events.NewRepo[file.State](p.Store, "file", 0), v.Index, p.Views)
+	v.Commands = commands.NewVectorStores(repo, events.NewRepo[file.State](p.Store, "file", 0), v.Index)
 	v.handler = vectorstores.New(repo, v.Index, 2)
 	feed, cancel := context.WithCancel(context.Background())
 	v.stop = cancel
@@ -136,7 +136,11 @@ func vectorStoreIDs(toolResources json.RawMessage) []string {
 // until they are processed (as OpenAI does before a run reads them).
 func (f runFiles) threadStore(ctx context.Context, account, threadID string, attached []string) (string, error) {
 	actor := auth.Principal{AccountID: account}
-	s, err := f.p.Vectors.Commands.EnsureThreadStore(ctx, actor, threadID, attached)
+	s, res, err := f.p.Vectors.Commands.EnsureThreadStore(ctx, actor, threadID, attached)
+	if err == nil {
+		// The client lists its stores: the thread's is among them once the run that made it has started.
+		err = f.p.Views.Shows(ctx, res, projections.VectorStores{})
+	}
 	if err != nil {
 		return "", fmt.Errorf("keep the thread's attachments: %w", err)
 	}

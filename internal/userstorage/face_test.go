@@ -40,7 +40,7 @@ func path(agent, key string) string {
 func registerAgent(t *testing.T, n *platformtest.Node, p auth.Principal, handle string) string {
 	t.Helper()
 	u := "http://127.0.0.1:9/"
-	a, err := n.Commands.Agents.Create(context.Background(), p, commands.AgentInput{Handle: handle, QueryURL: &u})
+	a, err := n.RegisterAgent(context.Background(), p, commands.AgentInput{Handle: handle, QueryURL: &u})
 	if err != nil {
 		t.Fatalf("register agent %s: %v", handle, err)
 	}
@@ -140,9 +140,7 @@ func TestUserStorageSpeaksTheFixieSDKShapes(t *testing.T) {
 	}
 	// Published, the agent is one bob may use: he keeps his own storage for it, and sees none of alice's.
 	published := true
-	if _, err := n.Commands.Agents.Update(context.Background(), alice, commands.AgentInput{Handle: "notes", Published: &published}); err != nil {
-		t.Fatal(err)
-	}
+	n.UpdateAgent(t, alice, commands.AgentInput{Handle: "notes", Published: &published})
 	if got := keysOf(t, n.Do(t, bob, "GET", path(agent, ""), nil)); len(got) != 0 {
 		t.Fatalf("another user lists %v", got)
 	}
@@ -320,7 +318,7 @@ func TestTheFixieSDKNamesTheAgentInThePath(t *testing.T) {
 	alice, key := n.NewAccount(t, "alice")
 	_, bobKey := n.NewAccount(t, "bob")
 	unreachable := "http://127.0.0.1:9/"
-	agent, err := n.Commands.Agents.Create(ctx, alice, commands.AgentInput{Handle: "notes", QueryURL: &unreachable})
+	agent, err := n.RegisterAgent(ctx, alice, commands.AgentInput{Handle: "notes", QueryURL: &unreachable})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/contrailhq/contrail/internal/embedding"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +16,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/embedding"
+	"github.com/contrailhq/contrail/projections"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -123,11 +126,56 @@ func (n *Node) Crash() {
 // NewAccount creates an account and returns its principal and API key.
 func (n *Node) NewAccount(t testing.TB, name string) (auth.Principal, string) {
 	t.Helper()
-	k, err := n.Commands.Accounts.Create(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, commands.NewAccount{Name: name})
-	if err != nil {
-		t.Fatalf("create account %s: %v", name, err)
-	}
+	k := n.CreateAccount(t, commands.NewAccount{Name: name})
 	return auth.Principal{AccountID: k.AccountID, KeyID: k.KeyID, Username: name}, k.Key
+}
+
+// CreateAccount creates an account as the admin and returns its first key once the key works.
+func (n *Node) CreateAccount(t testing.TB, in commands.NewAccount) commands.IssuedKey {
+	t.Helper()
+	k, err := n.Commands.Accounts.Create(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, in)
+	n.Shown(t, "create account "+in.Name, k.Appended, err, projections.Accounts{})
+	return k
+}
+
+// IssueKey issues another key of an account, as actor, and returns it once it works.
+func (n *Node) IssueKey(t testing.TB, actor auth.Principal, accountID, name string) commands.IssuedKey {
+	t.Helper()
+	k, err := n.Commands.Accounts.IssueKey(context.Background(), actor, accountID, name, "")
+	n.Shown(t, "issue key "+name, k.Appended, err, projections.Accounts{})
+	return k
+}
+
+// SetLimits sets an account's usage limits as the admin, and returns once they apply.
+func (n *Node) SetLimits(t testing.TB, accountID string, dailyQueries, perMinute int) {
+	t.Helper()
+	res, err := n.Commands.Accounts.SetLimits(context.Background(), auth.Principal{AccountID: commands.AdminAccountID}, accountID, dailyQueries, perMinute)
+	n.Shown(t, "set limits of "+accountID, res, err, projections.Accounts{})
+}
+
+// UpdateAgent changes an agent as actor, and returns once the registry and the router see the change.
+func (n *Node) UpdateAgent(t testing.TB, actor auth.Principal, in commands.AgentInput) {
+	t.Helper()
+	c, err := n.Commands.Agents.Update(context.Background(), actor, in)
+	n.Shown(t, "update agent "+in.Handle, c.Appended, err, projections.Agents{})
+}
+
+// DeleteAgent deletes an agent as actor, and returns once the registry and the router no longer see it.
+func (n *Node) DeleteAgent(t testing.TB, actor auth.Principal, handle string) {
+	t.Helper()
+	c, err := n.Commands.Agents.Delete(context.Background(), actor, handle)
+	n.Shown(t, "delete agent "+handle, c.Appended, err, projections.Agents{})
+}
+
+// Shown fails the test if a command (what) failed, or if the read models did not come to show what it appended.
+func (n *Node) Shown(t testing.TB, what string, res events.Appended, err error, models ...projections.Projection) {
+	t.Helper()
+	if err == nil {
+		err = n.Views.Shows(context.Background(), res, models...)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 }
 
 // Response is an HTTP answer read whole.
