@@ -116,10 +116,12 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The stream listens to the thread before the run exists, so that it misses none of the model's first words.
+	// It reads the log itself, so it does not wait for the read models: a GET of the run meanwhile finds it in the
+	// log if its model has not folded it yet (committed.go).
 	nr.ID = events.NewPrefixedID("run_")
 	f.stream(w, r, threadID, nr.ID, true, false, func() (uint64, error) {
 		created, err := f.d.Runs.Create(r.Context(), principal(r), threadID, nr)
-		return created.FirstSeq, f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
+		return created.FirstSeq, err
 	})
 }
 
@@ -174,7 +176,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
 	f.stream(w, r, t.ID, nr.ID, true, true, func() (uint64, error) {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
-		return created.FirstSeq, f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
+		return created.FirstSeq, err
 	})
 }
 
@@ -289,13 +291,13 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 		f.answerRun(w, r, threadID, runID)
 		return
 	}
+	// As a streamed create, the stream reads the log and waits for no read model.
 	f.stream(w, r, threadID, runID, false, false, func() (uint64, error) {
 		res, err := f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
-		var first uint64
-		if len(res.Events) > 0 {
-			first = res.Events[0].Sequence
+		if err != nil || len(res.Events) == 0 {
+			return 0, err
 		}
-		return first, f.shown(r.Context(), res, err, projections.Runs{}, projections.RunSteps{})
+		return res.Events[0].Sequence, nil
 	})
 }
 
