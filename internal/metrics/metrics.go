@@ -64,7 +64,7 @@ func New() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12),
 		}, []string{"handler"}),
 		ProjectionLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "contrail_projection_lag_events", Help: "Events in the log a projection has not applied yet.",
+			Name: "contrail_projection_lag_events", Help: "Events in the log a projection has still to read: those of the types it folds, or, while it is far behind and reads the whole log, every event after the last it read.",
 		}, []string{"projection"}),
 		ProjectionSeq: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "contrail_projection_applied_sequence", Help: "Stream sequence of the last event a projection applied.",
