@@ -103,16 +103,7 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if !stream {
 		created, err := f.d.Runs.Create(r.Context(), principal(r), threadID, nr)
-		err = f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
-		if waitedTooLong(r, created.RunID, err) {
-			f.runFromLog(w, r, created.ThreadID, created.RunID)
-			return
-		}
-		if err != nil {
-			f.WriteError(w, r, err)
-			return
-		}
-		f.answerRun(w, r, created.ThreadID, created.RunID)
+		f.answerCreatedRun(w, r, created, err)
 		return
 	}
 	// The stream listens to the thread before the run exists, so that it misses none of the model's first words.
@@ -161,16 +152,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if !stream {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
-		err = f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
-		if waitedTooLong(r, created.RunID, err) {
-			f.runFromLog(w, r, created.ThreadID, created.RunID)
-			return
-		}
-		if err != nil {
-			f.WriteError(w, r, err)
-			return
-		}
-		f.answerRun(w, r, created.ThreadID, created.RunID)
+		f.answerCreatedRun(w, r, created, err)
 		return
 	}
 	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
@@ -217,6 +199,21 @@ func (f *Face) answerRun(w http.ResponseWriter, r *http.Request, threadID, runID
 func (f *Face) getRun(w http.ResponseWriter, r *http.Request) {
 	pollAfter(w)
 	f.answerRun(w, r, chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id"))
+}
+
+// answerCreatedRun answers a run just created (not streamed) once the read models show it, or from the log if they
+// do not within the wait: the run went in, and a client must not retry it into a duplicate.
+func (f *Face) answerCreatedRun(w http.ResponseWriter, r *http.Request, created commands.CreatedRun, err error) {
+	err = f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
+	if waitedTooLong(r, created.RunID, err) {
+		f.runFromLog(w, r, created.ThreadID, created.RunID)
+		return
+	}
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerRun(w, r, created.ThreadID, created.RunID)
 }
 
 // pollAfter tells the SDKs' poll helpers (createAndPoll, PollStatus) how soon to ask again, as OpenAI does: their
