@@ -234,6 +234,37 @@ func TestReadModelsRebuild(t *testing.T) {
 	}
 }
 
+// A streamed run reads its events from the log and waits for no read model: with the read models stopped (as one
+// stands still while its bucket elects a leader), it still streams from its creation to its completion.
+func TestAStreamedRunStreamsWhileTheReadModelsStandStill(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	e.model.Enqueue(llmtest.Text("").WithChunks("Still", " here."))
+	a := e.assistant(t)
+	th := e.thread(t, "hi")
+	e.node.Views.Stop()
+	stream := e.client.Beta.Threads.Runs.NewStreaming(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	var names []string
+	var final openai.Message
+	for stream.Next() {
+		ev := stream.Current()
+		names = append(names, ev.Event)
+		if v, ok := ev.AsAny().(openai.AssistantStreamEventThreadMessageCompleted); ok {
+			final = v.Data
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("stream with the read models stopped: %v", apiErr(err))
+	}
+	if len(names) < 2 || names[0] != "thread.run.created" || names[len(names)-1] != "thread.run.completed" {
+		t.Fatalf("stream with the read models stopped: %v", names)
+	}
+	if len(final.Content) != 1 || final.Content[0].Text.Value != "Still here." {
+		t.Fatalf("the answer streamed: %s", final.RawJSON())
+	}
+}
+
 // TestACommittedCreateIsAnsweredWhileTheReadModelsStandStill: with the read models stopped (as one stands still
 // while its bucket elects a leader), a thread and a run whose writes went in are answered as made, from the log,
 // after the bounded wait, not as a 504 a client would retry into a duplicate.
