@@ -75,6 +75,15 @@ type Appended struct {
 // LastSeq is the stream sequence of the last appended event, what a reader waits for to see its own write.
 func (a Appended) LastSeq() uint64 { return a.Version.Seq }
 
+// FirstSeq is the stream sequence of the first appended event (0 when nothing was appended), where a reader that
+// follows what the append started begins.
+func (a Appended) FirstSeq() uint64 {
+	if len(a.Events) == 0 {
+		return 0
+	}
+	return a.Events[0].Sequence
+}
+
 // Append stores events at the end of one aggregate's history, provided the history still ends at `expected`.
 // Each event is published with its ID as Nats-Msg-Id and the expected last sequence of the aggregate's subjects,
 // so a concurrent writer makes it fail with a ConflictError rather than interleave. Appending events that are already

@@ -161,7 +161,9 @@ func (r mutationResolver) CreateAgent(ctx context.Context, in generated.AgentInp
 		return nil, err
 	}
 	reg, err := r.d.AgentCommands.Register(ctx, p, agentInput(in))
-	if err := r.shown(ctx, reg, err); err != nil {
+	// Agent mutations answer once the agents read model shows them: the registry and the router read it there, so
+	// the client's next query finds the agent as it left it.
+	if err := r.d.Views.ShowsWrite(ctx, reg.Appended, err, projections.Agents{}); err != nil {
 		return nil, err
 	}
 	if len(reg.Warnings) > 0 {
@@ -186,7 +188,7 @@ func (r mutationResolver) UpdateAgent(ctx context.Context, in generated.AgentInp
 		return nil, err
 	}
 	a, err := r.d.AgentCommands.Update(ctx, p, agentInput(in))
-	if err := r.shown(ctx, a, err); err != nil {
+	if err := r.d.Views.ShowsWrite(ctx, a.Appended, err, projections.Agents{}); err != nil {
 		return nil, err
 	}
 	m, err := r.agentWithOwner(ctx, a.Agent)
@@ -206,7 +208,7 @@ func (r mutationResolver) DeleteAgent(ctx context.Context, handle string) (*gene
 		return nil, err
 	}
 	a, err := r.d.AgentCommands.Delete(ctx, p, handle)
-	if err := r.shown(ctx, a, err); err != nil {
+	if err := r.d.Views.ShowsWrite(ctx, a.Appended, err, projections.Agents{}); err != nil {
 		return nil, err
 	}
 	m := agentModel(a.Agent, p.Username)
@@ -223,7 +225,7 @@ func (r mutationResolver) RefreshAgent(ctx context.Context, handle string) (*gen
 		return nil, err
 	}
 	a, err := r.d.AgentCommands.Refresh(ctx, p, handle)
-	if err := r.shown(ctx, a, err); err != nil {
+	if err := r.d.Views.ShowsWrite(ctx, a.Appended, err, projections.Agents{}); err != nil {
 		return nil, err
 	}
 	m, err := r.agentWithOwner(ctx, a.Agent)
@@ -231,15 +233,6 @@ func (r mutationResolver) RefreshAgent(ctx context.Context, handle string) (*gen
 		return nil, err
 	}
 	return &generated.AgentPayload{Agent: m}, nil
-}
-
-// shown is an agent command's error, or else waits until the agents read model shows its change: the registry
-// and the router read it there, so the next query finds the agent as changed.
-func (r mutationResolver) shown(ctx context.Context, c commands.AgentChange, err error) error {
-	if err != nil {
-		return err
-	}
-	return r.d.Views.Shows(ctx, c.Appended, projections.Agents{})
 }
 
 // Route shows what the router would pick for a query.

@@ -214,6 +214,15 @@ func (r *Runner) Shows(ctx context.Context, res events.Appended, models ...Proje
 	return nil
 }
 
+// ShowsWrite is a command's error, or else Shows of what it appended: how a caller that answers from read models
+// finishes a command ("res, err := cmd(...); if err := views.ShowsWrite(ctx, res, err, models...); ...").
+func (r *Runner) ShowsWrite(ctx context.Context, res events.Appended, err error, models ...Projection) error {
+	if err != nil {
+		return err
+	}
+	return r.Shows(ctx, res, models...)
+}
+
 // Folds reports whether a projection folds events of a type.
 func Folds(p Projection, eventType string) bool {
 	agg, _ := events.SplitType(eventType)

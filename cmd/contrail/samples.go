@@ -81,10 +81,8 @@ func registerSample(ctx context.Context, p *platform.Platform, admin auth.Princi
 		if _, err := p.Commands.Agents.Update(ctx, admin, commands.AgentInput{Handle: handle, FuncURL: &url}); err != nil {
 			return fmt.Errorf("sample agent %s: %w", handle, err)
 		}
-		var refreshed commands.AgentChange
-		if refreshed, err = p.Commands.Agents.Refresh(ctx, admin, handle); err == nil {
-			err = p.Views.Shows(ctx, refreshed.Appended, projections.Agents{})
-		}
+		refreshed, rerr := p.Commands.Agents.Refresh(ctx, admin, handle)
+		err = p.Views.ShowsWrite(ctx, refreshed.Appended, rerr, projections.Agents{})
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("sample agent %s: %w", handle, err)

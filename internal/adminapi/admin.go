@@ -28,7 +28,8 @@ import (
 )
 
 // AccountCommands is what the face asks of the account commands (commands.Accounts). Each returns what it
-// appended; the face waits for the accounts read model to show it (shown), since keys and limits are read there.
+// appended; the face waits for the accounts read model to show it (projections.Runner.ShowsWrite), since keys and
+// limits are read there.
 type AccountCommands interface {
 	Create(ctx context.Context, actor auth.Principal, in commands.NewAccount) (commands.IssuedKey, error)
 	IssueKey(ctx context.Context, actor auth.Principal, accountID, name, key string) (commands.IssuedKey, error)
@@ -183,7 +184,7 @@ func (f *Face) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k, err := f.d.Accounts.IssueKey(r.Context(), principal(r), id, in.Name, "")
-	if err := f.shown(r.Context(), k.Appended, err); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), k.Appended, err, projections.Accounts{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -198,7 +199,7 @@ func (f *Face) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Accounts.RevokeKey(r.Context(), principal(r), acct, id)
-	if err := f.shown(r.Context(), res, err); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Accounts{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -294,7 +295,7 @@ func (f *Face) createAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k, err := f.d.Accounts.Create(r.Context(), principal(r), commands.NewAccount{Name: in.Name, Admin: in.Admin, DailyQueryLimit: in.DailyQueryLimit})
-	if err := f.shown(r.Context(), k.Appended, err); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), k.Appended, err, projections.Accounts{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -322,7 +323,7 @@ func (f *Face) setLimits(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Accounts.SetLimits(r.Context(), principal(r), id, in.DailyQueryLimit, in.RequestsPerMinute)
-	if err := f.shown(r.Context(), res, err); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Accounts{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -423,13 +424,4 @@ func (f *Face) rotateSigningKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, rot)
-}
-
-// shown is a command's error, or else waits until the accounts read model shows what the command appended: a key
-// works, and limits apply, once it does.
-func (f *Face) shown(ctx context.Context, res events.Appended, err error) error {
-	if err != nil {
-		return err
-	}
-	return f.d.Views.Shows(ctx, res, projections.Accounts{})
 }

@@ -148,9 +148,7 @@ func startNodeWith(ctx context.Context, dir string, set func(*config.Config)) (*
 		// The benchmark measures the platform, not its usage limits.
 		var lifted events.Appended
 		lifted, err = p.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30)
-		if err == nil {
-			err = p.Views.Shows(ctx, lifted, projections.Accounts{})
-		}
+		err = p.Views.ShowsWrite(ctx, lifted, err, projections.Accounts{})
 	}
 	if err != nil {
 		_ = srv.Close()

@@ -135,9 +135,7 @@ func (b *sessionBench) level(ctx context.Context, c, n int) (levelResult, error)
 	// event of its own).
 	system := auth.Principal{AccountID: commands.AdminAccountID}
 	lifted, err := b.p.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30)
-	if err == nil {
-		err = b.p.Views.Shows(ctx, lifted, projections.Accounts{})
-	}
+	err = b.p.Views.ShowsWrite(ctx, lifted, err, projections.Accounts{})
 	if err != nil {
 		return levelResult{}, err
 	}

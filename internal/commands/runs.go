@@ -49,12 +49,11 @@ type NewRun struct {
 	ReasoningEffort     string
 }
 
-// CreatedRun is what creating a run appended: the IDs, and the sequence of the first event, from which a stream
-// of the run's progress starts.
+// CreatedRun is a run just created: its IDs, and what creating it appended (a stream of the run's progress starts
+// at its first event).
 type CreatedRun struct {
 	ThreadID string
 	RunID    string
-	FirstSeq uint64
 	Appended events.Appended
 }
 
@@ -106,11 +105,7 @@ func (c *Runs) CreateWithThread(ctx context.Context, actor auth.Principal, threa
 }
 
 func createdRun(threadID, runID string, res events.Appended) CreatedRun {
-	out := CreatedRun{ThreadID: threadID, RunID: runID, Appended: res}
-	if len(res.Events) > 0 {
-		out.FirstSeq = res.Events[0].Sequence
-	}
-	return out
+	return CreatedRun{ThreadID: threadID, RunID: runID, Appended: res}
 }
 
 // runCreated checks a new run and resolves its settings against its assistant.

@@ -102,11 +102,9 @@ func (f *EmbedsFace) upload(w http.ResponseWriter, r *http.Request) {
 		body = http.MaxBytesReader(w, r.Body, commands.MaxEmbedSize)
 	}
 	e, res, err := f.cmds.Upload(r.Context(), p, ct, filename, body)
-	if err == nil {
-		// The answer is the embed as the command left it; the wait is for the client's next read, which may list
-		// the embeds of a message from the embeds read model.
-		err = f.views.Shows(r.Context(), res, projections.Embeds{})
-	}
+	// The answer is the embed as the command left it; the wait is for the client's next read, which may list
+	// the embeds of a message from the embeds read model.
+	err = f.views.ShowsWrite(r.Context(), res, err, projections.Embeds{})
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

@@ -113,7 +113,7 @@ func (f *Face) createAssistant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Assistants.Create(r.Context(), principal(r), spec)
-	if err := f.shown(r.Context(), res, err, projections.Assistants{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -155,7 +155,7 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 		// Reapplying the request to the current settings changes exactly the fields it sent.
 		_ = f.assistantSpec(in, s)
 	})
-	if err := f.shown(r.Context(), res, err, projections.Assistants{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -165,7 +165,7 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "assistant_id")
 	res, err := f.d.Assistants.Delete(r.Context(), principal(r), id)
-	if err := f.shown(r.Context(), res, err, projections.Assistants{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -34,7 +34,8 @@ type Models interface {
 }
 
 // AssistantCommands is what the face asks of the assistant commands (commands.Assistants). Each returns what it
-// appended; the face waits for its read models to show it (shown) before it answers from them.
+// appended; the face waits for its read models to show it (projections.Runner.ShowsWrite) before it answers from
+// them.
 type AssistantCommands interface {
 	Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, events.Appended, error)
 	Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) (events.Appended, error)
@@ -268,13 +269,4 @@ type deleted struct {
 	ID      string `json:"id"`
 	Object  string `json:"object"`
 	Deleted bool   `json:"deleted"`
-}
-
-// shown is a command's error, or else waits until the read models the face answers from show what the command
-// appended (projections.Runner.Shows), so that the answer and the client's next read see its own write.
-func (f *Face) shown(ctx context.Context, res events.Appended, err error, models ...projections.Projection) error {
-	if err != nil {
-		return err
-	}
-	return f.d.Views.Shows(ctx, res, models...)
 }

@@ -75,7 +75,7 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	id, res, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: purpose, Upload: upload})
-	if err := f.shown(r.Context(), res, err, projections.Files{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Files{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -158,7 +158,7 @@ func (f *Face) deleteFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Files.Delete(r.Context(), principal(r), id)
-	if err := f.shown(r.Context(), res, err, projections.Files{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Files{}); err != nil {
 		if errs.CodeOf(err) == errs.NotFound {
 			err = fileNotFound(id)
 		}

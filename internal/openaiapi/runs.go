@@ -112,7 +112,7 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 	nr.ID = events.NewPrefixedID("run_")
 	f.stream(w, r, threadID, nr.ID, true, false, func() (uint64, error) {
 		created, err := f.d.Runs.Create(r.Context(), principal(r), threadID, nr)
-		return created.FirstSeq, err
+		return created.Appended.FirstSeq(), err
 	})
 }
 
@@ -158,7 +158,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
 	f.stream(w, r, t.ID, nr.ID, true, true, func() (uint64, error) {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
-		return created.FirstSeq, err
+		return created.Appended.FirstSeq(), err
 	})
 }
 
@@ -204,7 +204,7 @@ func (f *Face) getRun(w http.ResponseWriter, r *http.Request) {
 // answerCreatedRun answers a run just created (not streamed) once the read models show it, or from the log if they
 // do not within the wait: the run went in, and a client must not retry it into a duplicate.
 func (f *Face) answerCreatedRun(w http.ResponseWriter, r *http.Request, created commands.CreatedRun, err error) {
-	err = f.shown(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
+	err = f.d.Views.ShowsWrite(r.Context(), created.Appended, err, projections.Threads{}, projections.Messages{}, projections.Runs{})
 	if waitedTooLong(r, created.RunID, err) {
 		f.runFromLog(w, r, created.ThreadID, created.RunID)
 		return
@@ -233,7 +233,7 @@ func (f *Face) modifyRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Runs.Modify(r.Context(), principal(r), threadID, runID, md)
-	if err := f.shown(r.Context(), res, err, projections.Runs{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Runs{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -243,7 +243,7 @@ func (f *Face) modifyRun(w http.ResponseWriter, r *http.Request) {
 func (f *Face) cancelRun(w http.ResponseWriter, r *http.Request) {
 	threadID, runID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id")
 	res, err := f.d.Runs.Cancel(r.Context(), principal(r), threadID, runID)
-	if err := f.shown(r.Context(), res, err, projections.Runs{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Runs{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -281,7 +281,7 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 	}
 	if !stream {
 		res, err := f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
-		if err := f.shown(r.Context(), res, err, projections.Runs{}, projections.RunSteps{}); err != nil {
+		if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Runs{}, projections.RunSteps{}); err != nil {
 			f.WriteError(w, r, err)
 			return
 		}
@@ -291,10 +291,7 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 	// As a streamed create, the stream reads the log and waits for no read model.
 	f.stream(w, r, threadID, runID, false, false, func() (uint64, error) {
 		res, err := f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
-		if err != nil || len(res.Events) == 0 {
-			return 0, err
-		}
-		return res.Events[0].Sequence, nil
+		return res.FirstSeq(), err
 	})
 }
 

@@ -36,7 +36,7 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Threads.Create(r.Context(), principal(r), t)
-	err = f.shown(r.Context(), res, err, projections.Threads{}, projections.Messages{})
+	err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{}, projections.Messages{})
 	if waitedTooLong(r, id, err) {
 		f.threadFromLog(w, r, id)
 		return
@@ -107,7 +107,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Threads.Modify(r.Context(), principal(r), id, md, in.has("metadata"), tr)
-	if err := f.shown(r.Context(), res, err, projections.Threads{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -117,7 +117,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteThread(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "thread_id")
 	res, err := f.d.Threads.Delete(r.Context(), principal(r), id)
-	if err := f.shown(r.Context(), res, err, projections.Threads{}, projections.Runs{}, projections.RunSteps{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{}, projections.Runs{}, projections.RunSteps{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -152,7 +152,7 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Threads.CreateMessage(r.Context(), principal(r), threadID, nm)
-	if err := f.shown(r.Context(), res, err, projections.Messages{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -194,7 +194,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Threads.ModifyMessage(r.Context(), principal(r), threadID, id, md)
-	if err := f.shown(r.Context(), res, err, projections.Messages{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -204,7 +204,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteMessage(w http.ResponseWriter, r *http.Request) {
 	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
 	res, err := f.d.Threads.DeleteMessage(r.Context(), principal(r), threadID, id)
-	if err := f.shown(r.Context(), res, err, projections.Messages{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -177,7 +177,7 @@ func (f *Face) createVectorStore(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, res, err := f.d.VectorStores.Create(r.Context(), principal(r), req)
-	if err := f.shown(r.Context(), res, err, projections.VectorStores{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -225,7 +225,7 @@ func (f *Face) modifyVectorStore(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteVectorStore(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "vector_store_id")
 	res, err := f.d.VectorStores.Delete(r.Context(), principal(r), id)
-	if err := f.shown(r.Context(), res, err, projections.VectorStores{}); err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

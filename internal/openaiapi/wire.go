@@ -143,11 +143,10 @@ type incompleteDetails struct {
 // runWire maps a run's view to the API's object: Unix times, and the API's defaults for what the run was not given
 // (sampling 1, truncation and formats "auto", empty tools and metadata).
 func runWire(v projections.RunView) runObject {
-	unix := unixOrNil
 	o := runObject{
 		ID: v.ID, Object: "thread.run", CreatedAt: v.CreatedAt.Unix(), AssistantID: v.AssistantID, ThreadID: v.ThreadID,
-		Status: v.Status, StartedAt: unix(v.StartedAt), ExpiresAt: unix(v.ExpiresAt), CancelledAt: unix(v.CancelledAt),
-		FailedAt: unix(v.FailedAt), CompletedAt: unix(v.CompletedAt), LastError: v.LastError, Model: v.Model,
+		Status: v.Status, StartedAt: unixOrNil(v.StartedAt), ExpiresAt: unixOrNil(v.ExpiresAt), CancelledAt: unixOrNil(v.CancelledAt),
+		FailedAt: unixOrNil(v.FailedAt), CompletedAt: unixOrNil(v.CompletedAt), LastError: v.LastError, Model: v.Model,
 		Instructions: v.Instructions, Tools: toolsOrEmpty(v.Tools), Metadata: orEmpty(v.Metadata), Usage: v.Usage,
 		Temperature: sampling(v.Temperature), TopP: sampling(v.TopP),
 		MaxPromptTokens: v.MaxPromptTokens, MaxCompletionTokens: v.MaxCompletionTokens,

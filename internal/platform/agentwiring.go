@@ -102,8 +102,6 @@ func (k embedKeeper) Keep(ctx context.Context, account string, in map[string]age
 // benchmarks and tests register this way (the GraphQL face waits the same way after its own commands).
 func (p *Platform) RegisterAgent(ctx context.Context, actor auth.Principal, in commands.AgentInput) (agents.Info, error) {
 	c, err := p.Commands.Agents.Register(ctx, actor, in)
-	if err == nil {
-		err = p.Views.Shows(ctx, c.Appended, projections.Agents{})
-	}
+	err = p.Views.ShowsWrite(ctx, c.Appended, err, projections.Agents{})
 	return c.Agent, err
 }

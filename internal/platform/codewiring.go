@@ -123,9 +123,7 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 		// The run's answer names the file: the files read model shows it before the answer is recorded, so that a
 		// client reading the answer can fetch the file.
 		saved, err := s.p.Commands.Files.SaveOutput(ctx, account, id, path.Base(f.Name), f.ContentType, f.Data)
-		if err == nil {
-			err = s.p.Views.Shows(ctx, saved, projections.Files{})
-		}
+		err = s.p.Views.ShowsWrite(ctx, saved, err, projections.Files{})
 		if err != nil {
 			return runworker.CodeResult{}, fmt.Errorf("save %s: %w", f.Name, err)
 		}

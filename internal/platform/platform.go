@@ -558,9 +558,7 @@ func (p *Platform) bootstrapAdmin(ctx context.Context) error {
 	if len(history) > 0 {
 		if p.Config.AdminKey != "" {
 			k, err := p.Commands.Accounts.IssueKey(ctx, system, commands.AdminAccountID, "CONTRAIL_ADMIN_KEY", p.Config.AdminKey)
-			if err == nil {
-				err = p.Views.Shows(ctx, k.Appended, projections.Accounts{})
-			}
+			err = p.Views.ShowsWrite(ctx, k.Appended, err, projections.Accounts{})
 			if err != nil {
 				return fmt.Errorf("bootstrap: issue CONTRAIL_ADMIN_KEY: %w", err)
 			}
@@ -576,10 +574,8 @@ func (p *Platform) bootstrapAdmin(ctx context.Context) error {
 	if errs.CodeOf(err) == errs.Conflict {
 		return nil // another node bootstrapped at the same moment
 	}
-	if err == nil {
-		// The key works once the accounts read model shows it: the platform is ready only then.
-		err = p.Views.Shows(ctx, k.Appended, projections.Accounts{})
-	}
+	// The key works once the accounts read model shows it: the platform is ready only then.
+	err = p.Views.ShowsWrite(ctx, k.Appended, err, projections.Accounts{})
 	if err != nil {
 		return fmt.Errorf("bootstrap admin account: %w", err)
 	}

@@ -137,10 +137,8 @@ func vectorStoreIDs(toolResources json.RawMessage) []string {
 func (f runFiles) threadStore(ctx context.Context, account, threadID string, attached []string) (string, error) {
 	actor := auth.Principal{AccountID: account}
 	s, res, err := f.p.Vectors.Commands.EnsureThreadStore(ctx, actor, threadID, attached)
-	if err == nil {
-		// The client lists its stores: the thread's is among them once the run that made it has started.
-		err = f.p.Views.Shows(ctx, res, projections.VectorStores{})
-	}
+	// The client lists its stores: the thread's is among them once the run that made it has started.
+	err = f.p.Views.ShowsWrite(ctx, res, err, projections.VectorStores{})
 	if err != nil {
 		return "", fmt.Errorf("keep the thread's attachments: %w", err)
 	}

@@ -170,9 +170,7 @@ func (n *Node) DeleteAgent(t testing.TB, actor auth.Principal, handle string) {
 // Shown fails the test if a command (what) failed, or if the read models did not come to show what it appended.
 func (n *Node) Shown(t testing.TB, what string, res events.Appended, err error, models ...projections.Projection) {
 	t.Helper()
-	if err == nil {
-		err = n.Views.Shows(context.Background(), res, models...)
-	}
+	err = n.Views.ShowsWrite(context.Background(), res, err, models...)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
