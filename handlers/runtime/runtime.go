@@ -38,9 +38,10 @@ type Handler struct {
 	// AckWait is how long the server waits for an answer before it redelivers; the runtime sends heartbeats while
 	// Handle runs, so long work is fine (default 30s).
 	AckWait time.Duration
-	// Prefetch is how many events each of the handler's workers on a node asks the server for at a time (default
-	// 4). A handler whose work is slow (a model call, an agent over HTTP) keeps it at 1, so that events go to the
-	// node with a free worker rather than wait behind a busy one.
+	// Prefetch is how many events a node holds per worker, those being handled included (default 4). A handler
+	// whose work is slow (a model call, an agent over HTTP) keeps it at 1, so that events go to the node with a
+	// free worker rather than wait behind a busy one (with Concurrency 8 or more a node holds 8 beyond its
+	// workers': see sharedPull).
 	Prefetch int
 }
 
@@ -206,7 +207,8 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 			unmarshal:    unmarshaler{rt: rt}.Unmarshal,
 			nakDelay:     time.Second,
 			drainTimeout: rt.cfg.CloseTimeout,
-			opts:         []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(h.Prefetch)},
+			workers:      workers(h),
+			opts:         []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(pullBatch(h))},
 			log:          rt.cfg.Logger,
 			closing:      make(chan struct{}),
 		}
@@ -225,7 +227,7 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	for _, name := range rt.order {
 		h := rt.handlers[name]
 		fn := rt.wrap(h)
-		for i := 0; i < h.Concurrency; i++ {
+		for i := 0; i < h.Concurrency/workers(h); i++ {
 			wh := router.AddNoPublisherHandler(fmt.Sprintf("%s#%d", name, i), "events:"+name, subs[name], fn)
 			rt.addHandlerMiddleware(wh, h)
 		}
@@ -256,6 +258,30 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		return fmt.Errorf("handlers: stop: %w", err)
 	}
 	return nil
+}
+
+// sharedPull is the Concurrency from which a node serves all of a handler's workers with one subscription.
+// Below it each worker has its own, as a shared one needs a pull batch of at least this much: nats.go asks for more
+// only when a delivery's callback returns, and a callback that returns the moment it hands an event over can do so
+// before the request that brought it is marked sent, which leaves a batch of one waiting for nothing until the
+// heartbeat check (30 s).
+const sharedPull = 8
+
+// workers is how many of a handler's workers one subscription serves.
+func workers(h Handler) int {
+	if h.Concurrency < sharedPull {
+		return 1
+	}
+	return h.Concurrency
+}
+
+// pullBatch is how many deliveries a subscription asks for at a time beyond those its workers are on: about
+// Concurrency×Prefetch held in all, and with one worker, Prefetch in all.
+func pullBatch(h Handler) int {
+	if workers(h) == 1 {
+		return h.Prefetch
+	}
+	return max(sharedPull, h.Concurrency*(h.Prefetch-1))
 }
 
 func (rt *Runtime) addHandlerMiddleware(wh *message.Handler, h Handler) {

@@ -317,16 +317,7 @@ func TestSlowWorkSpreadsOverTheNodes(t *testing.T) {
 	for i := range 2 {
 		e.run(t, runtime.Handler{
 			Name: "slow", EventTypes: []string{"job.submitted"}, Concurrency: 1, Prefetch: 1,
-			Handle: func(ctx context.Context, ev events.Envelope) error {
-				byNode[i].Add(1)
-				started <- struct{}{}
-				select {
-				case <-release:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				return e.markDone(ctx, ev)
-			},
+			Handle: e.held(&byNode[i], started, release),
 		})
 	}
 	// Events come one after the other, as they do under light load.
@@ -352,11 +343,21 @@ func TestSlowWorkSpreadsOverTheNodes(t *testing.T) {
 // TestStoppingUnderLoadLosesNothing stops a node three times while events pour in and deliveries wait to be handed
 // over (watermill-nats' subscriber closed its channel under such sends: a race, or a panic). After the last restart
 // every job is done exactly once.
+// It runs with a few workers, each with a subscription of its own, and with many, who share one.
 func TestStoppingUnderLoadLosesNothing(t *testing.T) {
 	t.Parallel()
+	for _, workers := range []int{2, 16} {
+		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
+			t.Parallel()
+			stopUnderLoad(t, workers)
+		})
+	}
+}
+
+func stopUnderLoad(t *testing.T, workers int) {
 	e := setup(t)
 	h := runtime.Handler{
-		Name: "busy", EventTypes: []string{"job.submitted"}, Concurrency: 2, Prefetch: 16,
+		Name: "busy", EventTypes: []string{"job.submitted"}, Concurrency: workers, Prefetch: 16,
 		Handle: func(ctx context.Context, ev events.Envelope) error {
 			select {
 			case <-time.After(time.Millisecond):
@@ -396,5 +397,48 @@ func TestStoppingUnderLoadLosesNothing(t *testing.T) {
 		if n := e.doneCount(t, id); n != 1 {
 			t.Fatalf("job %s done %d times", id, n)
 		}
+	}
+}
+
+// TestManyWorkersWorkAtOnce: a handler with many workers shares one subscription per node, and still has as many
+// events in hand at once as it has workers.
+func TestManyWorkersWorkAtOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	const workers = 12
+	started := make(chan struct{}, workers)
+	release := make(chan struct{})
+	e.run(t, runtime.Handler{
+		Name: "wide", EventTypes: []string{"job.submitted"}, Concurrency: workers, Prefetch: 1,
+		Handle: e.held(new(atomic.Int32), started, release),
+	})
+	for i := range workers {
+		e.submit(t, fmt.Sprintf("w%d", i))
+	}
+	for i := range workers {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d of %d events in hand at once, want all", i, workers)
+		}
+	}
+	close(release)
+	for i := range workers {
+		id := fmt.Sprintf("w%d", i)
+		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
+	}
+}
+
+// held is a Handle that counts and says each event it starts, and finishes it only once release is closed.
+func (e *env) held(count *atomic.Int32, started chan<- struct{}, release <-chan struct{}) func(context.Context, events.Envelope) error {
+	return func(ctx context.Context, ev events.Envelope) error {
+		count.Add(1)
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return e.markDone(ctx, ev)
 	}
 }

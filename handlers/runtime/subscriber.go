@@ -22,8 +22,12 @@ type subscriber struct {
 	nakDelay  time.Duration
 	// drainTimeout bounds how long a stop waits for deliveries in hand to be answered.
 	drainTimeout time.Duration
-	opts         []jetstream.PullConsumeOpt
-	log          *slog.Logger
+	// workers is how many deliveries of one subscription are handled at once; the consumer's callback waits for a
+	// free worker, which holds further deliveries in the client (at most the pull's batch) and keeps the rest on
+	// the server for other nodes.
+	workers int
+	opts    []jetstream.PullConsumeOpt
+	log     *slog.Logger
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -35,6 +39,9 @@ type subscription struct {
 	out     chan *message.Message
 	stop    chan struct{} // closed first: nothing new is handed over
 	abandon chan struct{} // closed if draining takes too long: stop waiting for handlers' answers
+	workers chan struct{} // one token per delivery handed over and not yet answered
+	// answering counts the deliveries handed over whose answer is not yet sent to the server.
+	answering sync.WaitGroup
 
 	mu     sync.RWMutex // held shared while handing over, exclusively to close out
 	closed bool
@@ -51,7 +58,8 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	sub := &subscription{out: make(chan *message.Message), stop: make(chan struct{}), abandon: make(chan struct{})}
+	sub := &subscription{out: make(chan *message.Message), stop: make(chan struct{}), abandon: make(chan struct{}),
+		workers: make(chan struct{}, max(1, s.workers))}
 	cc, err := cons.Consume(func(msg jetstream.Msg) { s.deliver(ctx, sub, msg) }, s.opts...)
 	if err != nil {
 		cancel()
@@ -70,9 +78,21 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		// once, and those being handled are answered as their handler answers (the runtime cancels their work
 		// first); dropped, either would wait out its ack wait on the server before another node could take it.
 		cc.Drain()
+		deadline := time.NewTimer(s.drainTimeout)
+		defer deadline.Stop()
 		select {
 		case <-cc.Closed():
-		case <-time.After(s.drainTimeout):
+			// Nothing more is handed over: wait, in the same time, for the handlers' answers to reach the server.
+			answered := make(chan struct{})
+			go func() {
+				sub.answering.Wait()
+				close(answered)
+			}()
+			select {
+			case <-answered:
+			case <-deadline.C:
+			}
+		case <-deadline.C:
 			s.log.Warn("handlers: consumer did not drain in time; what it held comes back after its ack wait", "timeout", s.drainTimeout)
 		}
 		close(sub.abandon)
@@ -85,7 +105,10 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 }
 
 // deliver hands one delivery to the router and answers the server as the handler answers the message. It runs on
-// the consumer's callback goroutine, so with Prefetch n the server holds at most n deliveries for it.
+// the consumer's callback goroutine and waits there while every worker of the subscription is busy; with several
+// workers the answer is awaited in a goroutine of its own, so one subscription per node serves all of a handler's
+// workers and the server keeps one pull request for them rather than one per worker, which it would walk on every
+// event.
 func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstream.Msg) {
 	m, err := s.unmarshal(msg)
 	if err != nil {
@@ -93,8 +116,16 @@ func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstre
 		_ = msg.NakWithDelay(s.nakDelay)
 		return
 	}
+	select {
+	case sub.workers <- struct{}{}:
+	case <-sub.stop:
+		_ = msg.NakWithDelay(s.nakDelay)
+		return
+	case <-s.closing:
+		_ = msg.NakWithDelay(s.nakDelay)
+		return
+	}
 	mctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	m.SetContext(mctx)
 
 	sub.mu.RLock()
@@ -107,15 +138,36 @@ func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstre
 		case <-s.closing: // the subscriber is closing: its other subscriptions stop as this one does
 		}
 	}
+	if handed {
+		sub.answering.Add(1) // under the lock: the stop waits for answers only once no more can be handed over
+	}
 	sub.mu.RUnlock()
 	if !handed {
+		cancel()
+		<-sub.workers
 		// Stopping: another node, or this one after its restart, takes it. With a delay: handed back at once, the
 		// server would give it straight back to this subscription while it drains, and again, until the event
 		// looked poisonous.
 		_ = msg.NakWithDelay(s.nakDelay)
 		return
 	}
+	answer := func() {
+		defer sub.answering.Done()
+		defer func() { <-sub.workers }()
+		defer cancel()
+		s.answer(ctx, sub, m, msg)
+	}
+	if cap(sub.workers) == 1 {
+		// One worker: the callback waits for the answer, so the client asks the server for more only once the
+		// worker is free (nats.go counts a delivery as held until its callback returns).
+		answer()
+		return
+	}
+	go answer()
+}
 
+// answer tells the server what the handler made of a delivery.
+func (s *subscriber) answer(ctx context.Context, sub *subscription, m *message.Message, msg jetstream.Msg) {
 	select {
 	case <-m.Acked():
 		// The ack outlives a stop that races it: a handler that finished must not see its event again.
