@@ -131,12 +131,15 @@ func (h *Handlers) codeShotStep(ctx context.Context, e events.Envelope, tr trigg
 		}
 		req := loop.Request(spec, snap.query.TextAt(&snap.path), history, snap.path.Steps)
 		var onDelta func(llm.Delta)
+		var stream *liveStream
 		if streams(snap, h.parentKind(ctx, e, snap)) {
-			onDelta = loop.AnswerStreamer(h.live(snap))
+			stream = h.live(snap)
+			onDelta = loop.AnswerStreamer(stream.Write)
 		}
 		sctx, cancel := h.stepContext(ctx)
 		resp, err := h.cfg.Models.Complete(sctx, req, onDelta)
 		cancel()
+		stream.Flush()
 		if err != nil {
 			if stopping(ctx) {
 				return ctx.Err() // handed back: the step is made again after the restart, or on another node

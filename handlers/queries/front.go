@@ -82,10 +82,11 @@ func (h *Handlers) answerPlainly(ctx context.Context, e events.Envelope, snap sn
 	sctx, cancel := h.stepContext(ctx)
 	resp, err := h.cfg.Models.Complete(sctx, req, func(d llm.Delta) {
 		if d.Text != "" {
-			stream(d.Text)
+			stream.Write(d.Text)
 		}
 	})
 	cancel()
+	stream.Flush()
 	o := session.Outcome{Text: resp.Text}
 	if err != nil {
 		if stopping(ctx) {

@@ -21,7 +21,6 @@ package queries
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -246,23 +245,6 @@ func (h *Handlers) claims(ctx context.Context, snap snapshot, info agent.Info) (
 // delegate's of a front agent that hands the whole query over.
 func streams(snap snapshot, parentKind string) bool {
 	return snap.path.Depth() == 0 || (snap.path.Depth() == 1 && parentKind == session.KindFront)
-}
-
-// live returns what passes a streamed answer's pieces on to the session's live subject.
-func (h *Handlers) live(snap snapshot) func(string) {
-	subject := h.cfg.Names.LiveSubject(session.Aggregate, snap.session)
-	index := 0
-	return func(delta string) {
-		b, err := json.Marshal(agents.LiveDelta{Type: "delta", MessageID: snap.query.ReplyID, InReplyTo: snap.query.MessageID,
-			Index: index, Text: delta})
-		if err != nil {
-			return
-		}
-		index++
-		if err := h.cfg.NC.Publish(subject, b); err != nil {
-			h.cfg.Logger.Debug("publish delta", "subject", subject, "err", err)
-		}
-	}
 }
 
 // readable says in a sentence why an agent gave no answer.

@@ -79,14 +79,14 @@ func (h *Handlers) askStandalone(ctx context.Context, e events.Envelope, snap sn
 		}
 	}
 	// The agent answers with the whole text so far on every line; the session's stream gets what is new.
-	var stream func(string)
+	var stream *liveStream
 	if streams(snap, h.parentKind(ctx, e, snap)) {
 		stream = h.live(snap)
 	}
 	var sent string
 	relay := func(text string) {
 		if stream != nil && strings.HasPrefix(text, sent) && len(text) > len(sent) {
-			stream(text[len(sent):])
+			stream.Write(text[len(sent):])
 			sent = text
 		}
 	}
@@ -97,6 +97,10 @@ func (h *Handlers) askStandalone(ctx context.Context, e events.Envelope, snap sn
 	sctx, cancel := h.stepContext(ctx)
 	m, err := h.cfg.Client.Query(sctx, info.QueryURL, msg, cl, relay)
 	cancel()
+	if err == nil {
+		relay(m.Text)
+	}
+	stream.Flush()
 	if err != nil {
 		if stopping(ctx) {
 			return session.Outcome{}, ctx.Err()
@@ -104,7 +108,6 @@ func (h *Handlers) askStandalone(ctx context.Context, e events.Envelope, snap sn
 		h.cfg.Logger.Info("agent failed", "agent", info.Handle, "session", snap.session, "err", err)
 		return failure(info.Handle, err, h.cfg.StepTimeout), nil
 	}
-	relay(m.Text)
 	embeds, err := h.cfg.Embeds.Keep(ctx, snap.account, m.Embeds)
 	if err != nil {
 		if errs.CodeOf(err) == errs.Internal {
