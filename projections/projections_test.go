@@ -13,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
 	"github.com/contrailhq/contrail/projections"
@@ -93,6 +97,11 @@ func startNode(t *testing.T, srv *natstest.Server, holder string, p projections.
 
 func startNodeLogging(t *testing.T, srv *natstest.Server, holder string, p projections.Projection, logger *slog.Logger) *node {
 	t.Helper()
+	return startNodeWith(t, srv, holder, p, logger, nil)
+}
+
+func startNodeWith(t *testing.T, srv *natstest.Server, holder string, p projections.Projection, logger *slog.Logger, m *metrics.Metrics) *node {
+	t.Helper()
 	ctx := context.Background()
 	l := layout()
 	if err := natsx.Provision(ctx, srv.JS, l, slog.New(slog.DiscardHandler)); err != nil {
@@ -102,7 +111,7 @@ func startNodeLogging(t *testing.T, srv *natstest.Server, holder string, p proje
 	reg.Register(added{}, renamed{}, removed{})
 	st := events.NewStore(srv.JS, l.Names, reg)
 	r := projections.NewRunner(projections.Config{JS: srv.JS, Store: st, Layout: l, Holder: holder,
-		LeaseTTL: 600 * time.Millisecond, Logger: logger}, p)
+		LeaseTTL: 600 * time.Millisecond, Logger: logger, Metrics: m}, p)
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -470,4 +479,45 @@ func TestReplayAfterLostCheckpointChangesNothing(t *testing.T) {
 		t.Fatalf("re-read %d events, want all 120", applied.Load()-before)
 	}
 	checkSums(t, again.runner, sums)
+}
+
+// slowTallies folds as tallies does, a millisecond an event: slower than the log takes events.
+type slowTallies struct{ tallies }
+
+func (s slowTallies) Apply(tx *projections.Tx, e events.Envelope) error {
+	time.Sleep(time.Millisecond)
+	return s.tallies.Apply(tx, e)
+}
+
+// TestAProjectionBehindLiveEventsBatchesWhatItHolds: events appended one by one, faster than the projection folds
+// them, are each the log's last when the server hands them over (nothing pending behind them), yet the projection
+// holds many of them: it writes what it holds as one batch rather than one round of writes each, and so keeps up.
+func TestAProjectionBehindLiveEventsBatchesWhatItHolds(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	m := metrics.New()
+	node := startNodeWith(t, srv, "n1", slowTallies{}, slog.New(slog.DiscardHandler), m)
+	st, r := node.store, node.runner
+
+	const n = 300
+	last, sums := appendTallies(t, st, n, 7, "t")
+	waitFor(t, r, last)
+	checkSums(t, r, sums)
+	applied := counted(t, m.ProjectionApply.WithLabelValues("tallies"))
+	batches := counted(t, m.ProjectionBatches.WithLabelValues("tallies"))
+	if applied != n {
+		t.Fatalf("applied %v events, want %d", applied, n)
+	}
+	if batches > n/10 {
+		t.Fatalf("%d events applied in %v batches, want at least 10 a batch on average", n, batches)
+	}
+}
+
+func counted(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }

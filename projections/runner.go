@@ -345,6 +345,9 @@ func (r *Runner) lead(ctx context.Context, st *state) {
 			st.setApplied(applied)
 			st.setLag(pending)
 			r.cfg.Metrics.ProjectionApply.WithLabelValues(name).Add(float64(n))
+			if n > 0 {
+				r.cfg.Metrics.ProjectionBatches.WithLabelValues(name).Inc()
+			}
 			r.cfg.Metrics.ProjectionSeq.WithLabelValues(name).Set(float64(applied))
 			r.cfg.Metrics.ProjectionLag.WithLabelValues(name).Set(float64(pending))
 		}, false)
@@ -516,12 +519,14 @@ func (r *Runner) read(ctx context.Context, st *state, w *writer, onBatch func(ap
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-		// While the log holds more events than the batch, wait a moment for them: a batch is one round of writes
-		// whatever its size, and reading is slower than folding, so without the wait batches stay tiny. A live
-		// event (nothing pending behind it) is written at once.
+		// A batch takes every event already read, and while the log holds more, waits a moment for them: a batch
+		// is one round of writes whatever its size, and reading is slower than folding, so without the wait batches
+		// stay tiny. (What the server counts as pending leaves out what this reader holds: a reader that fell
+		// behind holds hundreds of events the server delivered when they were the last.) A live event, with
+		// nothing read or pending behind it, is written at once.
 		var linger <-chan time.Time
 	drain:
-		for len(batch) < r.cfg.BatchSize && pending > 0 {
+		for len(batch) < r.cfg.BatchSize {
 			select {
 			case d, ok := <-msgs:
 				if !ok {
@@ -529,6 +534,9 @@ func (r *Runner) read(ctx context.Context, st *state, w *writer, onBatch func(ap
 				}
 				batch, pending = append(batch, d.env), d.pending
 			default:
+				if pending == 0 {
+					break drain
+				}
 				if linger == nil {
 					linger = time.After(batchLinger)
 				}
@@ -557,6 +565,7 @@ func (r *Runner) read(ctx context.Context, st *state, w *writer, onBatch func(ap
 			sleep(ctx, time.Duration(min(attempt, 10))*200*time.Millisecond)
 		}
 		progress.Mark() // a slow batch is not a stalled reader
+		pending += uint64(len(msgs))
 		onBatch(batch[len(batch)-1].Sequence, pending, len(batch))
 		if untilCaughtUp && pending == 0 {
 			return 0, nil

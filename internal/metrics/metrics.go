@@ -22,8 +22,10 @@ type Metrics struct {
 	ProjectionLag   *prometheus.GaugeVec     // events not yet applied, by projection
 	ProjectionSeq   *prometheus.GaugeVec     // last applied stream sequence, by projection
 	ProjectionApply *prometheus.CounterVec   // events applied, by projection
-	HTTPRequests    *prometheus.CounterVec   // by face, status class
-	Registry        *prometheus.Registry
+	// ProjectionBatches counts a projection's writes to its bucket: events applied per batch is the one over this.
+	ProjectionBatches *prometheus.CounterVec
+	HTTPRequests      *prometheus.CounterVec // by face, status class
+	Registry          *prometheus.Registry
 }
 
 // New creates the collectors on a fresh registry (which also carries the Go and process collectors).
@@ -72,6 +74,9 @@ func New() *Metrics {
 		ProjectionApply: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contrail_projection_applied_total", Help: "Events a projection applied on this node.",
 		}, []string{"projection"}),
+		ProjectionBatches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contrail_projection_batches_total", Help: "Batches of events a projection applied on this node, each one round of writes to its bucket.",
+		}, []string{"projection"}),
 		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contrail_http_requests_total", Help: "HTTP requests by face and status class.",
 		}, []string{"face", "code"}),
@@ -81,7 +86,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.Appends, m.AppendConflicts, m.AppendSeconds, m.AppendRetries, m.StaleReads, m.ProjectionStall,
 		m.HandlerAttempts, m.HandlerFailures, m.HandlerPoisoned, m.HandlerSeconds,
-		m.ProjectionLag, m.ProjectionSeq, m.ProjectionApply, m.HTTPRequests,
+		m.ProjectionLag, m.ProjectionSeq, m.ProjectionApply, m.ProjectionBatches, m.HTTPRequests,
 	)
 	return m
 }
