@@ -2,8 +2,6 @@ package queries_test
 
 import (
 	"context"
-	"github.com/contrailhq/contrail/cmd/agents/samples/chart"
-	"github.com/contrailhq/contrail/events"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/contrailhq/contrail/cmd/agents/samples/chart"
+	"github.com/contrailhq/contrail/events"
 
 	"github.com/contrailhq/contrail/cmd/agents/samples/genrand"
 	"github.com/contrailhq/contrail/internal/agentproto"

@@ -12,6 +12,7 @@ import (
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/codeshot/loop"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/livejoin"
 	"github.com/contrailhq/contrail/internal/llm"
 )
 
@@ -131,7 +132,7 @@ func (h *Handlers) codeShotStep(ctx context.Context, e events.Envelope, tr trigg
 		}
 		req := loop.Request(spec, snap.query.TextAt(&snap.path), history, snap.path.Steps)
 		var onDelta func(llm.Delta)
-		var stream *liveStream
+		var stream *livejoin.Joiner
 		if streams(snap, h.parentKind(ctx, e, snap)) {
 			stream = h.live(snap)
 			onDelta = loop.AnswerStreamer(stream.Write)

@@ -10,6 +10,7 @@ import (
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/livejoin"
 )
 
 // Standalone is the handler of standalone agents: for a query dispatched to one, it posts the query to the agent's
@@ -79,7 +80,7 @@ func (h *Handlers) askStandalone(ctx context.Context, e events.Envelope, snap sn
 		}
 	}
 	// The agent answers with the whole text so far on every line; the session's stream gets what is new.
-	var stream *liveStream
+	var stream *livejoin.Joiner
 	if streams(snap, h.parentKind(ctx, e, snap)) {
 		stream = h.live(snap)
 	}

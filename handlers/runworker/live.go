@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/livejoin"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/runlive"
 )
@@ -23,6 +24,7 @@ type publisher struct {
 	logger  *slog.Logger
 
 	textSent     int
+	text         *livejoin.Joiner // the answer's text, joined when its pieces come close together
 	announcedMsg bool
 	announcedStp bool
 	args         map[int]int
@@ -36,10 +38,14 @@ func (p *publisher) delta(d llm.Delta) {
 			p.announcedMsg = true
 			p.publish(runlive.Frame{Kind: runlive.KindMessage, StepID: commands.TurnMessageStepID(p.turn),
 				MessageID: commands.TurnMessageID(p.turn)})
+			p.text = livejoin.New(func(text string) {
+				p.publish(runlive.Frame{Kind: runlive.KindText, MessageID: commands.TurnMessageID(p.turn), Offset: p.textSent, Text: text})
+				p.textSent += len(text)
+			})
 		}
-		p.publish(runlive.Frame{Kind: runlive.KindText, MessageID: commands.TurnMessageID(p.turn), Offset: p.textSent, Text: d.Text})
-		p.textSent += len(d.Text)
+		p.text.Write(d.Text)
 	case d.ToolCall != nil:
+		p.text.Flush() // frames go out in the order the model gave them
 		step := commands.TurnToolStepID(p.turn)
 		if !p.announcedStp {
 			p.announcedStp = true
@@ -56,6 +62,10 @@ func (p *publisher) delta(d llm.Delta) {
 		p.publish(fr)
 	}
 }
+
+// flush sends the text that waits to be joined; the turn calls it once the model has answered, before it records
+// the answer.
+func (p *publisher) flush() { p.text.Flush() }
 
 func (p *publisher) publish(fr runlive.Frame) {
 	fr.RunID, fr.After, fr.At, fr.AssistantID = p.run.RunID, p.after, p.at, p.run.AssistantID

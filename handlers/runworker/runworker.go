@@ -286,6 +286,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 	pub := &publisher{nc: w.cfg.NC, subject: w.cfg.Names.LiveSubject("thread", ref.ThreadID), run: r, turn: turn,
 		after: t.Seq, at: w.cfg.Now().Unix(), logger: w.cfg.Logger}
 	resp, err := w.cfg.Models.Complete(callCtx, plan.req, pub.delta)
+	pub.flush()
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // the node is stopping or the lock was lost: someone else finishes the turn
 	}
