@@ -180,9 +180,10 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		<-ctx.Done()
 		return nil
 	}
-	// One subscriber (and connection) per handler: each asks the server for as many events at a time as it can
-	// work on (Prefetch), so that work spreads over the nodes sharing a consumer instead of piling up on whichever
-	// pulled first; a connection of its own keeps one handler's flow control from holding another's up.
+	// One subscriber (and connection) per handler: it asks the server for about as many events at a time as the
+	// node's workers can take on (pullBatch), so that work spreads over the nodes sharing a consumer instead of
+	// piling up on whichever pulled first; a connection of its own keeps one handler's flow control from holding
+	// another's up.
 	subs := make(map[string]*subscriber, len(rt.order))
 	var conns []*nats.Conn
 	defer func() {
