@@ -40,8 +40,7 @@ type Handler struct {
 	AckWait time.Duration
 	// Prefetch is how many events a node holds per worker, those being handled included (default 4). A handler
 	// whose work is slow (a model call, an agent over HTTP) keeps it at 1, so that events go to the node with a
-	// free worker rather than wait behind a busy one (with Concurrency 8 or more a node holds 8 beyond its
-	// workers': see sharedPull).
+	// free worker rather than wait behind a busy one.
 	Prefetch int
 }
 
@@ -261,23 +260,25 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	return nil
 }
 
-// sharedPull is the Concurrency from which a node serves all of a handler's workers with one subscription.
-// Below it each worker has its own, as a shared one needs a pull batch of at least this much: nats.go asks for more
-// only when a delivery's callback returns, and a callback that returns the moment it hands an event over can do so
+// sharedPull is the Concurrency from which a node serves all of a handler's workers with one subscription, when
+// the handler may hold events beyond its busy workers (Prefetch above 1). Below it, or with Prefetch 1, each worker
+// has a subscription of its own whose callback waits for the handler's answer, so that a node asks for an event only
+// when a worker is free. A shared subscription needs a pull batch of at least this much: nats.go asks for more only
+// when a delivery's callback returns, and a callback that returns the moment it hands an event over can do so
 // before the request that brought it is marked sent, which leaves a batch of one waiting for nothing until the
 // heartbeat check (30 s).
 const sharedPull = 8
 
 // workers is how many of a handler's workers one subscription serves.
 func workers(h Handler) int {
-	if h.Concurrency < sharedPull {
+	if h.Concurrency < sharedPull || h.Prefetch <= 1 {
 		return 1
 	}
 	return h.Concurrency
 }
 
-// pullBatch is how many deliveries a subscription asks for at a time beyond those its workers are on: about
-// Concurrency×Prefetch held in all, and with one worker, Prefetch in all.
+// pullBatch is how many deliveries a subscription asks for at a time beyond those its workers are on:
+// Concurrency×Prefetch held in all, as when each worker had its own; with one worker, Prefetch in all.
 func pullBatch(h Handler) int {
 	if workers(h) == 1 {
 		return h.Prefetch

@@ -400,8 +400,8 @@ func stopUnderLoad(t *testing.T, workers int) {
 	}
 }
 
-// TestManyWorkersWorkAtOnce: a handler with many workers shares one subscription per node, and still has as many
-// events in hand at once as it has workers.
+// TestManyWorkersWorkAtOnce: a handler with many workers that may hold events ahead (Prefetch above 1) shares one
+// subscription per node, and still has as many events in hand at once as it has workers.
 func TestManyWorkersWorkAtOnce(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -409,7 +409,7 @@ func TestManyWorkersWorkAtOnce(t *testing.T) {
 	started := make(chan struct{}, workers)
 	release := make(chan struct{})
 	e.run(t, runtime.Handler{
-		Name: "wide", EventTypes: []string{"job.submitted"}, Concurrency: workers, Prefetch: 1,
+		Name: "wide", EventTypes: []string{"job.submitted"}, Concurrency: workers, Prefetch: 2,
 		Handle: e.held(new(atomic.Int32), started, release),
 	})
 	for i := range workers {
@@ -440,5 +440,39 @@ func (e *env) held(count *atomic.Int32, started chan<- struct{}, release <-chan 
 			return ctx.Err()
 		}
 		return e.markDone(ctx, ev)
+	}
+}
+
+// TestSlowWorkOfManyWorkersSpreadsOverTheNodes: with Prefetch 1 a node takes an event only when one of its workers
+// is free, however many workers it has: events that outnumber one node's workers start on the other's, none waits
+// behind a busy node.
+func TestSlowWorkOfManyWorkersSpreadsOverTheNodes(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	const workers = 8
+	var byNode [2]atomic.Int32
+	started := make(chan struct{}, 4*workers)
+	release := make(chan struct{})
+	for i := range 2 {
+		e.run(t, runtime.Handler{
+			Name: "shared", EventTypes: []string{"job.submitted"}, Concurrency: workers, Prefetch: 1,
+			Handle: e.held(&byNode[i], started, release),
+		})
+	}
+	for i := range 2 * workers {
+		e.submit(t, fmt.Sprintf("n%d", i))
+	}
+	// Both nodes' workers together are as many as the events: every event starts.
+	for range 2 * workers {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("only %d and %d events started", byNode[0].Load(), byNode[1].Load())
+		}
+	}
+	close(release)
+	for i := range 2 * workers {
+		id := fmt.Sprintf("n%d", i)
+		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
 	}
 }
