@@ -263,10 +263,10 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 // sharedPull is the Concurrency from which a node serves all of a handler's workers with one subscription, when
 // the handler may hold events beyond its busy workers (Prefetch above 1). Below it, or with Prefetch 1, each worker
 // has a subscription of its own whose callback waits for the handler's answer, so that a node asks for an event only
-// when a worker is free. A shared subscription needs a pull batch of at least this much: nats.go asks for more only
-// when a delivery's callback returns, and a callback that returns the moment it hands an event over can do so
-// before the request that brought it is marked sent, which leaves a batch of one waiting for nothing until the
-// heartbeat check (30 s).
+// when a worker is free. A shared subscription asks for Concurrency×(Prefetch−1) events at a time, so at least this
+// many: nats.go asks for more only when a delivery's callback returns, and a callback that returns the moment it
+// hands an event over can do so before the request that brought it is marked sent, which leaves a batch of one
+// waiting for nothing until the heartbeat check (30 s).
 const sharedPull = 8
 
 // workers is how many of a handler's workers one subscription serves.
@@ -283,7 +283,7 @@ func pullBatch(h Handler) int {
 	if workers(h) == 1 {
 		return h.Prefetch
 	}
-	return max(sharedPull, h.Concurrency*(h.Prefetch-1))
+	return h.Concurrency * (h.Prefetch - 1)
 }
 
 func (rt *Runtime) addHandlerMiddleware(wh *message.Handler, h Handler) {

@@ -72,7 +72,7 @@ func (c *Runs) Create(ctx context.Context, actor auth.Principal, threadID string
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	return createdRun(threadID, created.RunID, res), nil
+	return CreatedRun{ThreadID: threadID, RunID: created.RunID, Appended: res}, nil
 }
 
 // CreateWithThread creates a thread with its messages and queues a run on it, in one append.
@@ -101,11 +101,7 @@ func (c *Runs) CreateWithThread(ctx context.Context, actor auth.Principal, threa
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	return createdRun(id, created.RunID, res), nil
-}
-
-func createdRun(threadID, runID string, res events.Appended) CreatedRun {
-	return CreatedRun{ThreadID: threadID, RunID: runID, Appended: res}
+	return CreatedRun{ThreadID: id, RunID: created.RunID, Appended: res}, nil
 }
 
 // runCreated checks a new run and resolves its settings against its assistant.

@@ -17,17 +17,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/internal/embedding"
-	"github.com/contrailhq/contrail/projections"
-
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/embedding"
 	"github.com/contrailhq/contrail/internal/platform"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // Node is a running platform and its HTTP server.
