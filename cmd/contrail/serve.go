@@ -35,6 +35,7 @@ func newServeCmd() *cobra.Command {
 			}
 			cfg.NATSListenSet = cmd.Flags().Changed("nats-listen")
 			cfg.LogLevel = logLevel
+			tuneGC()
 			return serve(cmd.Context(), cfg, samples, cmd.ErrOrStderr())
 		},
 	}
