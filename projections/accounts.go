@@ -103,5 +103,6 @@ func (d Directory) KeyByHash(ctx context.Context, hash string) (auth.Key, bool, 
 // Account implements auth.Directory.
 func (d Directory) Account(ctx context.Context, id string) (auth.Account, bool, error) {
 	a, ok, err := Get[AccountView](ctx, d.Views, "accounts", AccountKey(id))
-	return auth.Account{ID: a.ID, Name: a.Name, Admin: a.Admin, RequestsPerMinute: a.RequestsPerMinute}, ok, err
+	return auth.Account{ID: a.ID, Name: a.Name, Admin: a.Admin, RequestsPerMinute: a.RequestsPerMinute,
+		DailyQueryLimit: a.DailyQueryLimit}, ok, err
 }

@@ -47,7 +47,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (Princi
 		return Principal{}, errs.E(errs.Unauthorized, "invalid agent token: its user does not exist")
 	}
 	return Principal{AccountID: acct.ID, Username: acct.Name, AgentID: c.AgentID, AgentName: c.AgentName,
-		RequestsPerMinute: acct.RequestsPerMinute}, nil
+		RequestsPerMinute: acct.RequestsPerMinute, DailyQueryLimit: acct.DailyQueryLimit, LimitsFound: true}, nil
 }
 
 // account reads an account of the directory.

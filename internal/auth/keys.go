@@ -27,6 +27,7 @@ type Account struct {
 	Name              string
 	Admin             bool
 	RequestsPerMinute int
+	DailyQueryLimit   int
 }
 
 // Keys authenticates API keys against a directory.
@@ -57,5 +58,5 @@ func (k *Keys) Authenticate(ctx context.Context, rawKey string) (Principal, erro
 		return Principal{}, errs.E(errs.Unauthorized, "invalid API key")
 	}
 	return Principal{AccountID: acct.ID, KeyID: key.ID, Admin: acct.Admin, Username: acct.Name,
-		RequestsPerMinute: acct.RequestsPerMinute}, nil
+		RequestsPerMinute: acct.RequestsPerMinute, DailyQueryLimit: acct.DailyQueryLimit, LimitsFound: true}, nil
 }

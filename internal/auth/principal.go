@@ -27,6 +27,12 @@ type Principal struct {
 	// default). It travels with the principal so that the rate limiter, which runs on every request, needs no
 	// second read of the account.
 	RequestsPerMinute int `json:"-"`
+	// DailyQueryLimit is the account's daily query quota as authentication found it (0 = the platform default),
+	// so that counting a query needs no second read of the account either. It is only meaningful when
+	// LimitsFound is set: a principal that authentication did not make (a handler acting for an account) has
+	// its account's limits read when they are needed.
+	DailyQueryLimit int  `json:"-"`
+	LimitsFound     bool `json:"-"`
 }
 
 // System reports whether p is the platform itself (the admin bootstrap, handlers): no key and no agent token.

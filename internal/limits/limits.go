@@ -160,9 +160,15 @@ func (l *Limits) CountQuery(ctx context.Context, p auth.Principal) error {
 	if p.AccountID == "" {
 		return nil
 	}
-	limit, err := l.dailyLimit(ctx, p.AccountID)
-	if err != nil {
-		return err
+	limit := l.cfg.DailyQueries
+	switch {
+	case p.LimitsFound && p.DailyQueryLimit > 0:
+		limit = p.DailyQueryLimit
+	case !p.LimitsFound:
+		var err error
+		if limit, err = l.dailyLimit(ctx, p.AccountID); err != nil {
+			return err
+		}
 	}
 	now := l.cfg.Now().UTC()
 	day := now.Format("20060102")
