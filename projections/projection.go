@@ -100,20 +100,53 @@ func (tx *Tx) Delete(key string) error {
 }
 
 // Modify reads the document at key into a T (the zero T when absent), lets fn change it, and writes it back.
-// fn reports whether the document exists; returning ErrSkip leaves it unchanged.
+// fn reports whether the document exists; returning ErrSkip leaves it unchanged. An event already applied to the
+// document is not applied again: fn is not called.
+//
+// The value Modify last wrote to a key is kept decoded, and handed to the next Modify of the key while the
+// document is still what it wrote: a document many events change (a session's message list) is then decoded
+// once, not once per event. fn gets a shallow copy of that value; what it changes in place (a map, a slice's
+// spare capacity) is only safe because the copy it returns replaces the kept value, so any other exit of fn
+// forgets it.
 func Modify[T any](tx *Tx, key string, fn func(v *T, exists bool) error) error {
-	var v T
-	ok, err := tx.Get(key, &v)
+	if err := validKey(key); err != nil {
+		return err
+	}
+	d, err := tx.w.doc(tx.ctx, key)
 	if err != nil {
 		return err
 	}
-	if err := fn(&v, ok); err != nil {
+	if d.Seq >= tx.seq {
+		return nil
+	}
+	exists := d.Seq != 0 && !d.Deleted
+	var v T
+	if exists {
+		kept, ok := tx.w.kept(key, d.V).(T)
+		if ok {
+			v = kept
+		} else if err := json.Unmarshal(d.V, &v); err != nil {
+			return fmt.Errorf("decode %s: %w", key, err)
+		}
+	}
+	if err := fn(&v, exists); err != nil {
+		tx.w.forget(key)
 		if errors.Is(err, ErrSkip) {
 			return nil
 		}
 		return err
 	}
-	return tx.Put(key, v)
+	raw, err := json.Marshal(v)
+	if err != nil {
+		tx.w.forget(key)
+		return fmt.Errorf("encode %s: %w", key, err)
+	}
+	if err := tx.w.stage(tx.ctx, key, doc{Seq: tx.seq, V: raw}); err != nil {
+		tx.w.forget(key)
+		return err
+	}
+	tx.w.keep(key, raw, v)
+	return nil
 }
 
 // ErrSkip tells Modify to leave the document as it is.

@@ -38,8 +38,11 @@ type writer struct {
 	cache map[string]cached
 	// known, when not nil, is every key the bucket holds: a key outside it is absent without asking the server.
 	// It is only trusted while this writer is the bucket's one writer; a revision conflict drops it.
-	known   map[string]struct{}
-	staged  map[string]doc
+	known  map[string]struct{}
+	staged map[string]doc
+	// decoded holds the value Modify last wrote to a key, with the bytes it wrote: valid while the document's
+	// bytes are those very bytes.
+	decoded map[string]keptValue
 	order   []string // staged keys in first-write order, so flushes are deterministic
 	skipped int      // events whose fold failed, for the log and tests
 }
@@ -49,8 +52,32 @@ func newWriter(js jetstream.JetStream, kv jetstream.KeyValue, p Projection, logg
 		js: js, kv: kv, proj: p, logger: logger,
 		subject: "$KV." + kv.Bucket() + ".",
 		cache:   map[string]cached{},
+		decoded: map[string]keptValue{},
 	}
 }
+
+type keptValue struct {
+	raw []byte
+	v   any
+}
+
+// kept returns the value Modify wrote as raw, or nil when the document is no longer what it wrote.
+func (w *writer) kept(key string, raw []byte) any {
+	k, ok := w.decoded[key]
+	if !ok || len(raw) == 0 || len(k.raw) != len(raw) || &k.raw[0] != &raw[0] {
+		return nil
+	}
+	return k.v
+}
+
+func (w *writer) keep(key string, raw []byte, v any) {
+	if len(w.decoded) >= maxCached {
+		clear(w.decoded)
+	}
+	w.decoded[key] = keptValue{raw: raw, v: v}
+}
+
+func (w *writer) forget(key string) { delete(w.decoded, key) }
 
 // doc returns the current document at key: staged in this batch, cached, or read from the bucket.
 func (w *writer) doc(ctx context.Context, key string) (doc, error) {
@@ -150,6 +177,7 @@ func (w *writer) apply(ctx context.Context, batch []events.Envelope) error {
 		}
 		// Another writer was here: nothing cached can be trusted any more.
 		clear(w.cache)
+		clear(w.decoded)
 		w.known = nil
 	}
 }

@@ -2,8 +2,11 @@ package projections
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -50,5 +53,71 @@ func TestTheCheckpointWaitsForEveryDocument(t *testing.T) {
 	}
 	if cp, err := w.checkpoint(ctx); err != nil || cp != 5 {
 		t.Fatalf("checkpoint after the retry: %d %v", cp, err)
+	}
+}
+
+// tally counts words in place (a map, a slice), the way folds change the value Modify hands them; a word starting
+// with "skip" or "fail" makes the fold give up after changing it.
+type tally struct{}
+
+type tallyDoc struct {
+	Words map[string]int `json:"words"`
+	List  []string       `json:"list"`
+}
+
+func (tally) Name() string         { return "tally" }
+func (tally) EventTypes() []string { return nil }
+func (tally) Apply(tx *Tx, e events.Envelope) error {
+	word := e.Event.(events.SessionMessagePosted).Text
+	return Modify(tx, "t", func(v *tallyDoc, _ bool) error {
+		if v.Words == nil {
+			v.Words = map[string]int{}
+		}
+		v.Words[word]++
+		v.List = append(v.List, word)
+		switch {
+		case strings.HasPrefix(word, "skip"):
+			return ErrSkip
+		case strings.HasPrefix(word, "fail"):
+			return errors.New("the fold failed")
+		}
+		return nil
+	})
+}
+
+// TestAFoldThatGivesUpLeavesNoTraceInTheNextOne: Modify hands a fold the value it last wrote, not a fresh decode;
+// what a fold changed in place before it skipped or failed must not reach the next event's fold, and an event
+// delivered again is not folded twice.
+func TestAFoldThatGivesUpLeavesNoTraceInTheNextOne(t *testing.T) {
+	ctx := context.Background()
+	srv := natstest.Start(t)
+	kv, err := srv.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "tally"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWriter(srv.JS, kv, tally{}, slog.New(slog.DiscardHandler))
+	word := func(seq uint64, text string) events.Envelope {
+		return events.Envelope{Sequence: seq, Event: events.SessionMessagePosted{Text: text}}
+	}
+	for _, batch := range [][]events.Envelope{
+		{word(1, "a"), word(2, "b")},
+		{word(3, "skip-me"), word(4, "a"), word(5, "fail-me"), word(6, "c")},
+		{word(4, "a"), word(7, "d")}, // 4 again, as a reader restarted behind the checkpoint would deliver it
+	} {
+		if err := w.apply(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := kv.Get(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct{ V tallyDoc }
+	if err := json.Unmarshal(e.Value(), &d); err != nil {
+		t.Fatal(err)
+	}
+	want := tallyDoc{Words: map[string]int{"a": 2, "b": 1, "c": 1, "d": 1}, List: []string{"a", "b", "a", "c", "d"}}
+	if !reflect.DeepEqual(d.V, want) {
+		t.Fatalf("stored %+v, want %+v", d.V, want)
 	}
 }
