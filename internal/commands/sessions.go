@@ -155,14 +155,23 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 	// The session must be the caller's before anything is stored or counted. The state this node holds is enough
 	// to decide on (the append expects its version: had the session been deleted since, it conflicts and the
 	// decision is made again on the log); a session this node does not hold yet is read from the log.
-	st, v, err := c.repo.Get(ctx, in.Session, cachedOK)
-	if err == nil && !st.Owned(actor.AccountID) {
-		st, v, err = c.repo.Get(ctx, in.Session, events.Fresh)
+	// Read, not Get: ownership is all the check needs, and a copy of a long session is not free.
+	var owned bool
+	var v events.Version
+	check := func(atLeast uint64) error {
+		return c.repo.Read(ctx, in.Session, atLeast, func(s *session.State, at events.Version) error {
+			owned, v = s.Owned(actor.AccountID), at
+			return nil
+		})
+	}
+	err := check(cachedOK)
+	if err == nil && !owned {
+		err = check(events.Fresh)
 	}
 	if err != nil {
 		return PostedMessage{}, err
 	}
-	if !st.Owned(actor.AccountID) {
+	if !owned {
 		return PostedMessage{}, errs.NotFoundf("session", in.Session)
 	}
 	embeds, err := c.embeds.ForMessage(ctx, actor, in.Embeds)
