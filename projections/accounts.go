@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/contrailhq/contrail/events"
@@ -10,9 +11,13 @@ import (
 
 // Accounts is the read model of accounts and their keys:
 //
-//	acct.<account id>  -> AccountView
-//	key.<key hash>     -> KeyView (what authentication looks up on every request)
+//	acct.<account id>     -> AccountView
+//	key.<key hash>        -> KeyAuth (what authentication looks up on every request)
+//	hashes.<account id>   -> the hashes of the account's live keys, whose KeyAuth a change of limits rewrites
 type Accounts struct{}
+
+// Version implements Versioned: 2 added the account's role and limits to each key's document.
+func (Accounts) Version() int { return 2 }
 
 // AccountView is an account as reads see it.
 type AccountView struct {
@@ -35,6 +40,16 @@ type KeyView struct {
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
+// KeyAuth is a key as authentication reads it: the key, and what authentication needs of its account (its name,
+// role and limits), so that a request costs one read.
+type KeyAuth struct {
+	KeyView
+	AccountName       string `json:"account_name"`
+	Admin             bool   `json:"admin,omitempty"`
+	DailyQueryLimit   int    `json:"daily_query_limit,omitempty"`
+	RequestsPerMinute int    `json:"requests_per_minute,omitempty"`
+}
+
 // Name implements Projection.
 func (Accounts) Name() string { return "accounts" }
 
@@ -47,6 +62,9 @@ func AccountKey(id string) string { return "acct." + id }
 // KeyHashKey is the document key of an API key, by its hash.
 func KeyHashKey(hash string) string { return "key." + hash }
 
+// keyHashesKey is the document key of the hashes of an account's live keys.
+func keyHashesKey(account string) string { return "hashes." + account }
+
 // Apply implements Projection.
 func (Accounts) Apply(tx *Tx, e events.Envelope) error {
 	key := AccountKey(e.AggregateID)
@@ -56,16 +74,34 @@ func (Accounts) Apply(tx *Tx, e events.Envelope) error {
 			DailyQueryLimit: d.DailyQueryLimit, CreatedAt: e.Time, Keys: []KeyView{}})
 	case events.AccountKeyIssued:
 		k := KeyView{ID: d.KeyID, AccountID: e.AggregateID, Name: d.Name, Hint: d.Hint, CreatedAt: e.Time}
-		if err := tx.Put(KeyHashKey(d.Hash), k); err != nil {
-			return err
-		}
-		return Modify(tx, key, func(a *AccountView, _ bool) error {
+		if err := Modify(tx, key, func(a *AccountView, _ bool) error {
 			a.Keys = append(a.Keys, k)
 			return nil
-		})
+		}); err != nil {
+			return err
+		}
+		// Read, not taken from the fold above: an event replayed after a crash is not folded again.
+		var acct AccountView
+		if _, err := tx.Get(key, &acct); err != nil {
+			return err
+		}
+		if err := Modify(tx, keyHashesKey(e.AggregateID), func(hs *[]string, _ bool) error {
+			*hs = append(*hs, d.Hash)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return tx.Put(KeyHashKey(d.Hash), KeyAuth{KeyView: k, AccountName: acct.Name, Admin: acct.Admin,
+			DailyQueryLimit: acct.DailyQueryLimit, RequestsPerMinute: acct.RequestsPerMinute})
 	case events.AccountKeyRevoked:
 		// The lookup by hash goes away: a revoked key must fail on the next request.
 		if err := tx.Delete(KeyHashKey(d.Hash)); err != nil {
+			return err
+		}
+		if err := Modify(tx, keyHashesKey(e.AggregateID), func(hs *[]string, _ bool) error {
+			*hs = slices.DeleteFunc(*hs, func(h string) bool { return h == d.Hash })
+			return nil
+		}); err != nil {
 			return err
 		}
 		return Modify(tx, key, func(a *AccountView, _ bool) error {
@@ -78,7 +114,7 @@ func (Accounts) Apply(tx *Tx, e events.Envelope) error {
 			return nil
 		})
 	case events.AccountLimitsChanged:
-		return Modify(tx, key, func(a *AccountView, _ bool) error {
+		if err := Modify(tx, key, func(a *AccountView, _ bool) error {
 			if d.DailyQueryLimit != 0 {
 				a.DailyQueryLimit = d.DailyQueryLimit
 			}
@@ -86,7 +122,29 @@ func (Accounts) Apply(tx *Tx, e events.Envelope) error {
 				a.RequestsPerMinute = d.RequestsPerMinute
 			}
 			return nil
-		})
+		}); err != nil {
+			return err
+		}
+		var acct AccountView
+		if _, err := tx.Get(key, &acct); err != nil {
+			return err
+		}
+		// Every live key's document carries the limits: they change in the same batch, before its checkpoint.
+		var hashes []string
+		if _, err := tx.Get(keyHashesKey(e.AggregateID), &hashes); err != nil {
+			return err
+		}
+		for _, h := range hashes {
+			if err := Modify(tx, KeyHashKey(h), func(k *KeyAuth, exists bool) error {
+				if !exists {
+					return ErrSkip
+				}
+				k.DailyQueryLimit, k.RequestsPerMinute = acct.DailyQueryLimit, acct.RequestsPerMinute
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -94,10 +152,12 @@ func (Accounts) Apply(tx *Tx, e events.Envelope) error {
 // Directory is the accounts read model as authentication reads it (auth.Directory).
 type Directory struct{ Views *Runner }
 
-// KeyByHash implements auth.Directory.
+// KeyByHash implements auth.Directory: the key comes with its account.
 func (d Directory) KeyByHash(ctx context.Context, hash string) (auth.Key, bool, error) {
-	k, ok, err := Get[KeyView](ctx, d.Views, "accounts", KeyHashKey(hash))
-	return auth.Key{ID: k.ID, AccountID: k.AccountID, Revoked: k.RevokedAt != nil}, ok, err
+	k, ok, err := Get[KeyAuth](ctx, d.Views, "accounts", KeyHashKey(hash))
+	return auth.Key{ID: k.ID, AccountID: k.AccountID, Revoked: k.RevokedAt != nil,
+		Account: &auth.Account{ID: k.AccountID, Name: k.AccountName, Admin: k.Admin,
+			DailyQueryLimit: k.DailyQueryLimit, RequestsPerMinute: k.RequestsPerMinute}}, ok, err
 }
 
 // Account implements auth.Directory.

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/projections"
 )
 
-// TestFixieReadModelsRebuildEqualLive: the agents, sessions and embeds read models rebuilt from sequence 0 equal
+// TestFixieReadModelsRebuildEqualLive: the agents, sessions, embeds and accounts read models rebuilt from sequence 0 equal
 // the live ones, after renames, unpublishing, deletions and replies.
 func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
 	t.Parallel()
@@ -81,7 +83,7 @@ func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	for _, name := range []string{"agents", "sessions", "embeds"} {
+	for _, name := range []string{"agents", "sessions", "embeds", "accounts"} {
 		live, err := n.Views.Dump(ctx, name)
 		if err != nil {
 			t.Fatal(err)
@@ -101,5 +103,40 @@ func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
 				t.Fatalf("%s document %s: live %s, rebuilt %s", name, k, v, rebuilt[k])
 			}
 		}
+	}
+}
+
+// TestAKeysDocumentCarriesItsAccountsLimits: authentication reads one document per request, the key's, so the
+// account's name, role and limits live in every live key's document and change there when the account's do.
+func TestAKeysDocumentCarriesItsAccountsLimits(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	ctx := context.Background()
+	first := n.CreateAccount(t, commands.NewAccount{Name: "ada", DailyQueryLimit: 3})
+	admin := auth.Principal{AccountID: commands.AdminAccountID}
+	second := n.IssueKey(t, admin, first.AccountID, "second")
+	n.SetLimits(t, first.AccountID, 7, 9)
+	res, err := n.Commands.Accounts.RevokeKey(ctx, admin, first.AccountID, first.KeyID)
+	n.Shown(t, "revoke the first key", res, err, projections.Accounts{})
+	n.SetLimits(t, first.AccountID, 5, 0) // 0 keeps the rate of 9
+
+	dir := projections.Directory{Views: n.Views}
+	k, ok, err := dir.KeyByHash(ctx, auth.HashKey(second.Key))
+	if err != nil || !ok {
+		t.Fatalf("the live key: found %v, %v", ok, err)
+	}
+	want := auth.Account{ID: first.AccountID, Name: "ada", DailyQueryLimit: 5, RequestsPerMinute: 9}
+	if k.ID != second.KeyID || k.Revoked || k.Account == nil || *k.Account != want {
+		t.Fatalf("the live key reads %+v (account %+v), want key %s of %+v", k, k.Account, second.KeyID, want)
+	}
+	if _, ok, err := dir.KeyByHash(ctx, auth.HashKey(first.Key)); err != nil || ok {
+		t.Fatalf("the revoked key: found %v, %v", ok, err)
+	}
+	p, err := auth.NewKeys(dir).Authenticate(ctx, second.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.AccountID != first.AccountID || p.Username != "ada" || p.DailyQueryLimit != 5 || p.RequestsPerMinute != 9 || !p.LimitsFound {
+		t.Fatalf("principal %+v", p)
 	}
 }

@@ -19,6 +19,8 @@ type Key struct {
 	ID        string
 	AccountID string
 	Revoked   bool
+	// Account, when the directory has it at hand, is the key's account: authentication then does not look it up.
+	Account *Account
 }
 
 // Account is an account as authentication needs it.
@@ -50,8 +52,10 @@ func (k *Keys) Authenticate(ctx context.Context, rawKey string) (Principal, erro
 	if !ok || key.Revoked {
 		return Principal{}, errs.E(errs.Unauthorized, "invalid API key")
 	}
-	acct, ok, err := k.account(ctx, key.AccountID)
-	if err != nil {
+	acct, ok := Account{}, false
+	if key.Account != nil {
+		acct, ok = *key.Account, true
+	} else if acct, ok, err = k.account(ctx, key.AccountID); err != nil {
 		return Principal{}, fmt.Errorf("key %s: %w", key.ID, err)
 	}
 	if !ok {
