@@ -341,3 +341,41 @@ func TestFailedAnswerIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestAReplyShowsTheQueryItAnswers: a reply's inReplyTo is the query it answers, whole when the client asks for
+// more than its ID (a read of the session's messages), in a fragment too, and its ID alone when that is all the
+// client asks for.
+func TestAReplyShowsTheQueryItAnswers(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	_, key := n.NewAccount(t, "ada")
+	c := client{t: t, n: n, key: key}
+	handle := newSession(t, c, "")
+	query := send(t, c, handle, "what is the capital of France?", true).SendSessionMessage.Message
+	type message struct {
+		ID, Text, Type string
+		InReplyTo      *struct{ ID, Text, Type string }
+	}
+	var out struct {
+		SessionByHandle struct{ Whole, IDOnly, Fragment []message }
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(out.SessionByHandle.Whole) < 2 || len(out.SessionByHandle.IDOnly) < 2 || len(out.SessionByHandle.Fragment) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session does not show the query and its reply after 10s: %+v", out)
+		}
+		c.do(`query($h: String!) { sessionByHandle(handle: $h) {
+  whole: messages { id text type inReplyTo { id text type } }
+  idOnly: messages { id inReplyTo { id } }
+  fragment: messages { id inReplyTo { id ... on Message { text type } } } } }`, map[string]any{"h": handle}, &out)
+	}
+	whole, idOnly := out.SessionByHandle.Whole[1], out.SessionByHandle.IDOnly[1]
+	for _, m := range []message{whole, out.SessionByHandle.Fragment[1]} {
+		if m.InReplyTo == nil || *m.InReplyTo != (struct{ ID, Text, Type string }{query.ID, query.Text, query.Type}) {
+			t.Fatalf("the reply %+v answers %+v, want the query %+v", m, m.InReplyTo, query)
+		}
+	}
+	if idOnly.InReplyTo == nil || idOnly.InReplyTo.ID != query.ID {
+		t.Fatalf("asked for its ID alone, the reply %+v answers %+v, want %s", idOnly, idOnly.InReplyTo, query.ID)
+	}
+}

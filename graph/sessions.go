@@ -218,13 +218,19 @@ func (r messageResolver) InReplyTo(ctx context.Context, obj *model.Message) (*mo
 	if err != nil {
 		return nil, err
 	}
+	stub := &model.Message{ID: obj.InReplyToID, SessionID: obj.SessionID, Embeds: []model.EmbedEntry{}}
+	if selectsOnly(ctx, "Message", "id", "__typename") {
+		// What the reply shows of the query it answers is often its ID alone (a client matching replies to its
+		// queries, on every reply a subscription streams): that needs no read.
+		return stub, nil
+	}
 	v, ok, err := projections.Get[projections.MessageView](ctx, r.d.Views, "sessions", projections.SessionMessageKey(p.AccountID, obj.SessionID, obj.InReplyToID))
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		// Not in the read model yet (a message fresh from a subscription): its ID is what there is.
-		return &model.Message{ID: obj.InReplyToID, SessionID: obj.SessionID, Embeds: []model.EmbedEntry{}}, nil
+		return stub, nil
 	}
 	m, err := r.messageModel(ctx, v)
 	return &m, err
@@ -478,4 +484,15 @@ func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, af
 		return &mm, failureError(m.Text, m.Code), nil
 	}
 	return &mm, nil, nil
+}
+
+// selectsOnly reports whether the client asked for nothing of the field being resolved, of GraphQL type typ,
+// but the named subfields. Fragments on typ count: their fields are collected with the rest.
+func selectsOnly(ctx context.Context, typ string, names ...string) bool {
+	for _, f := range graphql.CollectFieldsCtx(ctx, []string{typ}) {
+		if !slices.Contains(names, f.Name) {
+			return false
+		}
+	}
+	return true
 }
