@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -58,6 +59,28 @@ func (c *historyCache) put(ref Ref, history []Envelope) {
 	}
 	c.tick++
 	c.entries[ref] = &cachedHistory{events: history, used: c.tick}
+}
+
+// extend adds appended to the cached history of ref when that history ends at from (an aggregate with no
+// history yet starts one). A history that ends elsewhere is left as it is: the next load reads what it lacks.
+func (c *historyCache) extend(ref Ref, from Version, appended []Envelope) {
+	if len(appended) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[ref]
+	switch {
+	case !ok && from.Count == 0:
+		if len(c.entries) >= c.max {
+			c.evict()
+		}
+		c.tick++
+		c.entries[ref] = &cachedHistory{events: appended, used: c.tick}
+	case ok && uint64(len(e.events)) == from.Count && (from.Count == 0 || e.events[len(e.events)-1].Sequence == from.Seq):
+		// A new slice: a load may hold the cached one (put keeps the history it returns).
+		e.events = slices.Concat(e.events, appended)
+	}
 }
 
 // evict drops the least recently used quarter of the entries: amortised, so a full cache does not scan on every put.

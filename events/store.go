@@ -111,7 +111,32 @@ func (s *Store) Append(ctx context.Context, ref Ref, expected Version, meta Meta
 		s.metrics.Appends.WithLabelValues(ref.Type).Add(float64(len(envs)))
 		s.metrics.AppendSeconds.Observe(time.Since(start).Seconds())
 	}
+	if s.cache != nil {
+		s.cacheAppended(ref, expected, envs)
+	}
 	return Appended{Events: envs, Version: head}, nil
+}
+
+// cacheAppended adds what an append stored to the aggregate's cached history when that history ends where the
+// append began, so that the next load finds the appender's own writes without reading them back: reading an
+// aggregate's subjects from a sequence makes the server walk every message stored since, by every aggregate.
+// The envelopes are cached as a reader would have decoded them, not as the caller built them (an empty map and
+// an absent one decode alike).
+func (s *Store) cacheAppended(ref Ref, from Version, envs []Envelope) {
+	stored := make([]Envelope, 0, len(envs))
+	for i := range envs {
+		body, err := encodeEnvelope(&envs[i])
+		if err != nil {
+			return
+		}
+		env, err := decodeEnvelope(s.reg, body)
+		if err != nil {
+			return
+		}
+		env.Sequence = envs[i].Sequence
+		stored = append(stored, env)
+	}
+	s.cache.extend(ref, from, stored)
 }
 
 func (s *Store) envelopes(ref Ref, expected Version, meta Meta, evs []Event) ([]Envelope, error) {

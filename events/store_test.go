@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -407,4 +409,94 @@ func TestACachedLoadSeesWhatOtherNodesAppended(t *testing.T) {
 	}
 	load(1, 2, 3)
 	load(1, 2, 3)
+}
+
+// TestACachedStoreFindsItsOwnAppendsWithoutReadingThemBack: what a store with a history cache appends is added to
+// the history it holds, so that its next load asks the log only whether anything else came (no read of the events
+// themselves); the history is what a plain store reads from the log, and an append by another node in between is
+// still read.
+func TestACachedStoreFindsItsOwnAppendsWithoutReadingThemBack(t *testing.T) {
+	t.Parallel()
+	plain, srv := newStore(t)
+	names, _ := natsx.NewNames("")
+	reg := events.NewRegistry()
+	reg.Register(incremented{})
+	cached := events.NewStore(srv.JS, names, reg, events.WithHistoryCache(16))
+	ctx := context.Background()
+	meta := events.Meta{Account: "acct_1", Actor: "key_1"}
+
+	// Every direct get the server is asked for: the reads of events, and the "multi_last" asks of where an
+	// aggregate's subjects end.
+	nc := srv.Connect(t)
+	var mu sync.Mutex
+	var reads int
+	sub, err := nc.Subscribe("$JS.API.DIRECT.GET.>", func(m *nats.Msg) {
+		if !strings.Contains(string(m.Data), "multi_last") {
+			mu.Lock()
+			reads++
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	readsSoFar := func() int {
+		t.Helper()
+		if err := nc.Flush(); err != nil { // the requests sent so far have reached the subscription
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return reads
+	}
+	same := func(ref events.Ref, want int) {
+		t.Helper()
+		got, v, err := cached.Load(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, lv, err := plain.Load(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != want || v != lv || !reflect.DeepEqual(got, log) {
+			t.Fatalf("the cached store loaded %d events (%+v), want the log's %d (%+v):\n%+v\n%+v", len(got), v, want, lv, got, log)
+		}
+	}
+
+	ref := events.Ref{Type: "counter", ID: "mine"}
+	res, err := cached.Append(ctx, ref, events.Version{}, meta, incremented{By: 1}, incremented{By: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = cached.Append(ctx, ref, res.Version, meta, incremented{By: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := readsSoFar()
+	if _, _, err := cached.Load(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if n := readsSoFar() - before; n != 0 {
+		t.Fatalf("loading what this store appended read the log %d times", n)
+	}
+	same(ref, 3)
+
+	// Another node appends: the cached history no longer ends where this store's next append begins, and the
+	// event is read.
+	other, err := plain.Append(ctx, ref, res.Version, meta, incremented{By: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cached.Append(ctx, ref, res.Version, meta, incremented{By: 99}); !errors.Is(err, events.ErrConflict) {
+		t.Fatalf("an append on a stale version: %v, want a conflict", err)
+	}
+	if _, err := cached.Append(ctx, ref, other.Version, meta, incremented{By: 5}); err != nil {
+		t.Fatal(err)
+	}
+	same(ref, 5)
+	sub.Unsubscribe()
 }
