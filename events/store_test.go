@@ -36,6 +36,16 @@ func (c *counter) Apply(e events.Envelope) {
 	}
 }
 
+// newCachedStore is newStore and a second store on the same log that keeps histories in memory.
+func newCachedStore(t *testing.T) (plain, cached *events.Store, srv *natstest.Server) {
+	t.Helper()
+	plain, srv = newStore(t)
+	names, _ := natsx.NewNames("")
+	reg := events.NewRegistry()
+	reg.Register(incremented{})
+	return plain, events.NewStore(srv.JS, names, reg, events.WithHistoryCache(16)), srv
+}
+
 func newStore(t *testing.T) (*events.Store, *natstest.Server) {
 	t.Helper()
 	srv := natstest.Start(t)
@@ -361,11 +371,7 @@ func TestFollowLeavesNoConsumerBehind(t *testing.T) {
 // aggregates only (nothing new for this one) return the history as it is.
 func TestACachedLoadSeesWhatOtherNodesAppended(t *testing.T) {
 	t.Parallel()
-	plain, srv := newStore(t)
-	names, _ := natsx.NewNames("")
-	reg := events.NewRegistry()
-	reg.Register(incremented{})
-	cached := events.NewStore(srv.JS, names, reg, events.WithHistoryCache(16))
+	plain, cached, _ := newCachedStore(t)
 	ctx := context.Background()
 	ref := events.Ref{Type: "counter", ID: "cached"}
 	meta := events.Meta{Account: "acct_1", Actor: "key_1"}
@@ -417,11 +423,7 @@ func TestACachedLoadSeesWhatOtherNodesAppended(t *testing.T) {
 // still read.
 func TestACachedStoreFindsItsOwnAppendsWithoutReadingThemBack(t *testing.T) {
 	t.Parallel()
-	plain, srv := newStore(t)
-	names, _ := natsx.NewNames("")
-	reg := events.NewRegistry()
-	reg.Register(incremented{})
-	cached := events.NewStore(srv.JS, names, reg, events.WithHistoryCache(16))
+	plain, cached, srv := newCachedStore(t)
 	ctx := context.Background()
 	meta := events.Meta{Account: "acct_1", Actor: "key_1"}
 
