@@ -58,7 +58,20 @@ func (c *historyCache) put(ref Ref, history []Envelope) {
 		c.evict()
 	}
 	c.tick++
-	c.entries[ref] = &cachedHistory{events: history, used: c.tick}
+	c.entries[ref] = &cachedHistory{events: slices.Clip(history), used: c.tick}
+}
+
+// extends reports whether extend would take an append to ref that began at from.
+func (c *historyCache) extends(ref Ref, from Version) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[ref]
+	return (!ok && from.Count == 0) || (ok && e.endsAt(from))
+}
+
+func (e *cachedHistory) endsAt(v Version) bool {
+	n := len(e.events)
+	return uint64(n) == v.Count && (n == 0 || e.events[n-1].Sequence == v.Seq)
 }
 
 // extend adds appended to the cached history of ref when that history ends at from (an aggregate with no
@@ -77,9 +90,10 @@ func (c *historyCache) extend(ref Ref, from Version, appended []Envelope) {
 		}
 		c.tick++
 		c.entries[ref] = &cachedHistory{events: appended, used: c.tick}
-	case ok && uint64(len(e.events)) == from.Count && (from.Count == 0 || e.events[len(e.events)-1].Sequence == from.Seq):
-		// A new slice: a load may hold the cached one (put keeps the history it returns).
-		e.events = slices.Concat(e.events, appended)
+	case ok && e.endsAt(from):
+		// In place: put keeps a history clipped to its length, so the first append moves it to an array of the
+		// cache's own, and a load that holds the old one never sees it change.
+		e.events = append(e.events, appended...)
 	}
 }
 

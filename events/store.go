@@ -123,6 +123,9 @@ func (s *Store) Append(ctx context.Context, ref Ref, expected Version, meta Meta
 // The envelopes are cached as a reader would have decoded them, not as the caller built them (an empty map and
 // an absent one decode alike).
 func (s *Store) cacheAppended(ref Ref, from Version, envs []Envelope) {
+	if !s.cache.extends(ref, from) {
+		return // not worth decoding for: the cache holds another part of the history, or none of it
+	}
 	stored := make([]Envelope, 0, len(envs))
 	for i := range envs {
 		body, err := encodeEnvelope(&envs[i])
