@@ -66,7 +66,7 @@ func (c *historyCache) extends(ref Ref, from Version) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[ref]
-	return (!ok && from.Count == 0) || (ok && e.endsAt(from))
+	return ok && e.endsAt(from)
 }
 
 func (e *cachedHistory) endsAt(v Version) bool {
@@ -74,23 +74,17 @@ func (e *cachedHistory) endsAt(v Version) bool {
 	return uint64(n) == v.Count && (n == 0 || e.events[n-1].Sequence == v.Seq)
 }
 
-// extend adds appended to the cached history of ref when that history ends at from (an aggregate with no
-// history yet starts one). A history that ends elsewhere is left as it is: the next load reads what it lacks.
+// extend adds appended to the cached history of ref when that history ends at from. A history that ends elsewhere
+// is left as it is: the next load reads what it lacks. An aggregate the cache does not hold starts no history: it
+// may never be loaded through the cache (a session is folded by its repository), and decoding every append of
+// it would be work for nothing.
 func (c *historyCache) extend(ref Ref, from Version, appended []Envelope) {
 	if len(appended) == 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[ref]
-	switch {
-	case !ok && from.Count == 0:
-		if len(c.entries) >= c.max {
-			c.evict()
-		}
-		c.tick++
-		c.entries[ref] = &cachedHistory{events: appended, used: c.tick}
-	case ok && e.endsAt(from):
+	if e, ok := c.entries[ref]; ok && e.endsAt(from) {
 		// In place: put keeps a history clipped to its length, so the first append moves it to an array of the
 		// cache's own, and a load that holds the old one never sees it change.
 		e.events = append(e.events, appended...)
