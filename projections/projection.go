@@ -81,14 +81,20 @@ func (tx *Tx) Get(key string, v any) (bool, error) {
 
 // Put writes a document, unless the event was already applied to it.
 func (tx *Tx) Put(key string, v any) error {
+	_, err := tx.put(key, v)
+	return err
+}
+
+// put stages v at key and returns the bytes it staged.
+func (tx *Tx) put(key string, v any) ([]byte, error) {
 	if err := validKey(key); err != nil {
-		return err
+		return nil, err
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", key, err)
+		return nil, fmt.Errorf("encode %s: %w", key, err)
 	}
-	return tx.w.stage(tx.ctx, key, doc{Seq: tx.seq, V: raw})
+	return raw, tx.w.stage(tx.ctx, key, doc{Seq: tx.seq, V: raw})
 }
 
 // Delete removes a document (leaving a tombstone), unless the event was already applied to it.
@@ -109,7 +115,7 @@ func (tx *Tx) Delete(key string) error {
 // spare capacity) is only safe because the copy it returns replaces the kept value, so any other exit of fn
 // forgets it.
 func Modify[T any](tx *Tx, key string, fn func(v *T, exists bool) error) error {
-	if err := validKey(key); err != nil {
+	if err := validKey(key); err != nil { // before the read, which would put the key in a subject
 		return err
 	}
 	d, err := tx.w.doc(tx.ctx, key)
@@ -136,12 +142,8 @@ func Modify[T any](tx *Tx, key string, fn func(v *T, exists bool) error) error {
 		}
 		return err
 	}
-	raw, err := json.Marshal(v)
+	raw, err := tx.put(key, v)
 	if err != nil {
-		tx.w.forget(key)
-		return fmt.Errorf("encode %s: %w", key, err)
-	}
-	if err := tx.w.stage(tx.ctx, key, doc{Seq: tx.seq, V: raw}); err != nil {
 		tx.w.forget(key)
 		return err
 	}

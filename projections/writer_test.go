@@ -21,17 +21,23 @@ func (noFold) Name() string                     { return "nofold" }
 func (noFold) EventTypes() []string             { return nil }
 func (noFold) Apply(*Tx, events.Envelope) error { return nil }
 
+// testWriter is a writer of p over a fresh bucket on an embedded server.
+func testWriter(t *testing.T, p Projection) (*writer, jetstream.KeyValue) {
+	t.Helper()
+	srv := natstest.Start(t)
+	kv, err := srv.JS.CreateKeyValue(t.Context(), jetstream.KeyValueConfig{Bucket: p.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newWriter(srv.JS, kv, p, slog.New(slog.DiscardHandler)), kv
+}
+
 // TestTheCheckpointWaitsForEveryDocument: when another writer moved a document's revision (a lease changing
 // hands), the flush fails on it and writes no checkpoint; a reader that saw the checkpoint would look for a
 // document that is not there.
 func TestTheCheckpointWaitsForEveryDocument(t *testing.T) {
 	ctx := context.Background()
-	srv := natstest.Start(t)
-	kv, err := srv.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "writer_test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newWriter(srv.JS, kv, noFold{}, slog.New(slog.DiscardHandler))
+	w, kv := testWriter(t, noFold{})
 	if _, err := w.load(ctx, "a"); err != nil { // the writer remembers "a" as missing...
 		t.Fatal(err)
 	}
@@ -90,12 +96,7 @@ func (tally) Apply(tx *Tx, e events.Envelope) error {
 // delivered again is not folded twice.
 func TestAFoldThatGivesUpLeavesNoTraceInTheNextOne(t *testing.T) {
 	ctx := context.Background()
-	srv := natstest.Start(t)
-	kv, err := srv.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "tally"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newWriter(srv.JS, kv, tally{}, slog.New(slog.DiscardHandler))
+	w, kv := testWriter(t, tally{})
 	word := func(seq uint64, text string) events.Envelope {
 		return events.Envelope{Sequence: seq, Event: events.SessionMessagePosted{Text: text}}
 	}

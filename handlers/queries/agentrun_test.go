@@ -12,9 +12,8 @@ import (
 	"testing"
 
 	"github.com/contrailhq/contrail/cmd/agents/samples/chart"
-	"github.com/contrailhq/contrail/events"
-
 	"github.com/contrailhq/contrail/cmd/agents/samples/genrand"
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
 	"github.com/contrailhq/contrail/internal/codeshot"

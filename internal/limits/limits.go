@@ -160,15 +160,9 @@ func (l *Limits) CountQuery(ctx context.Context, p auth.Principal) error {
 	if p.AccountID == "" {
 		return nil
 	}
-	limit := l.cfg.DailyQueries
-	switch {
-	case p.LimitsFound && p.DailyQueryLimit > 0:
-		limit = p.DailyQueryLimit
-	case !p.LimitsFound:
-		var err error
-		if limit, err = l.dailyLimit(ctx, p.AccountID); err != nil {
-			return err
-		}
+	limit, err := l.queryLimit(ctx, p)
+	if err != nil {
+		return err
 	}
 	now := l.cfg.Now().UTC()
 	day := now.Format("20060102")
@@ -208,6 +202,16 @@ func (l *Limits) DailyUsage(ctx context.Context, accountID string) (limit, used 
 		return 0, 0, fmt.Errorf("daily usage of %s: value %q is not a count", accountID, e.Value())
 	}
 	return limit, n, nil
+}
+
+// queryLimit is the daily quota of p's account: as authentication found it with the principal, or else as the
+// accounts read model has it.
+func (l *Limits) queryLimit(ctx context.Context, p auth.Principal) (int, error) {
+	if !p.LimitsFound {
+		return l.dailyLimit(ctx, p.AccountID)
+	}
+	daily, _ := l.Effective(projections.AccountView{DailyQueryLimit: p.DailyQueryLimit})
+	return daily, nil
 }
 
 // dailyLimit is the account's own quota, or the default.
