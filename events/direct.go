@@ -109,24 +109,32 @@ func (s *Store) drainBatch(ctx context.Context, answers <-chan *nats.Msg, fn fun
 // (next_by_subj) does not scan the messages appended since. ok is false when the answer does not settle it (more
 // subjects than one batch, an error): the caller then reads as it would have.
 func (s *Store) head(ctx context.Context, filter string) (seq uint64, ok bool) {
+	last, ok := s.last(ctx, filter)
+	return last.seq, ok
+}
+
+// last is head with the message itself (a zero one when nothing matches).
+func (s *Store) last(ctx context.Context, filter string) (stored, bool) {
 	inbox, answers, done, err := s.replies.expect(directBatch + 2)
 	if err != nil {
-		return 0, false
+		return stored{}, false
 	}
 	defer done()
 	req, _ := json.Marshal(map[string]any{"multi_last": []string{filter}, "batch": directBatch})
 	if err := s.js.Conn().PublishRequest("$JS.API.DIRECT.GET."+s.names.EventsStream(), inbox, req); err != nil {
-		return 0, false
+		return stored{}, false
 	}
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
-	var last uint64
+	var last stored
 	_, remaining, err := s.drainBatch(actx, answers, func(m stored) error {
-		last = max(last, m.seq)
+		if m.seq > last.seq {
+			last = m
+		}
 		return nil
 	})
 	if err != nil || remaining > 0 {
-		return 0, false
+		return stored{}, false
 	}
 	return last, true
 }

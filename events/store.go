@@ -31,6 +31,8 @@ type Store struct {
 	logger  *slog.Logger
 	cache   *historyCache // nil: every load reads the whole history
 	replies *replies      // answers to batched direct gets
+	// republish says whether the log republishes committed events for watches (republishUnknown until asked).
+	republish atomic.Int32
 }
 
 // Option configures a Store.

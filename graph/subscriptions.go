@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"iter"
 
 	"github.com/nats-io/nats.go"
 
@@ -33,8 +34,15 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 	if err != nil {
 		return nil, err
 	}
+	// Watched before the read too: every event after the read's version is then in the watch.
+	watch, err := r.d.Store.Watch(ctx, events.Ref{Type: "session", ID: handle})
+	if err != nil {
+		_ = sub.Unsubscribe()
+		return nil, err
+	}
 	state, v, err := r.d.Sessions.Get(ctx, p, handle)
 	if err != nil {
+		watch.Close()
 		_ = sub.Unsubscribe()
 		return nil, err
 	}
@@ -45,7 +53,7 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 	for _, m := range state.Messages {
 		shown[m.ID] = true
 	}
-	logEvents := r.follow(ctx, v.Seq+1, handle)
+	logEvents := follow(ctx, watch, watch.Follow(ctx, v))
 	out := make(chan *generated.SessionUpdate, 16)
 	go func() {
 		defer close(out)
@@ -150,7 +158,7 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 const maxHeldDeltas = 4096
 
 // SessionEvents streams the session's raw events from a stream sequence (0 = the beginning), history then live,
-// with no gap or duplicate at the switch (one ordered consumer serves both).
+// with no gap or duplicate at the switch.
 func (r subscriptionResolver) SessionEvents(ctx context.Context, handle string, fromSequence *int) (<-chan *generated.SessionEvent, error) {
 	p, err := principal(ctx)
 	if err != nil {
@@ -169,7 +177,11 @@ func (r subscriptionResolver) SessionEvents(ctx context.Context, handle string, 
 	if _, _, err := r.d.Sessions.Get(ctx, p, handle); err != nil {
 		return nil, err
 	}
-	logEvents := r.follow(ctx, uint64(from), handle)
+	watch, err := r.d.Store.Watch(ctx, events.Ref{Type: "session", ID: handle})
+	if err != nil {
+		return nil, err
+	}
+	logEvents := follow(ctx, watch, watch.FollowFrom(ctx, uint64(from)))
 	out := make(chan *generated.SessionEvent, 16)
 	go func() {
 		defer close(out)
@@ -200,12 +212,14 @@ type followed struct {
 	err error
 }
 
-// follow runs the log's follower of one session in a goroutine, handing its events to a channel until ctx ends.
-func (r *Resolver) follow(ctx context.Context, from uint64, session string) <-chan followed {
+// follow runs a follower of one session's events in a goroutine, handing them to a channel until ctx ends; the
+// session's watch ends with it.
+func follow(ctx context.Context, watch *events.Watch, log iter.Seq2[events.Envelope, error]) <-chan followed {
 	ch := make(chan followed)
 	go func() {
 		defer close(ch)
-		for e, err := range r.d.Store.Follow(ctx, from, r.d.Names.AggregateFilter("session", session)) {
+		defer watch.Close()
+		for e, err := range log {
 			select {
 			case ch <- followed{env: e, err: err}:
 			case <-ctx.Done():

@@ -141,7 +141,7 @@ func CodeShot(ctx context.Context, o CodeShotOptions, progress func(string)) (Re
 func waitReply(ctx context.Context, p *platform.Platform, session, message string, from uint64) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for e, err := range p.Store.Follow(ctx, from, p.Store.Names().AggregateFilter("session", session)) {
+	for e, err := range p.Store.FollowAggregate(ctx, events.Ref{Type: "session", ID: session}, from) {
 		if err != nil {
 			return err
 		}

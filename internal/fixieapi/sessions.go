@@ -115,7 +115,7 @@ func (f *SessionsFace) events(w http.ResponseWriter, r *http.Request) {
 	if flusher != nil {
 		flusher.Flush()
 	}
-	for e, err := range f.store.Follow(r.Context(), from, filter) {
+	for e, err := range f.store.FollowAggregate(r.Context(), events.Ref{Type: "session", ID: handle}, from) {
 		if err != nil {
 			if r.Context().Err() == nil {
 				httpapi.LogError(f.logger, r, err)

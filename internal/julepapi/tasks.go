@@ -361,8 +361,8 @@ func (f *Face) streamExecution(w http.ResponseWriter, r *http.Request,
 	if v.Status.Terminal() {
 		return
 	}
-	filter := f.d.Names.AggregateFilter(execution.Aggregate, events.JulepAggregateID(principal(r).AccountID, v.ID))
-	for e, err := range f.d.Store.Follow(ctx, ver.Seq+1, filter) {
+	ref := events.Ref{Type: execution.Aggregate, ID: events.JulepAggregateID(principal(r).AccountID, v.ID)}
+	for e, err := range f.d.Store.FollowAggregate(ctx, ref, ver.Seq+1) {
 		if err != nil {
 			if !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 				f.d.Logger.Warn("follow an execution", "execution", v.ID, "err", err)

@@ -122,6 +122,16 @@ func (n Names) AggregateFilter(aggregate, id string) string {
 	return n.Prefix + ".ev." + aggregate + "." + id + ".>"
 }
 
+// CommittedWildcard is where the log republishes every event it stored, on the event's subject with "cm" for "ev":
+// core NATS subscribers see committed events only (never an append the log refused), with their stream sequence,
+// and cost the server no consumer.
+func (n Names) CommittedWildcard() string { return n.Prefix + ".cm.>" }
+
+// CommittedFilter matches the republished events of one aggregate instance.
+func (n Names) CommittedFilter(aggregate, id string) string {
+	return n.Prefix + ".cm." + aggregate + "." + id + ".>"
+}
+
 // TypeFilter matches one event type ("session.message_posted") on every instance, or every type of an aggregate
 // when the name part is "*" ("session.*").
 func (n Names) TypeFilter(eventType string) string {

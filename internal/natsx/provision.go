@@ -54,6 +54,9 @@ func (l Layout) EventsConfig() jetstream.StreamConfig {
 		DenyDelete:        true,
 		DenyPurge:         true,
 		AllowDirect:       true,
+		// Followers of one aggregate (a run's stream, a session's subscription) listen here rather than open a
+		// consumer each: see events.Store.Watch.
+		RePublish: &jetstream.RePublish{Source: l.Names.EventsWildcard(), Destination: l.Names.CommittedWildcard()},
 	}
 }
 
@@ -217,7 +220,15 @@ func streamMatches(have, want jetstream.StreamConfig) bool {
 		have.MaxAge == want.MaxAge &&
 		have.AllowDirect == want.AllowDirect &&
 		have.AllowMsgSchedules == want.AllowMsgSchedules &&
-		have.AllowRollup == want.AllowRollup
+		have.AllowRollup == want.AllowRollup &&
+		samePublish(have.RePublish, want.RePublish)
+}
+
+func samePublish(have, want *jetstream.RePublish) bool {
+	if have == nil || want == nil {
+		return have == want
+	}
+	return *have == *want
 }
 
 // unlimited maps the two spellings of "no limit" (0 and -1) to one.

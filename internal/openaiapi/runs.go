@@ -110,9 +110,9 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 	// It reads the log itself, so it does not wait for the read models: a GET of the run meanwhile finds it in the
 	// log if its model has not folded it yet (committed.go).
 	nr.ID = events.NewPrefixedID("run_")
-	f.stream(w, r, threadID, nr.ID, true, false, func() (uint64, error) {
+	f.stream(w, r, threadID, nr.ID, true, false, func() (events.Appended, error) {
 		created, err := f.d.Runs.Create(r.Context(), principal(r), threadID, nr)
-		return created.Appended.FirstSeq(), err
+		return created.Appended, err
 	})
 }
 
@@ -156,9 +156,9 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
-	f.stream(w, r, t.ID, nr.ID, true, true, func() (uint64, error) {
+	f.stream(w, r, t.ID, nr.ID, true, true, func() (events.Appended, error) {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
-		return created.Appended.FirstSeq(), err
+		return created.Appended, err
 	})
 }
 
@@ -289,9 +289,8 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// As a streamed create, the stream reads the log and waits for no read model.
-	f.stream(w, r, threadID, runID, false, false, func() (uint64, error) {
-		res, err := f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
-		return res.FirstSeq(), err
+	f.stream(w, r, threadID, runID, false, false, func() (events.Appended, error) {
+		return f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
 	})
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -18,8 +17,8 @@ import (
 	"github.com/contrailhq/contrail/projections"
 )
 
-// stream answers a request that asked for "stream": true. It listens to the thread's live subject first, then lets
-// start append (create the run, or submit tool outputs) and learns where in the log that began, and then writes the
+// stream answers a request that asked for "stream": true. It listens to the thread's live subject and watches its
+// committed events first, then lets start append (create the run, or submit tool outputs), and then writes the
 // run's progress as server-sent events until the run stops (requires_action or an end), closing with "done".
 //
 // The events come from the log, which is complete and in order; the token deltas come from the live subject, which
@@ -28,7 +27,7 @@ import (
 //
 // A stream of a new run follows the log from the run's first event; a stream that continues a run (submitted tool
 // outputs) reads the thread from its start, to know the run and its steps as they were.
-func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID string, newRun, withThread bool, start func() (uint64, error)) {
+func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID string, newRun, withThread bool, start func() (events.Appended, error)) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		f.WriteError(w, r, fmt.Errorf("stream: the response writer cannot flush"))
@@ -45,7 +44,14 @@ func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID st
 		return
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	from, err := start()
+	// Watched before the append, so that every event after it is in the watch however fast the worker is.
+	watch, err := f.d.Store.Watch(r.Context(), events.Ref{Type: "thread", ID: threadID})
+	if err != nil {
+		f.WriteError(w, r, fmt.Errorf("stream: watch thread %s: %w", threadID, err))
+		return
+	}
+	defer watch.Close()
+	appended, err := start()
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -59,11 +65,12 @@ func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID st
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	logCh := make(chan logItem, 256)
-	followFrom := uint64(0)
-	if newRun {
-		followFrom = from
+	from := appended.FirstSeq()
+	var after events.Version // the thread's whole history
+	if newRun && from > 0 {
+		after = events.Version{Count: appended.Events[0].Version - 1, Seq: from - 1}
 	}
-	go f.follow(ctx, threadID, followFrom, logCh)
+	go follow(ctx, watch, after, logCh)
 	s := newRunStream(threadID, runID, withThread, from, &sseWriter{w: w, f: flusher})
 	for !s.finished && s.out.err == nil {
 		select {
@@ -101,70 +108,20 @@ type logItem struct {
 	err error
 }
 
-// follow sends the thread's events from sequence `from` (0 = its beginning), history first and then live, until
-// ctx ends. It reads with its own ordered consumer so that it can delete the consumer when the stream ends:
-// events.Store.Follow leaves its consumer on the server until it has been idle for five minutes, and a busy API
-// opens thousands of streams in five minutes.
-func (f *Face) follow(ctx context.Context, threadID string, from uint64, out chan<- logItem) {
+// follow sends the thread's events after `after` until ctx ends.
+func follow(ctx context.Context, watch *events.Watch, after events.Version, out chan<- logItem) {
 	defer close(out)
-	send := func(it logItem) bool {
+	for env, err := range watch.Follow(ctx, after) {
 		select {
-		case out <- it:
-			return it.err == nil
+		case out <- logItem{env: env, err: err}:
 		case <-ctx.Done():
-			return false
-		}
-	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{f.d.Names.AggregateFilter("thread", threadID)},
-		DeliverPolicy: jetstream.DeliverAllPolicy, InactiveThreshold: followIdle}
-	if from > 1 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
-	}
-	cons, err := f.d.JS.OrderedConsumer(ctx, f.d.Names.EventsStream(), cfg)
-	if err != nil {
-		send(logItem{err: fmt.Errorf("follow thread %s: %w", threadID, err)})
-		return
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		send(logItem{err: fmt.Errorf("follow thread %s: %w", threadID, err)})
-		return
-	}
-	defer func() {
-		it.Stop()
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		_ = f.d.JS.DeleteConsumer(dctx, f.d.Names.EventsStream(), cons.CachedInfo().Name)
-	}()
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
-	for {
-		msg, err := it.Next()
-		if err != nil {
-			if ctx.Err() == nil {
-				send(logItem{err: fmt.Errorf("follow thread %s: %w", threadID, err)})
-			}
 			return
 		}
-		md, err := msg.Metadata()
 		if err != nil {
-			send(logItem{err: fmt.Errorf("follow thread %s: %w", threadID, err)})
-			return
-		}
-		env, err := f.d.Store.DecodeEnvelope(msg.Data())
-		if err != nil {
-			err = fmt.Errorf("follow thread %s: decode event %d: %w", threadID, md.Sequence.Stream, err)
-		}
-		env.Sequence = md.Sequence.Stream
-		if !send(logItem{env: env, err: err}) {
 			return
 		}
 	}
 }
-
-// followIdle is how long the server keeps a stream's consumer after its reader vanished without deleting it (a
-// crash); a reader that lives renews it with every pull.
-const followIdle = 30 * time.Second
 
 // sseWriter writes server-sent events, one flush per event.
 type sseWriter struct {
