@@ -103,6 +103,14 @@ func (r *Repo[S, P]) current(ctx context.Context, id string, e *repoEntry[S], at
 	if e.state == nil {
 		return r.reload(ctx, id, e, atLeast, latest)
 	}
+	if atLeast == Fresh && !latest {
+		// Reading on from the state's end costs the server a scan of every message appended since, by every
+		// aggregate: the index of subjects says first whether anything came after it (on one server, whose answer
+		// is the log's).
+		if head, ok := r.store.head(ctx, r.store.names.AggregateFilter(r.aggregate, id)); ok && head <= e.version.Seq {
+			return nil
+		}
+	}
 	// Read only what came after the state.
 	var fresh []Envelope
 	_, err := r.store.Read(ctx, e.version.Seq+1, func(env Envelope) error {

@@ -127,3 +127,36 @@ func TestRepoSerialisesWritersOnANode(t *testing.T) {
 		t.Fatalf("total %d at version %d, want 200", c.Total, v.Count)
 	}
 }
+
+// A repository asked for an aggregate as the log holds it now reads nothing when nothing came after what it holds
+// (it asks the index of subjects where the aggregate ends), and reads what another node appended when something did.
+func TestARepoReadsTheLogOnlyWhenItHoldsLessThanIt(t *testing.T) {
+	t.Parallel()
+	st, srv := newStore(t)
+	ctx := context.Background()
+	a := events.NewRepo[counter](st, "counter", 0)
+	b := events.NewRepo[counter](st, "counter", 0)
+	inc := func(c *counter) ([]events.Event, error) { return []events.Event{incremented{By: 1}}, nil }
+	if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		t.Fatal(err)
+	}
+	readsSoFar := countReads(t, srv)
+	before := readsSoFar()
+	for range 3 {
+		if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, v, err := a.Get(ctx, "c1", events.Fresh); err != nil || c.Total != 4 || v.Count != 4 {
+		t.Fatalf("a reads total %d at version %d (%v), want 4 at 4", c.Total, v.Count, err)
+	}
+	if n := readsSoFar() - before; n != 0 {
+		t.Fatalf("deciding and reading on what the repository appended itself read the log %d times", n)
+	}
+	if _, err := b.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		t.Fatal(err)
+	}
+	if c, v, err := a.Get(ctx, "c1", events.Fresh); err != nil || c.Total != 5 || v.Count != 5 {
+		t.Fatalf("after another node's append a reads total %d at version %d (%v), want 5 at 5", c.Total, v.Count, err)
+	}
+}

@@ -427,33 +427,7 @@ func TestACachedStoreFindsItsOwnAppendsWithoutReadingThemBack(t *testing.T) {
 	ctx := context.Background()
 	meta := events.Meta{Account: "acct_1", Actor: "key_1"}
 
-	// Every direct get the server is asked for: the reads of events, and the "multi_last" asks of where an
-	// aggregate's subjects end.
-	nc := srv.Connect(t)
-	var mu sync.Mutex
-	var reads int
-	sub, err := nc.Subscribe("$JS.API.DIRECT.GET.>", func(m *nats.Msg) {
-		if !strings.Contains(string(m.Data), "multi_last") {
-			mu.Lock()
-			reads++
-			mu.Unlock()
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	readsSoFar := func() int {
-		t.Helper()
-		if err := nc.Flush(); err != nil { // the requests sent so far have reached the subscription
-			t.Fatal(err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		return reads
-	}
+	readsSoFar := countReads(t, srv)
 	same := func(ref events.Ref, want int) {
 		t.Helper()
 		got, v, err := cached.Load(ctx, ref)
@@ -501,5 +475,36 @@ func TestACachedStoreFindsItsOwnAppendsWithoutReadingThemBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(ref, 5)
-	sub.Unsubscribe()
+}
+
+// countReads counts the reads of events the server is asked for (direct gets from a sequence on), leaving out the
+// "multi_last" asks of where an aggregate's subjects end.
+func countReads(t *testing.T, srv *natstest.Server) func() int {
+	t.Helper()
+	nc := srv.Connect(t)
+	var mu sync.Mutex
+	var reads int
+	sub, err := nc.Subscribe("$JS.API.DIRECT.GET.>", func(m *nats.Msg) {
+		if !strings.Contains(string(m.Data), "multi_last") {
+			mu.Lock()
+			reads++
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return func() int {
+		t.Helper()
+		if err := nc.Flush(); err != nil { // the requests sent so far have reached the subscription
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return reads
+	}
 }

@@ -7,6 +7,7 @@ package thread
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/contrailhq/contrail/events"
@@ -81,6 +82,50 @@ type Step struct {
 	Status  string
 	Seq     uint64
 	Outputs map[string]string
+}
+
+// Clone copies the state so that folding more events into either copy leaves the other as it was (events.Repo.Get
+// hands out copies). Apply changes messages, runs and steps in place, so each is copied; slices are clipped, so that
+// an append to either copy moves it to an array of its own.
+func (t *State) Clone() State {
+	out := *t
+	out.Order = slices.Clip(t.Order)
+	if t.Messages != nil {
+		out.Messages = make(map[string]*Message, len(t.Messages))
+		for id, m := range t.Messages {
+			c := *m
+			out.Messages[id] = &c
+		}
+	}
+	if t.Runs != nil {
+		out.Runs = make(map[string]*Run, len(t.Runs))
+		for id, r := range t.Runs {
+			c := *r
+			c.Steps = slices.Clip(r.Steps)
+			out.Runs[id] = &c
+		}
+	}
+	if t.Steps != nil {
+		out.Steps = make(map[string]*Step, len(t.Steps))
+		for id, st := range t.Steps {
+			c := *st
+			out.Steps[id] = &c
+		}
+	}
+	return out
+}
+
+// NeedsWork reports whether a run of the thread is in a status a worker moves on from.
+func (t *State) NeedsWork(runID string) bool {
+	r := t.Runs[runID]
+	if !t.Exists || t.Deleted || r == nil {
+		return false
+	}
+	switch r.Status {
+	case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusCancelling:
+		return true
+	}
+	return false
 }
 
 // Apply folds one event.

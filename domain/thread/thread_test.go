@@ -2,6 +2,7 @@ package thread
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -146,5 +147,41 @@ func TestAttachedFilesPerTool(t *testing.T) {
 	}
 	if got := fmt.Sprint(l.t.AttachedFiles("code_interpreter")); got != "[file-a file-b]" {
 		t.Errorf("code_interpreter: %s", got)
+	}
+}
+
+// TestACloneAndItsOriginalFoldApart: what is folded into a copy after Clone (a turn: a message, steps, the run's
+// end) leaves the original as it was, and what is folded into the original leaves the copy as it was. The run
+// worker changes its copy as it appends while the node's copy goes on folding. The expected states are folded
+// apart from the same events, not cloned.
+func TestACloneAndItsOriginalFoldApart(t *testing.T) {
+	start := func() (*log, *Run) {
+		l, r := newRun(t)
+		for i := range 3 { // three steps: the run's list of steps has room for a fourth
+			l.apply(events.StepCreated{StepID: fmt.Sprintf("step_%d", i), RunID: "run_1"})
+		}
+		return l, r
+	}
+	turn := func(l *log, r *Run) {
+		l.apply(Turn(&l.t, l.t.Runs["run_1"], r.Turn, TurnResult{Text: "hello"})...)
+		l.apply(events.MessageModified{MessageID: "msg_u", Metadata: map[string]string{"k": "v"}})
+	}
+	l, r := start()
+	want, _ := start()
+	c := &log{t: l.t.Clone(), seq: l.seq}
+	turn(c, r)
+	if c.t.Runs["run_1"].Status != events.RunStatusCompleted || len(c.t.Runs["run_1"].Steps) != 4 || c.t.Messages["msg_u"].Metadata["k"] != "v" {
+		t.Fatalf("the copy did not fold the turn: %+v", c.t.Runs["run_1"])
+	}
+	if !reflect.DeepEqual(l.t, want.t) {
+		t.Fatalf("folding into the copy changed the original:\n%+v\nwant\n%+v", l.t, want.t)
+	}
+	wantCopy, r2 := start()
+	turn(wantCopy, r2)
+	l.apply(events.MessageCreated{MessageID: "msg_3", Role: "user"}, events.RunCancelling{RunID: "run_1"})
+	l.apply(events.StepCreated{StepID: "step_x", RunID: "run_1"})
+	l.apply(events.MessageModified{MessageID: "msg_u", Metadata: map[string]string{"k": "other"}})
+	if !reflect.DeepEqual(c.t, wantCopy.t) {
+		t.Fatalf("folding into the original changed the copy:\n%+v\nwant\n%+v", c.t, wantCopy.t)
 	}
 }

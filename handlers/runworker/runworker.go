@@ -39,6 +39,7 @@ import (
 // of each step of a run.
 type Recorder interface {
 	Load(ctx context.Context, threadID string) (*commands.Thread, error)
+	NeedsWork(ctx context.Context, threadID, runID string) (bool, error)
 	Start(ctx context.Context, ref commands.RunRef, t *commands.Thread) (*commands.Thread, error)
 	RecordTurn(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn string, res commands.TurnResult) (*commands.Thread, error)
 	RecordServerTools(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*commands.Thread, error)
@@ -194,25 +195,14 @@ func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
 			sleep(ctx, time.Duration(failures)*200*time.Millisecond)
 			continue
 		}
-		t, err := w.cfg.Runs.Load(ctx, ref.ThreadID)
-		if err != nil || !needsWork(t, ref.RunID) {
+		if needs, err := w.cfg.Runs.NeedsWork(ctx, ref.ThreadID, ref.RunID); err != nil || !needs {
 			return
 		}
 	}
 }
 
 // needsWork reports whether a run is in a status a worker moves on from.
-func needsWork(t *commands.Thread, runID string) bool {
-	r := t.Runs[runID]
-	if !t.Exists || t.Deleted || r == nil {
-		return false
-	}
-	switch r.Status {
-	case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusCancelling:
-		return true
-	}
-	return false
-}
+func needsWork(t *commands.Thread, runID string) bool { return t.NeedsWork(runID) }
 
 // work moves the run on, step by step, until it needs nothing more or ctx ends (the lock lost, the node stopping).
 // It reads the thread once and then moves on the state its own appends return. It watches the thread's events as

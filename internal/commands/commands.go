@@ -3,6 +3,7 @@ package commands
 import (
 	"time"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/blobs"
@@ -64,7 +65,7 @@ func New(cfg Config) Set {
 	}
 	files := &Files{store: cfg.Store, blobs: cfg.Blobs}
 	assistants := &Assistants{store: cfg.Store, sandbox: cfg.Sandbox}
-	threads := &Threads{store: cfg.Store, files: files}
+	threads := &Threads{store: cfg.Store, files: files, repo: events.NewRepo[thread.State](cfg.Store, "thread", 1024)}
 	return Set{
 		Accounts:   &Accounts{store: cfg.Store, queries: cfg.Queries},
 		Agents:     &Agents{store: cfg.Store, agents: cfg.Agents, metadata: cfg.Metadata},

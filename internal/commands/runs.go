@@ -91,7 +91,7 @@ func (c *Runs) CreateWithThread(ctx context.Context, actor auth.Principal, threa
 	if id == "" {
 		id = events.NewPrefixedID("thread_")
 	}
-	res, err := events.Update(ctx, c.store, threadRef(id), actor.Meta(), func(t *Thread) ([]events.Event, error) {
+	res, err := c.threads.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(t *Thread) ([]events.Event, error) {
 		if t.Exists {
 			return nil, errs.E(errs.Conflict, "thread %s exists", id)
 		}

@@ -29,6 +29,9 @@ type (
 type Threads struct {
 	store *events.Store
 	files *Files
+	// repo keeps threads folded on this node: a run's creation, the worker's turns and its checks decide on the
+	// thread as held, not on its history folded again (a thread with a long conversation has hundreds of events).
+	repo *events.Repo[thread.State, *thread.State]
 }
 
 // NewMessage is a message a client adds to a thread.
@@ -227,7 +230,7 @@ func (c *Threads) Create(ctx context.Context, actor auth.Principal, in NewThread
 	if id == "" {
 		id = events.NewPrefixedID("thread_")
 	}
-	res, err := events.Update(ctx, c.store, threadRef(id), actor.Meta(), func(t *Thread) ([]events.Event, error) {
+	res, err := c.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(t *Thread) ([]events.Event, error) {
 		if t.Exists {
 			return nil, errs.E(errs.Conflict, "thread %s exists", id)
 		}
@@ -329,7 +332,7 @@ func (c *Threads) updateThread(ctx context.Context, actor auth.Principal, id str
 	if !validID(id) {
 		return events.Appended{}, errs.NotFoundf("thread", id)
 	}
-	return events.Update(ctx, c.store, threadRef(id), actor.Meta(), func(t *Thread) ([]events.Event, error) {
+	return c.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(t *Thread) ([]events.Event, error) {
 		if !t.Owned(actor.AccountID) {
 			return nil, errs.NotFoundf("thread", id)
 		}
@@ -337,21 +340,29 @@ func (c *Threads) updateThread(ctx context.Context, actor auth.Principal, id str
 	})
 }
 
-// Load rebuilds a thread from the log (the run worker's view of it).
+// Load returns a copy of the thread as the log holds it now (the run worker's view of it, which it goes on to
+// change as it appends).
 func (c *Threads) Load(ctx context.Context, id string) (*Thread, error) {
-	t := &Thread{}
 	if !validID(id) {
-		return t, nil
+		return &Thread{}, nil
 	}
-	history, v, err := c.store.Load(ctx, threadRef(id))
+	t, v, err := c.repo.Get(ctx, id, events.Fresh)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range history {
-		if e.Event != nil {
-			t.Apply(e)
-		}
-	}
 	t.Version = v
-	return t, nil
+	return &t, nil
+}
+
+// RunNeedsWork reports whether a run of a thread is in a status a worker moves on from, as the log holds it now.
+func (c *Threads) RunNeedsWork(ctx context.Context, threadID, runID string) (bool, error) {
+	if !validID(threadID) {
+		return false, nil
+	}
+	needs := false
+	err := c.repo.Read(ctx, threadID, events.Fresh, func(t *Thread, _ events.Version) error {
+		needs = t.NeedsWork(runID)
+		return nil
+	})
+	return needs, err
 }

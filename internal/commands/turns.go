@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/contrailhq/contrail/domain/thread"
@@ -38,54 +37,46 @@ var (
 	TurnToolStepID    = thread.TurnToolStepID
 )
 
-// maxAdvanceAttempts bounds how often advance decides again after a conflict before it gives up (the caller
-// retries later).
-const maxAdvanceAttempts = 10
-
-// advance decides on the thread as the caller holds it (t, or the log's when t is nil) and appends what decide
-// returns, expecting the thread's version, so a worker that already holds the thread pays no load to move its run
-// on. On a conflict it reloads and decides again. It returns the thread after the append. A thread that is gone or
-// a run it does not hold makes nothing to do.
+// advance decides on the thread and appends what decide returns. The decision is made on the node's copy of the
+// thread (the repository's), which holds at least what the caller's t holds, so a worker that already holds the
+// thread pays no load to move its run on; a conflict (another node appended) reloads it and decides again. It
+// returns the caller's thread (t, or the log's when t is nil) after the append. A thread that is gone or a run it
+// does not hold makes nothing to do.
 func (c *Runs) advance(ctx context.Context, ref RunRef, t *Thread, actor, cause string, decide func(*Thread, *ThreadRun) []events.Event) (*Thread, error) {
 	if !validID(ref.ThreadID) {
 		return &Thread{}, nil
 	}
-	meta := events.Meta{Account: ref.Account, Actor: actor, CorrelationID: ref.RunID, CausationID: cause}
-	for attempt := 1; ; attempt++ {
-		if t == nil {
-			var err error
-			if t, err = c.Load(ctx, ref.ThreadID); err != nil {
-				return nil, err
-			}
-		}
-		r := t.Runs[ref.RunID]
-		if !t.Exists || t.Deleted || r == nil {
-			return t, nil
-		}
-		evs := decide(t, r)
-		if len(evs) == 0 {
-			return t, nil
-		}
-		res, err := c.store.Append(ctx, threadRef(ref.ThreadID), t.Version, meta, evs...)
-		if errors.Is(err, events.ErrConflict) && attempt < maxAdvanceAttempts {
-			t = nil
-			continue
-		}
-		if err != nil {
+	if t == nil {
+		var err error
+		if t, err = c.Load(ctx, ref.ThreadID); err != nil {
 			return nil, err
 		}
-		if res.Version.Count != t.Version.Count+uint64(len(evs)) {
-			// A repeated append found its events already in the log among others: read the thread whole.
-			return c.Load(ctx, ref.ThreadID)
+	}
+	meta := events.Meta{Account: ref.Account, Actor: actor, CorrelationID: ref.RunID, CausationID: cause}
+	res, err := c.threads.repo.Update(ctx, ref.ThreadID, t.Version.Seq, meta, func(held *Thread) ([]events.Event, error) {
+		r := held.Runs[ref.RunID]
+		if !held.Exists || held.Deleted || r == nil {
+			return nil, nil
 		}
-		for _, e := range res.Events {
-			if e.Event != nil {
-				t.Apply(e)
-			}
-		}
-		t.Version = res.Version
+		return decide(held, r), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Events) == 0 && res.Version == t.Version {
 		return t, nil
 	}
+	if res.Version.Count != t.Version.Count+uint64(len(res.Events)) {
+		// The decision was made on more than the caller held (another writer came first): read the thread again.
+		return c.Load(ctx, ref.ThreadID)
+	}
+	for _, e := range res.Events {
+		if e.Event != nil {
+			t.Apply(e)
+		}
+	}
+	t.Version = res.Version
+	return t, nil
 }
 
 // Start puts a queued run in progress: the start of a turn. A run in any other status is left as it is.
@@ -166,7 +157,12 @@ func (c *Runs) Expire(ctx context.Context, ref RunRef, now time.Time) (bool, err
 	return expired && err == nil, err
 }
 
-// Load folds a thread, with its runs, from its events.
+// Load returns a copy of a thread, with its runs, as the log holds it now.
 func (c *Runs) Load(ctx context.Context, threadID string) (*Thread, error) {
 	return c.threads.Load(ctx, threadID)
+}
+
+// NeedsWork reports whether a run is in a status a worker moves on from, as the log holds it now.
+func (c *Runs) NeedsWork(ctx context.Context, threadID, runID string) (bool, error) {
+	return c.threads.RunNeedsWork(ctx, threadID, runID)
 }
