@@ -33,6 +33,7 @@ type Store struct {
 	replies *replies      // answers to batched direct gets
 	// republish says whether the log republishes committed events for watches (republishUnknown until asked).
 	republish atomic.Int32
+	watches   watches
 }
 
 // Option configures a Store.

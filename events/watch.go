@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -13,9 +14,9 @@ import (
 
 // A Watch follows one aggregate's events as the log commits them, for a reader that shows them as they happen (a
 // run's stream of server-sent events, a session's subscription). The log republishes every event it stores on a
-// core NATS subject (natsx.Names.CommittedFilter): a watch is a subscription there, which costs the server a
-// subject match per event, where a reader of the stored log would be a consumer made, fed and deleted for each
-// reader. Republished events are committed ones only, with their stream sequence, so a watch never shows an append
+// core NATS subject (natsx.Names.CommittedFilter): the node listens there (once per aggregate type) and hands
+// each event to the watches of its aggregate, which costs the server a subject match per event, where a reader
+// of the stored log would be a consumer made, fed and deleted for each reader. Republished events are committed ones only, with their stream sequence, so a watch never shows an append
 // the log refused.
 //
 // Core NATS may drop what a slow reader does not take, and a stream leader that dies between storing an event and
@@ -28,8 +29,7 @@ type Watch struct {
 	s      *Store
 	ref    Ref
 	filter string
-	sub    *nats.Subscription // nil: the log does not republish; Follow reads with a consumer
-	ch     chan *nats.Msg
+	ch     chan *nats.Msg // nil: the log does not republish; Follow reads with a consumer
 }
 
 // watchBuffer is how many committed events a watch holds for a reader that is busy: past it, core NATS drops them
@@ -46,18 +46,76 @@ func (s *Store) Watch(ctx context.Context, ref Ref) (*Watch, error) {
 		return w, nil
 	}
 	w.ch = make(chan *nats.Msg, watchBuffer)
-	sub, err := s.js.Conn().ChanSubscribe(s.names.CommittedFilter(ref.Type, ref.ID), w.ch)
-	if err != nil {
+	if err := s.watches.add(s, w); err != nil {
 		return nil, fmt.Errorf("watch %s: %w", ref, err)
 	}
-	w.sub = sub
 	return w, nil
 }
 
 // Close ends the watch.
 func (w *Watch) Close() {
-	if w.sub != nil {
-		_ = w.sub.Unsubscribe()
+	if w.ch != nil {
+		w.s.watches.remove(w)
+	}
+}
+
+// watches hands the committed events of the aggregates watched on this node to their watches. The node listens
+// once per aggregate type, not once per watch: a subscription made and dropped for every run's stream makes the
+// server insert it into its subject index and then sweep it out of the index's cache, which costs more than the
+// events it carries.
+type watches struct {
+	mu     sync.Mutex
+	byType map[string]*nats.Subscription
+	byRef  map[Ref]map[*Watch]struct{}
+}
+
+func (ws *watches) add(s *Store, w *Watch) error {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.byType[w.ref.Type] == nil {
+		sub, err := s.js.Conn().Subscribe(s.names.CommittedFilter(w.ref.Type, "*"), func(m *nats.Msg) { ws.deliver(s, m) })
+		if err != nil {
+			return err
+		}
+		if ws.byType == nil {
+			ws.byType, ws.byRef = map[string]*nats.Subscription{}, map[Ref]map[*Watch]struct{}{}
+		}
+		ws.byType[w.ref.Type] = sub
+	}
+	set := ws.byRef[w.ref]
+	if set == nil {
+		set = map[*Watch]struct{}{}
+		ws.byRef[w.ref] = set
+	}
+	set[w] = struct{}{}
+	return nil
+}
+
+func (ws *watches) remove(w *Watch) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if set := ws.byRef[w.ref]; set != nil {
+		delete(set, w)
+		if len(set) == 0 {
+			delete(ws.byRef, w.ref)
+		}
+	}
+}
+
+// deliver hands a committed event to the watches of its aggregate. A watch whose reader is busy past its buffer
+// misses it, and reads it from the log when it sees the gap.
+func (ws *watches) deliver(s *Store, m *nats.Msg) {
+	typ, id, ok := s.names.SplitCommittedSubject(m.Subject)
+	if !ok {
+		return
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for w := range ws.byRef[Ref{Type: typ, ID: id}] {
+		select {
+		case w.ch <- m:
+		default:
+		}
 	}
 }
 
@@ -66,7 +124,7 @@ func (w *Watch) Close() {
 // yields.
 func (w *Watch) Follow(ctx context.Context, after Version) iter.Seq2[Envelope, error] {
 	return func(yield func(Envelope, error) bool) {
-		if w.sub == nil {
+		if w.ch == nil {
 			for e, err := range w.s.Follow(ctx, after.Seq+1, w.filter) {
 				if !yield(e, err) {
 					return
@@ -84,7 +142,7 @@ func (w *Watch) Follow(ctx context.Context, after Version) iter.Seq2[Envelope, e
 // first, then follows the watch.
 func (w *Watch) FollowFrom(ctx context.Context, from uint64) iter.Seq2[Envelope, error] {
 	return func(yield func(Envelope, error) bool) {
-		if w.sub == nil {
+		if w.ch == nil {
 			for e, err := range w.s.Follow(ctx, from, w.filter) {
 				if !yield(e, err) {
 					return

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +38,7 @@ import (
 // of each step of a run.
 type Recorder interface {
 	Load(ctx context.Context, threadID string) (*commands.Thread, error)
+	LoadAt(ctx context.Context, threadID string, atLeast uint64) (*commands.Thread, error)
 	NeedsWork(ctx context.Context, threadID, runID string) (bool, error)
 	Start(ctx context.Context, ref commands.RunRef, t *commands.Thread) (*commands.Thread, error)
 	RecordTurn(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn string, res commands.TurnResult) (*commands.Thread, error)
@@ -78,10 +78,11 @@ type Worker struct {
 	wg     sync.WaitGroup
 	ctx    context.Context
 	cancel context.CancelFunc
+	stops  *stops
 }
 
-// New returns a worker; register its Handler and Close it on stop.
-func New(cfg Config) *Worker {
+// New returns a worker listening for the events that stop a turn; register its Handler and Close it on stop.
+func New(cfg Config) (*Worker, error) {
 	if cfg.MaxRuns <= 0 {
 		cfg.MaxRuns = 64
 	}
@@ -94,8 +95,12 @@ func New(cfg Config) *Worker {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	st, err := listenForStops(cfg.NC, cfg.Names)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Worker{cfg: cfg, slots: make(chan struct{}, cfg.MaxRuns), ctx: ctx, cancel: cancel}
+	return &Worker{cfg: cfg, slots: make(chan struct{}, cfg.MaxRuns), ctx: ctx, cancel: cancel, stops: st}, nil
 }
 
 // Handler is the run worker's reaction to the log: a run queued (created, or given its tool outputs) or asked to
@@ -111,7 +116,7 @@ func (w *Worker) Handler() runtime.Handler {
 }
 
 func (w *Worker) handle(ctx context.Context, e events.Envelope) error {
-	ref := commands.RunRef{Account: e.Account, ThreadID: e.AggregateID, RunID: projections.RunOf(e.Event)}
+	ref := commands.RunRef{Account: e.Account, ThreadID: e.AggregateID, RunID: projections.RunOf(e.Event), Seq: e.Sequence}
 	if ref.RunID == "" {
 		return nil
 	}
@@ -162,6 +167,7 @@ func (w *Worker) Close(ctx context.Context) {
 	}
 	w.cancel()
 	<-done
+	w.stops.close()
 }
 
 // Abort cancels every run in progress without waiting: what a crash does (tests of crash safety use it).
@@ -205,22 +211,14 @@ func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
 func needsWork(t *commands.Thread, runID string) bool { return t.NeedsWork(runID) }
 
 // work moves the run on, step by step, until it needs nothing more or ctx ends (the lock lost, the node stopping).
-// It reads the thread once and then moves on the state its own appends return. It watches the thread's events as
-// they are published, so that a cancel or an expiry that comes while it works stops the model call at once: a
-// core subscription, which costs the server nothing per run, where a reader of the stored log would be a consumer
-// made and deleted for every run. It subscribes before it reads the thread, so no event after the read goes unseen.
+// It reads the thread once and then moves on the state its own appends return. It hears of the thread's events
+// that may end the run (stops) as they are published, so that a cancel or an expiry that comes while it works
+// stops the model call at once; it listens before it reads the thread, so no such event after the read goes
+// unheard.
 func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
 	stop := newSignal()
-	sub, err := w.cfg.NC.Subscribe(w.cfg.Names.AggregateFilter("thread", ref.ThreadID), func(m *nats.Msg) {
-		if stopsTurn(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]) {
-			stop.fire()
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("watch thread %s: %w", ref.ThreadID, err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	t, err := w.cfg.Runs.Load(ctx, ref.ThreadID)
+	defer w.stops.add(ref.ThreadID, stop)()
+	t, err := w.cfg.Runs.LoadAt(ctx, ref.ThreadID, ref.Seq)
 	if err != nil {
 		return err
 	}
@@ -388,13 +386,7 @@ func (w *Worker) afterStop(ctx context.Context, ref commands.RunRef, t *commands
 }
 
 // stopsTurn reports whether an event of the thread means the turn's model call is no longer wanted.
-func stopsTurn(eventName string) bool {
-	switch eventName {
-	case "run_cancelling", "run_cancelled", "run_expired", "run_failed", "deleted":
-		return true
-	}
-	return false
-}
+func stopsTurn(eventName string) bool { return slices.Contains(stopEvents, eventName) }
 
 // callID is the ID a tool call is known by: the model's, or one derived from the turn when the model gave none.
 func callID(turn string, index int, modelID string) string {

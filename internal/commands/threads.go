@@ -343,10 +343,15 @@ func (c *Threads) updateThread(ctx context.Context, actor auth.Principal, id str
 // Load returns a copy of the thread as the log holds it now (the run worker's view of it, which it goes on to
 // change as it appends).
 func (c *Threads) Load(ctx context.Context, id string) (*Thread, error) {
+	return c.LoadAt(ctx, id, events.Fresh)
+}
+
+// LoadAt is Load as of at least stream sequence atLeast: a thread this node holds as of it is not asked of the log.
+func (c *Threads) LoadAt(ctx context.Context, id string, atLeast uint64) (*Thread, error) {
 	if !validID(id) {
 		return &Thread{}, nil
 	}
-	t, v, err := c.repo.Get(ctx, id, events.Fresh)
+	t, v, err := c.repo.Get(ctx, id, atLeast)
 	if err != nil {
 		return nil, err
 	}

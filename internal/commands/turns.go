@@ -22,6 +22,9 @@ type RunRef struct {
 	Account  string
 	ThreadID string
 	RunID    string
+	// Seq is the stream sequence of the event that handed the run to a worker: the thread as of it is enough to go
+	// on. 0 (events.Fresh): as the log holds it now.
+	Seq uint64
 }
 
 // Actors recorded on the events the platform appends on its own.
@@ -160,6 +163,11 @@ func (c *Runs) Expire(ctx context.Context, ref RunRef, now time.Time) (bool, err
 // Load returns a copy of a thread, with its runs, as the log holds it now.
 func (c *Runs) Load(ctx context.Context, threadID string) (*Thread, error) {
 	return c.threads.Load(ctx, threadID)
+}
+
+// LoadAt returns a copy of a thread as of at least stream sequence atLeast (events.Fresh: as the log holds it now).
+func (c *Runs) LoadAt(ctx context.Context, threadID string, atLeast uint64) (*Thread, error) {
+	return c.threads.LoadAt(ctx, threadID, atLeast)
 }
 
 // NeedsWork reports whether a run is in a status a worker moves on from, as the log holds it now.

@@ -132,6 +132,19 @@ func (n Names) CommittedFilter(aggregate, id string) string {
 	return n.Prefix + ".cm." + aggregate + "." + id + ".>"
 }
 
+// SplitCommittedSubject returns the aggregate and id of a republished event's subject.
+func (n Names) SplitCommittedSubject(subject string) (aggregate, id string, ok bool) {
+	rest, found := strings.CutPrefix(subject, n.Prefix+".cm.")
+	if !found {
+		return "", "", false
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
 // TypeFilter matches one event type ("session.message_posted") on every instance, or every type of an aggregate
 // when the name part is "*" ("session.*").
 func (n Names) TypeFilter(eventType string) string {

@@ -384,10 +384,13 @@ func (p *Platform) startRuns(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open leases: %w", err)
 	}
-	p.RunWorker = runworker.New(runworker.Config{
+	p.RunWorker, err = runworker.New(runworker.Config{
 		Runs: p.Commands.Runs, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
 		Holder: p.Config.NodeName, Files: runFiles{p}, Code: p.code, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
 	})
+	if err != nil {
+		return err
+	}
 	p.Sweeper = sweeper.New(sweeper.Config{
 		Runs: p.Commands.Runs, Views: p.Views, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
 		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),
