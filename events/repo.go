@@ -237,11 +237,26 @@ func (r *Repo[S, P]) Update(ctx context.Context, id string, atLeast uint64, meta
 	}
 	e := r.entry(id)
 	defer e.mu.Unlock()
-	if err := r.current(ctx, id, e, atLeast); err != nil {
-		return Appended{}, err
+	// A write asked of the log's now is decided first on the state held: the append expects the held version, so
+	// the log itself says whether the state was current (a conflict reloads it), and asking beforehand where the
+	// aggregate ends would cost a request for nothing. A refusal or a no-op may come of what the held state lacks:
+	// those are decided again on the log's now.
+	held := atLeast == Fresh && e.state != nil
+	if !held {
+		if err := r.current(ctx, id, e, atLeast); err != nil {
+			return Appended{}, err
+		}
 	}
 	for attempt := 1; ; attempt++ {
 		evs, err := decide(e.state)
+		if held && (err != nil || len(evs) == 0) {
+			held = false
+			if err := r.current(ctx, id, e, atLeast); err != nil {
+				return Appended{}, err
+			}
+			continue
+		}
+		held = false
 		if err != nil || len(evs) == 0 {
 			return Appended{Version: e.version}, err
 		}

@@ -160,3 +160,57 @@ func TestARepoReadsTheLogOnlyWhenItHoldsLessThanIt(t *testing.T) {
 		t.Fatalf("after another node's append a reads total %d at version %d (%v), want 5 at 5", c.Total, v.Count, err)
 	}
 }
+
+// A write asked of the log's now is decided on the state the repository holds, and the append's expected version
+// checks it: deciding on a stale state meets a conflict and is decided again on the log's, and a refusal decided on
+// a stale state is decided again too, so neither a stale yes nor a stale no is answered.
+func TestARepoWritesOnWhatItHoldsAndTheLogChecksIt(t *testing.T) {
+	t.Parallel()
+	st, srv := newStore(t)
+	ctx := context.Background()
+	a := events.NewRepo[counter](st, "counter", 0)
+	b := events.NewRepo[counter](st, "counter", 0)
+	inc := func(c *counter) ([]events.Event, error) { return []events.Event{incremented{By: 1}}, nil }
+	if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		t.Fatal(err)
+	}
+	readsSoFar := countReads(t, srv)
+	before := readsSoFar()
+	if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		t.Fatal(err)
+	}
+	if n := readsSoFar() - before; n != 0 {
+		t.Fatalf("a write on a state the repository held read the log %d times", n)
+	}
+	// b moves c1 to 3 behind a's back.
+	if _, err := b.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		t.Fatal(err)
+	}
+	errFull := errors.New("full")
+	var saw []int
+	_, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, func(c *counter) ([]events.Event, error) {
+		saw = append(saw, c.Total)
+		if c.Total >= 3 {
+			return nil, errFull
+		}
+		return []events.Event{incremented{By: 1}}, nil
+	})
+	if !errors.Is(err, errFull) || len(saw) != 2 || saw[0] != 2 || saw[1] != 3 {
+		t.Fatalf("a stale yes: err %v after deciding on totals %v, want the refusal after [2 3]", err, saw)
+	}
+	// b moves c1 to 4; a holds 3 and would refuse below 4.
+	if _, err := b.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		t.Fatal(err)
+	}
+	saw = nil
+	res, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, func(c *counter) ([]events.Event, error) {
+		saw = append(saw, c.Total)
+		if c.Total < 4 {
+			return nil, errFull
+		}
+		return []events.Event{incremented{By: 1}}, nil
+	})
+	if err != nil || res.Version.Count != 5 || len(saw) != 2 || saw[0] != 3 || saw[1] != 4 {
+		t.Fatalf("a stale no: err %v, version %d after deciding on totals %v, want version 5 after [3 4]", err, res.Version.Count, saw)
+	}
+}
