@@ -113,14 +113,28 @@ func (s *Store) head(ctx context.Context, filter string) (seq uint64, ok bool) {
 	return last.seq, ok
 }
 
-// last is head with the message itself (a zero one when nothing matches).
-func (s *Store) last(ctx context.Context, filter string) (stored, bool) {
+// SettledHead returns the stream sequence of the last event on any of the given subjects (filters), from the
+// stream's index of subjects. ok is false when the answer may not be the log's: on a cluster (a replica that answers
+// may lag the leader) or when the server did not settle it; the caller then reads the log as it would have.
+func (s *Store) SettledHead(ctx context.Context, filters ...string) (seq uint64, ok bool) {
+	if s.clustered() {
+		return 0, false
+	}
+	last, ok := s.last(ctx, filters...)
+	return last.seq, ok
+}
+
+// last is head with the message itself (a zero one when nothing matches), over one or more filters.
+func (s *Store) last(ctx context.Context, filters ...string) (stored, bool) {
 	inbox, answers, done, err := s.replies.expect(directBatch + 2)
 	if err != nil {
 		return stored{}, false
 	}
 	defer done()
-	req, _ := json.Marshal(map[string]any{"multi_last": []string{filter}, "batch": directBatch})
+	if err := checkFilters(filters); err != nil {
+		return stored{}, false
+	}
+	req, _ := json.Marshal(map[string]any{"multi_last": filters, "batch": directBatch})
 	if err := s.js.Conn().PublishRequest("$JS.API.DIRECT.GET."+s.names.EventsStream(), inbox, req); err != nil {
 		return stored{}, false
 	}

@@ -360,14 +360,32 @@ func (c *Threads) LoadAt(ctx context.Context, id string, atLeast uint64) (*Threa
 }
 
 // RunNeedsWork reports whether a run of a thread is in a status a worker moves on from, as the log holds it now.
+// It is asked by a worker that has just let go of the run, which it left waiting for tool outputs or ended: only a
+// submission of tool outputs or a cancel hands such a run back. When the log holds neither after the thread this
+// node holds, the run stands as held, and the thread is not read (asking where the thread's every subject ends
+// answers with the last event of each).
 func (c *Threads) RunNeedsWork(ctx context.Context, threadID, runID string) (bool, error) {
 	if !validID(threadID) {
 		return false, nil
 	}
+	var held events.Version
 	needs := false
-	err := c.repo.Read(ctx, threadID, events.Fresh, func(t *Thread, _ events.Version) error {
-		needs = t.NeedsWork(runID)
+	check := func(t *Thread, v events.Version) error {
+		held, needs = v, t.NeedsWork(runID)
 		return nil
-	})
+	}
+	if err := c.repo.Read(ctx, threadID, 1, check); err != nil || needs {
+		return needs, err
+	}
+	var subjects []string
+	for _, e := range []events.Event{events.RunToolOutputsSubmitted{}, events.RunCancelling{}} {
+		_, name := events.SplitType(e.EventType())
+		subjects = append(subjects, c.store.Names().EventSubject("thread", threadID, name))
+	}
+	last, ok := c.store.SettledHead(ctx, subjects...)
+	if ok && last <= held.Seq {
+		return false, nil
+	}
+	err := c.repo.Read(ctx, threadID, events.Fresh, check)
 	return needs, err
 }

@@ -156,3 +156,29 @@ func TestRecordTurnOnAStaleThreadDecidesAgain(t *testing.T) {
 		t.Fatalf("log: %v", got)
 	}
 }
+
+// A run its worker let go of, waiting for tool outputs, needs work again only once the log holds what hands it
+// back: an event of another kind appended elsewhere leaves it waiting, a submission of its outputs appended
+// elsewhere (not through this node's commands) is seen.
+func TestARunLetGoOfNeedsWorkWhenTheLogHandsItBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRunOnLog(t)
+	calls := []events.ToolCall{{ID: "call_1", Type: "function", Name: "f", Arguments: `{}`}}
+	if _, err := r.cmds.RecordTurn(ctx, r.ref, nil, r.turn, commands.TurnResult{ToolCalls: calls}); err != nil {
+		t.Fatal(err)
+	}
+	needs := func(want bool) {
+		t.Helper()
+		got, err := r.cmds.NeedsWork(ctx, r.ref.ThreadID, r.ref.RunID)
+		if err != nil || got != want {
+			t.Fatalf("needs work: %v (%v), want %v", got, err, want)
+		}
+	}
+	needs(false)
+	r.appendAs(t, "other", events.MessageModified{MessageID: "msg_q", Metadata: map[string]string{"k": "v"}})
+	needs(false)
+	r.appendAs(t, "outputs", events.RunToolOutputsSubmitted{RunID: r.ref.RunID, StepID: commands.TurnToolStepID(r.turn),
+		Outputs: []events.ToolOutput{{ToolCallID: "call_1", Output: "42"}}})
+	needs(true)
+}
