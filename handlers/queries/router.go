@@ -6,26 +6,15 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/handlers/runtime"
 )
 
 // routeCandidates is how many agents a routing records with their scores.
 const routeCandidates = 3
 
-// Router is the built-in router as a handler of the log: for a query dispatched to it, it ranks the agents the
+// route is the built-in router's reaction (see Agents): for a query dispatched to it, it ranks the agents the
 // session's account may use by embedding similarity of the query with their sample queries, and appends
 // session.routed with the best candidates, their scores, and the one chosen (none when no score reaches the
 // threshold). The agent that asked reads the choice as the router's answer.
-func (h *Handlers) Router() runtime.Handler {
-	return runtime.Handler{
-		Name:        "router",
-		EventTypes:  []string{"session.query_dispatched"},
-		Handle:      h.route,
-		Concurrency: h.cfg.Concurrency,
-		AckWait:     h.cfg.AckWait,
-	}
-}
-
 func (h *Handlers) route(ctx context.Context, e events.Envelope) error {
 	d, ok := e.Event.(events.SessionQueryDispatched)
 	if !ok || d.Kind != session.KindRouter {

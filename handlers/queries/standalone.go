@@ -7,27 +7,14 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/livejoin"
 )
 
-// Standalone is the handler of standalone agents: for a query dispatched to one, it posts the query to the agent's
-// URL (with the query's embeds as signed URLs), passes the answer on to the session's live subject as it streams,
-// and records the answer — the reply at the top, the asking agent's next step below — or why there is none.
-func (h *Handlers) Standalone() runtime.Handler {
-	return runtime.Handler{
-		Name:        "standalone",
-		EventTypes:  []string{"session.query_dispatched"},
-		Handle:      h.standalone,
-		Concurrency: h.cfg.Concurrency,
-		AckWait:     h.cfg.AckWait,
-		// Its steps call models and agents: one event at a time per worker, so they go to a free worker.
-		Prefetch: 1,
-	}
-}
-
+// standalone is the reaction to a query dispatched to a standalone agent (see Agents): it posts the query to the
+// agent's URL (with the query's embeds as signed URLs), passes the answer on to the session's live subject as it
+// streams, and records the answer — the reply at the top, the asking agent's next step below — or why there is none.
 func (h *Handlers) standalone(ctx context.Context, e events.Envelope) error {
 	d, ok := e.Event.(events.SessionQueryDispatched)
 	if !ok || d.Kind != session.KindStandalone {

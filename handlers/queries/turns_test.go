@@ -143,7 +143,7 @@ func TestRedeliveryMakesOneReply(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			if err := other.Standalone().Handle(context.Background(), dispatched); err != nil {
+			if err := other.Agents().Handle(context.Background(), dispatched); err != nil {
 				t.Errorf("standalone again: %v", err)
 			}
 		}()

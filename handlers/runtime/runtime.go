@@ -73,6 +73,9 @@ type Config struct {
 	// AckWait, when set, replaces every handler's own: how long after a node dies its deliveries go to another
 	// (tests of crash recovery shorten it; heartbeats keep long work alive whatever it is).
 	AckWait time.Duration
+	// Retired names handlers that no longer exist: their consumers are deleted at start, so that the server does
+	// not keep the events they would have taken.
+	Retired []string
 }
 
 // Runtime runs handlers until stopped.
@@ -183,6 +186,7 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	// node's workers can take on (pullBatch), so that work spreads over the nodes sharing a consumer instead of
 	// piling up on whichever pulled first; a connection of its own keeps one handler's flow control from holding
 	// another's up.
+	rt.retire(ctx)
 	subs := make(map[string]*subscriber, len(rt.order))
 	var conns []*nats.Conn
 	defer func() {
@@ -302,6 +306,25 @@ func (rt *Runtime) addHandlerMiddleware(wh *message.Handler, h Handler) {
 		}.Middleware,
 		middleware.Recoverer,
 	)
+}
+
+// retire deletes the consumers of retired handlers. It is tried once per start: a consumer left by a failure is
+// deleted at the next.
+func (rt *Runtime) retire(ctx context.Context) {
+	for _, name := range rt.cfg.Retired {
+		if _, ok := rt.handlers[name]; ok {
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := rt.cfg.JS.DeleteConsumer(dctx, rt.cfg.Names.EventsStream(), rt.cfg.Names.Consumer("h", name))
+		cancel()
+		switch {
+		case err == nil:
+			rt.cfg.Logger.Info("handlers: deleted the consumer of a retired handler", "handler", name)
+		case !errors.Is(err, jetstream.ErrConsumerNotFound):
+			rt.cfg.Logger.Warn("handlers: could not delete the consumer of a retired handler", "handler", name, "err", err)
+		}
+	}
 }
 
 func (rt *Runtime) isStopping() bool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
@@ -42,6 +43,8 @@ type env struct {
 	srv   *natstest.Server
 	store *events.Store
 	names natsx.Names
+	// retired is the runtime's Retired.
+	retired []string
 }
 
 func setup(t *testing.T) *env {
@@ -67,6 +70,7 @@ func (e *env) run(t *testing.T, hs ...runtime.Handler) (stop func()) {
 		Names:         e.names,
 		RetryInterval: 5 * time.Millisecond,
 		CloseTimeout:  5 * time.Second,
+		Retired:       e.retired,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -474,5 +478,29 @@ func TestSlowWorkOfManyWorkersSpreadsOverTheNodes(t *testing.T) {
 	for i := range 2 * workers {
 		id := fmt.Sprintf("n%d", i)
 		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
+	}
+}
+
+// A handler that no longer exists leaves no consumer behind, where the events it would have taken would wait for
+// ever; a retired name never used, or used again by a handler, is left alone.
+func TestARetiredHandlersConsumerIsDeleted(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	for _, name := range []string{"old", "kept"} { // as an older build left them
+		if _, err := e.srv.JS.CreateOrUpdateConsumer(ctx, e.names.EventsStream(), jetstream.ConsumerConfig{
+			Durable: e.names.Consumer("h", name), AckPolicy: jetstream.AckExplicitPolicy,
+			FilterSubjects: []string{e.names.TypeFilter("job.submitted")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.retired = []string{"old", "never_used", "kept"}
+	e.run(t, runtime.Handler{Name: "kept", EventTypes: []string{"job.submitted"},
+		Handle: func(context.Context, events.Envelope) error { return nil }})
+	if _, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", "old")); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("the retired handler's consumer: %v, want it deleted", err)
+	}
+	if _, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", "kept")); err != nil {
+		t.Fatalf("a running handler's consumer: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/queries"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/runworker"
 	"github.com/contrailhq/contrail/handlers/sweeper"
@@ -332,6 +333,7 @@ func (p *Platform) startHandlers(opts Options) error {
 		RetryInterval: opts.RetryInterval,
 		CloseTimeout:  p.Config.ShutdownTimeout,
 		AckWait:       p.Config.HandlerAckWait,
+		Retired:       queries.Retired(),
 	})
 	if err != nil {
 		return err
