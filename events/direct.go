@@ -126,14 +126,14 @@ func (s *Store) SettledHead(ctx context.Context, filters ...string) (seq uint64,
 
 // last is head with the message itself (a zero one when nothing matches), over one or more filters.
 func (s *Store) last(ctx context.Context, filters ...string) (stored, bool) {
+	if err := checkFilters(filters); err != nil {
+		return stored{}, false
+	}
 	inbox, answers, done, err := s.replies.expect(directBatch + 2)
 	if err != nil {
 		return stored{}, false
 	}
 	defer done()
-	if err := checkFilters(filters); err != nil {
-		return stored{}, false
-	}
 	req, _ := json.Marshal(map[string]any{"multi_last": filters, "batch": directBatch})
 	if err := s.js.Conn().PublishRequest("$JS.API.DIRECT.GET."+s.names.EventsStream(), inbox, req); err != nil {
 		return stored{}, false

@@ -13,15 +13,8 @@ import (
 // appended in between surfaces as a conflict that is settled by reloading, never by overwriting.
 func TestRepoTwoNodesNeverOverwriteEachOther(t *testing.T) {
 	t.Parallel()
-	st, _ := newStore(t)
 	ctx := context.Background()
-	a := events.NewRepo[counter](st, "counter", 0)
-	b := events.NewRepo[counter](st, "counter", 0)
-	inc := func(c *counter) ([]events.Event, error) { return []events.Event{incremented{By: 1}}, nil }
-
-	if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
-		t.Fatal(err)
-	}
+	a, b, _ := twoNodesHoldingC1(t)
 	// b holds c1 at version 1; a moves it to 3.
 	if _, _, err := b.Get(ctx, "c1", events.Fresh); err != nil {
 		t.Fatal(err)
@@ -132,15 +125,8 @@ func TestRepoSerialisesWritersOnANode(t *testing.T) {
 // (it asks the index of subjects where the aggregate ends), and reads what another node appended when something did.
 func TestARepoReadsTheLogOnlyWhenItHoldsLessThanIt(t *testing.T) {
 	t.Parallel()
-	st, srv := newStore(t)
 	ctx := context.Background()
-	a := events.NewRepo[counter](st, "counter", 0)
-	b := events.NewRepo[counter](st, "counter", 0)
-	inc := func(c *counter) ([]events.Event, error) { return []events.Event{incremented{By: 1}}, nil }
-	if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
-		t.Fatal(err)
-	}
-	readsSoFar := countReads(t, srv)
+	a, b, readsSoFar := twoNodesHoldingC1(t)
 	before := readsSoFar()
 	for range 3 {
 		if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
@@ -161,20 +147,29 @@ func TestARepoReadsTheLogOnlyWhenItHoldsLessThanIt(t *testing.T) {
 	}
 }
 
+// inc is a decision that adds one.
+func inc(*counter) ([]events.Event, error) { return []events.Event{incremented{By: 1}}, nil }
+
+// twoNodesHoldingC1 is two repositories over one log, standing for two nodes; a has appended c1's first event.
+// readsSoFar counts the reads of events the server has been asked for since.
+func twoNodesHoldingC1(t *testing.T) (a, b *events.Repo[counter, *counter], readsSoFar func() int) {
+	t.Helper()
+	st, srv := newStore(t)
+	a = events.NewRepo[counter](st, "counter", 0)
+	b = events.NewRepo[counter](st, "counter", 0)
+	if _, err := a.Update(context.Background(), "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, countReads(t, srv)
+}
+
 // A write asked of the log's now is decided on the state the repository holds, and the append's expected version
 // checks it: deciding on a stale state meets a conflict and is decided again on the log's, and a refusal decided on
 // a stale state is decided again too, so neither a stale yes nor a stale no is answered.
 func TestARepoWritesOnWhatItHoldsAndTheLogChecksIt(t *testing.T) {
 	t.Parallel()
-	st, srv := newStore(t)
 	ctx := context.Background()
-	a := events.NewRepo[counter](st, "counter", 0)
-	b := events.NewRepo[counter](st, "counter", 0)
-	inc := func(c *counter) ([]events.Event, error) { return []events.Event{incremented{By: 1}}, nil }
-	if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
-		t.Fatal(err)
-	}
-	readsSoFar := countReads(t, srv)
+	a, b, readsSoFar := twoNodesHoldingC1(t)
 	before := readsSoFar()
 	if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
 		t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 // run's stream of server-sent events, a session's subscription). The log republishes every event it stores on a
 // core NATS subject (natsx.Names.CommittedFilter): the node listens there (once per aggregate type) and hands
 // each event to the watches of its aggregate, which costs the server a subject match per event, where a reader
-// of the stored log would be a consumer made, fed and deleted for each reader. Republished events are committed ones only, with their stream sequence, so a watch never shows an append
-// the log refused.
+// of the stored log would be a consumer made, fed and deleted for each reader. Republished events are committed
+// ones only, with their stream sequence, so a watch never shows an append the log refused.
 //
 // Core NATS may drop what a slow reader does not take, and a stream leader that dies between storing an event and
 // republishing it never republishes it. The aggregate's version numbers are consecutive, so a watch that sees one
@@ -125,11 +125,7 @@ func (ws *watches) deliver(s *Store, m *nats.Msg) {
 func (w *Watch) Follow(ctx context.Context, after Version) iter.Seq2[Envelope, error] {
 	return func(yield func(Envelope, error) bool) {
 		if w.ch == nil {
-			for e, err := range w.s.Follow(ctx, after.Seq+1, w.filter) {
-				if !yield(e, err) {
-					return
-				}
-			}
+			w.followLog(ctx, after.Seq+1, yield)
 			return
 		}
 		f := follower{w: w, next: after.Seq + 1, version: after.Count, known: true, yield: yield}
@@ -143,11 +139,7 @@ func (w *Watch) Follow(ctx context.Context, after Version) iter.Seq2[Envelope, e
 func (w *Watch) FollowFrom(ctx context.Context, from uint64) iter.Seq2[Envelope, error] {
 	return func(yield func(Envelope, error) bool) {
 		if w.ch == nil {
-			for e, err := range w.s.Follow(ctx, from, w.filter) {
-				if !yield(e, err) {
-					return
-				}
-			}
+			w.followLog(ctx, from, yield)
 			return
 		}
 		f := follower{w: w, next: max(from, 1), yield: yield}
@@ -158,6 +150,15 @@ func (w *Watch) FollowFrom(ctx context.Context, from uint64) iter.Seq2[Envelope,
 			return
 		}
 		f.run(ctx)
+	}
+}
+
+// followLog is Follow on a log that does not republish: a consumer reads it.
+func (w *Watch) followLog(ctx context.Context, from uint64, yield func(Envelope, error) bool) {
+	for e, err := range w.s.Follow(ctx, from, w.filter) {
+		if !yield(e, err) {
+			return
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/natsx/natstest"
 )
 
 // collect follows until it has n events or ctx ends, and fails on an error, a duplicate, a gap in the versions or
@@ -54,6 +55,15 @@ func appendTo(t *testing.T, st *events.Store, ref events.Ref, v *events.Version,
 	}
 }
 
+// watchedLog is a log, and a context that ends with the test or after 30 s.
+func watchedLog(t *testing.T) (*events.Store, *natstest.Server, context.Context) {
+	t.Helper()
+	st, srv := newStore(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return st, srv, ctx
+}
+
 func watch(t *testing.T, ctx context.Context, st *events.Store, ref events.Ref) *events.Watch {
 	t.Helper()
 	w, err := st.Watch(ctx, ref)
@@ -82,9 +92,7 @@ func consumers(t *testing.T, js jetstream.JetStream) int {
 // the server holds no consumer for it.
 func TestAWatchFollowsWhatTheLogCommitsWithNoConsumer(t *testing.T) {
 	t.Parallel()
-	st, srv := newStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	st, srv, ctx := watchedLog(t)
 	ref, noise := events.Ref{Type: "counter", ID: "c1"}, events.Ref{Type: "counter", ID: "other"}
 	var v, nv events.Version
 	appendTo(t, st, ref, &v, 3)
@@ -116,9 +124,7 @@ func TestAWatchFollowsWhatTheLogCommitsWithNoConsumer(t *testing.T) {
 // of the watch's messages (core NATS drops past the buffer); it reads them from the log and shows every event once.
 func TestAWatchReadsWhatItDroppedFromTheLog(t *testing.T) {
 	t.Parallel()
-	st, _ := newStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	st, _, ctx := watchedLog(t)
 	ref := events.Ref{Type: "counter", ID: "c1"}
 	w := watch(t, ctx, st, ref)
 	var v events.Version
@@ -141,9 +147,7 @@ func TestAWatchReadsWhatItDroppedFromTheLog(t *testing.T) {
 // check finds them in the log.
 func TestAWatchFindsEventsItWasNeverSent(t *testing.T) {
 	t.Parallel()
-	st, _ := newStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	st, _, ctx := watchedLog(t)
 	ref := events.Ref{Type: "counter", ID: "c1"}
 	var v events.Version
 	appendTo(t, st, ref, &v, 1)
@@ -157,9 +161,7 @@ func TestAWatchFindsEventsItWasNeverSent(t *testing.T) {
 // log and goes on live) and for an aggregate with no events yet.
 func TestFollowAggregateFromASequence(t *testing.T) {
 	t.Parallel()
-	st, _ := newStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	st, _, ctx := watchedLog(t)
 	ref := events.Ref{Type: "counter", ID: "c1"}
 	var v events.Version
 	appendTo(t, st, ref, &v, 4)
@@ -189,9 +191,7 @@ func TestFollowAggregateFromASequence(t *testing.T) {
 // older build) is followed all the same; provisioning it again turns republishing on, and watches use it.
 func TestAWatchOnALogThatDoesNotRepublishReadsWithAConsumer(t *testing.T) {
 	t.Parallel()
-	_, srv := newStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	_, srv, ctx := watchedLog(t)
 	names, _ := natsx.NewNames("")
 	cfg := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}.EventsConfig()
 	cfg.RePublish = nil

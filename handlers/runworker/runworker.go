@@ -207,9 +207,6 @@ func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
 	}
 }
 
-// needsWork reports whether a run is in a status a worker moves on from.
-func needsWork(t *commands.Thread, runID string) bool { return t.NeedsWork(runID) }
-
 // work moves the run on, step by step, until it needs nothing more or ctx ends (the lock lost, the node stopping).
 // It reads the thread once and then moves on the state its own appends return. It hears of the thread's events
 // that may end the run (stops) as they are published, so that a cancel or an expiry that comes while it works
@@ -222,7 +219,7 @@ func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
 	if err != nil {
 		return err
 	}
-	for err == nil && ctx.Err() == nil && needsWork(t, ref.RunID) {
+	for err == nil && ctx.Err() == nil && t.NeedsWork(ref.RunID) {
 		r := t.Runs[ref.RunID]
 		switch r.Status {
 		case events.RunStatusQueued:

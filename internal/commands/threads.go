@@ -374,6 +374,8 @@ func (c *Threads) RunNeedsWork(ctx context.Context, threadID, runID string) (boo
 		held, needs = v, t.NeedsWork(runID)
 		return nil
 	}
+	// As of sequence 1: the thread as this node holds it (any state it holds is past that), read only if it holds
+	// none.
 	if err := c.repo.Read(ctx, threadID, 1, check); err != nil || needs {
 		return needs, err
 	}
