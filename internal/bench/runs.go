@@ -247,6 +247,11 @@ func (b *benchNode) runOn(ctx context.Context, assistant, thread string) (runTim
 				if t.completed == 0 {
 					return t, errors.New("stream done before the run completed")
 				}
+				// Read the stream to its end, as an SDK does: a response closed unread also closes its connection,
+				// and every run would then pay for a new one.
+				if _, err := io.Copy(io.Discard, br); err != nil {
+					return t, fmt.Errorf("read stream past done: %w", err)
+				}
 				return t, nil
 			}
 		}

@@ -323,6 +323,44 @@ func TestStreamingRunEventOrder(t *testing.T) {
 	}
 }
 
+// TestAStreamSendsWhatItHasWhileTheModelThinks: the stream writes events as they come, not when the run ends. The
+// model sends one chunk and then stalls: the client reads every event up to that chunk's delta meanwhile.
+func TestAStreamSendsWhatItHasWhileTheModelThinks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	e.model.Enqueue(llmtest.Text("").WithChunks("Thinking", " about it").HangAfter(1))
+	a := e.assistant(t)
+	th := e.thread(t, "hi")
+	stream := e.client.Beta.Threads.Runs.NewStreaming(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	defer stream.Close()
+	var names []string
+	var runID string
+	for stream.Next() {
+		ev := stream.Current()
+		names = append(names, ev.Event)
+		if ev.Event == "thread.run.created" {
+			runID = ev.Data.ID
+		}
+		if d, ok := ev.AsAny().(openai.AssistantStreamEventThreadMessageDelta); ok && d.Data.Delta.Content[0].Text.Value == "Thinking" {
+			break
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("stream: %v (events %v)", apiErr(err), names)
+	}
+	if len(names) < 2 || names[0] != "thread.run.created" || names[len(names)-1] != "thread.message.delta" {
+		t.Fatalf("events before the model stalled: %v", names)
+	}
+	// The run is still waiting on the model: cancelling it is what ends it.
+	if _, err := e.client.Beta.Threads.Runs.Cancel(ctx, th.ID, runID); err != nil {
+		t.Fatalf("cancel: %v", apiErr(err))
+	}
+	if r := e.waitRun(t, th.ID, runID); r.Status != openai.RunStatusCancelled {
+		t.Fatalf("run after the cancel: %s", r.RawJSON())
+	}
+}
+
 func TestStreamingToolCallsAndSubmit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -73,6 +74,9 @@ func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID st
 	go follow(ctx, watch, after, logCh)
 	s := newRunStream(threadID, runID, withThread, from, &sseWriter{w: w, f: flusher})
 	for !s.finished && s.out.err == nil {
+		if len(live) == 0 && len(logCh) == 0 {
+			s.out.flush() // nothing more at hand: what was written goes out before the wait
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -123,11 +127,14 @@ func follow(ctx context.Context, watch *events.Watch, after events.Version, out 
 	}
 }
 
-// sseWriter writes server-sent events, one flush per event.
+// sseWriter writes server-sent events. It flushes when told to, so that events that come together leave in one
+// write: a run's dozen events, one write (a syscall, and a read on the client's side) each, cost more than the rest
+// of the stream.
 type sseWriter struct {
-	w   http.ResponseWriter
-	f   http.Flusher
-	err error
+	w       http.ResponseWriter
+	f       http.Flusher
+	err     error
+	pending bool // written since the last flush
 }
 
 func (o *sseWriter) event(name string, data any) {
@@ -139,22 +146,31 @@ func (o *sseWriter) event(name string, data any) {
 		o.err = err
 		return
 	}
-	if _, err := fmt.Fprintf(o.w, "event: %s\ndata: %s\n\n", name, b); err != nil {
-		o.err = err
-		return
-	}
-	o.f.Flush()
+	o.write("event: " + name + "\ndata: " + string(b) + "\n\n")
 }
 
+// done ends the stream, and flushes it.
 func (o *sseWriter) done() {
+	o.write("event: done\ndata: [DONE]\n\n")
+	o.flush()
+}
+
+func (o *sseWriter) write(s string) {
 	if o.err != nil {
 		return
 	}
-	if _, err := fmt.Fprint(o.w, "event: done\ndata: [DONE]\n\n"); err != nil {
+	if _, err := io.WriteString(o.w, s); err != nil {
 		o.err = err
 		return
 	}
-	o.f.Flush()
+	o.pending = true
+}
+
+func (o *sseWriter) flush() {
+	if o.pending && o.err == nil {
+		o.f.Flush()
+		o.pending = false
+	}
 }
 
 // runStream turns a thread's events and a run's live frames into OpenAI's stream events, in OpenAI's order. It
