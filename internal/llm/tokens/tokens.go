@@ -256,16 +256,18 @@ func Split(encoding, text string) ([]string, error) {
 	return toks, nil
 }
 
-// Counter counts tokens like Count, remembering the counts of the texts it has seen (a bounded number): a chat's
-// history is counted again on every turn, and tokenizing it is what a turn of the offline model costs most. Even a
-// short text (a role, a one-line message) costs more to tokenize (a regular expression over it) than to look up.
+// Counter counts tokens like Count, remembering the counts of the texts it has seen (a bounded number, and a bounded
+// size of text): a chat's history is counted again on every turn, and tokenizing it is what a turn of the offline
+// model costs most. Even a short text (a role, a one-line message) costs more to tokenize (a regular expression over
+// it) than to look up.
 type Counter struct {
-	mu  sync.Mutex
-	max int
-	m   map[counted]int
+	mu    sync.Mutex
+	max   int
+	bytes int // of the texts kept as keys
+	m     map[counted]int
 }
 
-// counted keys a count: short texts by themselves, longer ones by their digest (which bounds what is kept).
+// counted keys a count: a text by itself, or a very long one by its digest.
 type counted struct {
 	encoding string
 	text     string
@@ -275,8 +277,14 @@ type counted struct {
 // NewCounter returns a counter that remembers up to max counts.
 func NewCounter(max int) *Counter { return &Counter{max: max, m: map[counted]int{}} }
 
-// maxKeptText is the length up to which a text is its own key; a longer one is keyed by its SHA-256.
-const maxKeptText = 256
+const (
+	// maxKeptText is the length up to which a text is its own key; a longer one is keyed by its SHA-256. A
+	// message's text is its own key: hashing it with SHA-256 on every turn cost a run of a long thread more than
+	// the map's own hash of the text does.
+	maxKeptText = 64 << 10
+	// maxKeptBytes bounds the texts a counter keeps as keys; past it the counter starts afresh.
+	maxKeptBytes = 32 << 20
+)
 
 // Count is Count, remembered.
 func (c *Counter) Count(model, text string) int {
@@ -297,10 +305,12 @@ func (c *Counter) Count(model, text string) int {
 	}
 	n = Count(model, text)
 	c.mu.Lock()
-	if len(c.m) >= c.max {
+	if len(c.m) >= c.max || c.bytes+len(k.text) > maxKeptBytes {
 		clear(c.m) // amortised: a full cache starts afresh
+		c.bytes = 0
 	}
 	c.m[k] = n
+	c.bytes += len(k.text)
 	c.mu.Unlock()
 	return n
 }

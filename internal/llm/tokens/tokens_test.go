@@ -160,13 +160,14 @@ func TestSplitJoinsToText(t *testing.T) {
 	}
 }
 
-// TestCounterRemembersWhatCountCounts: a remembered count is the count, for short texts (their own key), long ones
-// (keyed by digest), the same text under two encodings, and after the counter filled up and started afresh.
+// TestCounterRemembersWhatCountCounts: a remembered count is the count, for texts that are their own key, very long
+// ones (keyed by digest), the same text under two encodings, and after the counter filled up and started afresh.
 func TestCounterRemembersWhatCountCounts(t *testing.T) {
 	t.Parallel()
 	c := tokens.NewCounter(3)
 	long := strings.Repeat("the quick brown fox jumps over the lazy dog. ", 20)
-	texts := []string{"user", "hello world, how are you?", long, long + "!", "user"}
+	huge := strings.Repeat("the quick brown fox jumps over the lazy dog. ", 2000) // past the length kept as a key
+	texts := []string{"user", "hello world, how are you?", long, long + "!", huge, huge + "!", "user"}
 	for round := 0; round < 3; round++ {
 		for _, model := range []string{"gpt-4", "gpt-4o"} {
 			for _, text := range texts {
