@@ -7,6 +7,7 @@ package thread
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -85,21 +86,21 @@ type Step struct {
 }
 
 // Clone copies the state so that folding more events into either copy leaves the other as it was (events.Repo.Get
-// hands out copies). Apply changes messages, runs and steps in place, so each is copied; slices are clipped, so that
-// an append to either copy moves it to an array of its own.
+// hands out copies). What may still change in place is copied: runs still active and steps in progress. The rest
+// (messages, runs that ended, steps that settled) is shared, since Apply replaces such an object with a changed copy
+// rather than change it (see settled). Slices are clipped, so that an append to either copy moves it to an array of
+// its own. A long thread is cloned on every run; copying each of its messages was most of that.
 func (t *State) Clone() State {
 	out := *t
 	out.Order = slices.Clip(t.Order)
-	if t.Messages != nil {
-		out.Messages = make(map[string]*Message, len(t.Messages))
-		for id, m := range t.Messages {
-			c := *m
-			out.Messages[id] = &c
-		}
-	}
+	out.Messages = maps.Clone(t.Messages)
 	if t.Runs != nil {
 		out.Runs = make(map[string]*Run, len(t.Runs))
 		for id, r := range t.Runs {
+			if !Active(r.Status) {
+				out.Runs[id] = r
+				continue
+			}
 			c := *r
 			c.Steps = slices.Clip(r.Steps)
 			out.Runs[id] = &c
@@ -108,11 +109,54 @@ func (t *State) Clone() State {
 	if t.Steps != nil {
 		out.Steps = make(map[string]*Step, len(t.Steps))
 		for id, st := range t.Steps {
+			if stepSettled(st) {
+				out.Steps[id] = st
+				continue
+			}
 			c := *st
 			out.Steps[id] = &c
 		}
 	}
 	return out
+}
+
+// The objects a clone shares with its original: Apply changes them by replacing them with a changed copy. A run or
+// step is changed in place only while it may be changing (active, in progress), when no clone shares it.
+
+func stepSettled(st *Step) bool { return st.Status != events.StepStatusInProgress }
+
+// message returns the thread's message id to change: a copy put in its place, since clones share messages.
+func (t *State) message(id string) *Message {
+	m := t.Messages[id]
+	if m == nil {
+		return nil
+	}
+	c := *m
+	t.Messages[id] = &c
+	return &c
+}
+
+// run returns the thread's run id to change, copied first when it has ended (and clones may share it).
+func (t *State) run(id string) *Run {
+	r := t.Runs[id]
+	if r == nil || Active(r.Status) {
+		return r
+	}
+	c := *r
+	c.Steps = slices.Clip(r.Steps)
+	t.Runs[id] = &c
+	return &c
+}
+
+// step returns the thread's step id to change, copied first when it has settled (and clones may share it).
+func (t *State) step(id string) *Step {
+	st := t.Steps[id]
+	if st == nil || !stepSettled(st) {
+		return st
+	}
+	c := *st
+	t.Steps[id] = &c
+	return &c
 }
 
 // NeedsWork reports whether a run of the thread is in a status a worker moves on from.
@@ -144,11 +188,11 @@ func (t *State) Apply(e events.Envelope) {
 		t.Messages[d.MessageID] = &Message{MessageCreated: d, Seq: e.Sequence}
 		t.Order = append(t.Order, d.MessageID)
 	case events.MessageModified:
-		if m := t.Messages[d.MessageID]; m != nil {
+		if m := t.message(d.MessageID); m != nil {
 			m.Metadata = d.Metadata
 		}
 	case events.MessageDeleted:
-		if m := t.Messages[d.MessageID]; m != nil {
+		if m := t.message(d.MessageID); m != nil {
 			m.Deleted = true
 		}
 	case events.RunCreated:
@@ -156,18 +200,18 @@ func (t *State) Apply(e events.Envelope) {
 		t.ActiveRun = d.RunID
 	case events.StepCreated:
 		t.Steps[d.StepID] = &Step{StepCreated: d, Status: events.StepStatusInProgress, Seq: e.Sequence}
-		if r := t.Runs[d.RunID]; r != nil {
+		if r := t.run(d.RunID); r != nil {
 			r.Steps = append(r.Steps, d.StepID)
 			if d.Usage != nil {
 				r.Usage = r.Usage.Add(*d.Usage)
 			}
 		}
 	case events.StepCompleted:
-		if s := t.Steps[d.StepID]; s != nil {
+		if s := t.step(d.StepID); s != nil {
 			s.Status = events.StepStatusCompleted
 		}
 	case events.StepEnded:
-		if s := t.Steps[d.StepID]; s != nil {
+		if s := t.step(d.StepID); s != nil {
 			s.Status = d.Status
 		}
 	default:
@@ -179,31 +223,34 @@ func (t *State) Apply(e events.Envelope) {
 func (t *State) applyRun(e events.Envelope) {
 	switch d := e.Event.(type) {
 	case events.RunStarted:
-		if r := t.Runs[d.RunID]; r != nil {
+		if r := t.run(d.RunID); r != nil {
 			r.Turn = e.ID
 		}
 	case events.RunToolOutputsSubmitted:
-		if r := t.Runs[d.RunID]; r != nil {
+		if r := t.run(d.RunID); r != nil {
 			r.QueuedBy = e.ID
 		}
-		if s := t.Steps[d.StepID]; s != nil {
+		if s := t.step(d.StepID); s != nil {
 			s.Status, s.Outputs = events.StepStatusCompleted, map[string]string{}
 			for _, o := range d.Outputs {
 				s.Outputs[o.ToolCallID] = o.Output
 			}
 		}
 	case events.RunCancelling:
-		if r := t.Runs[d.RunID]; r != nil {
+		if r := t.run(d.RunID); r != nil {
 			r.CancelledBy = e.ID
 		}
 	case events.RunModified:
-		if r := t.Runs[d.RunID]; r != nil {
+		if r := t.run(d.RunID); r != nil {
 			r.Metadata = d.Metadata
 		}
 	}
 	runID, status, ok := RunStatus(e.Event)
-	r := t.Runs[runID]
-	if !ok || r == nil {
+	if !ok {
+		return
+	}
+	r := t.run(runID)
+	if r == nil {
 		return
 	}
 	r.Status = status

@@ -185,3 +185,39 @@ func TestACloneAndItsOriginalFoldApart(t *testing.T) {
 		t.Fatalf("folding into the original changed the copy:\n%+v\nwant\n%+v", c.t, wantCopy.t)
 	}
 }
+
+// TestACloneSharesWhatEndedAndNeitherChangesItForTheOther: a clone shares the messages, runs and steps that no
+// longer change by themselves; what an event still changes of them (metadata, a deletion) each side changes for
+// itself alone.
+func TestACloneSharesWhatEndedAndNeitherChangesItForTheOther(t *testing.T) {
+	ended := func() *log {
+		l, r := newRun(t)
+		l.apply(Turn(&l.t, r, r.Turn, TurnResult{Text: "hello"})...)
+		return l
+	}
+	changes := func(l *log, v string) {
+		step := l.t.Runs["run_1"].Steps[0]
+		l.apply(events.MessageModified{MessageID: "msg_u", Metadata: map[string]string{"k": v}},
+			events.MessageDeleted{MessageID: TurnMessageID(l.t.Runs["run_1"].Turn)},
+			events.RunModified{RunID: "run_1", Metadata: map[string]string{"k": v}},
+			events.StepEnded{StepID: step, RunID: "run_1", Status: "ended by " + v},
+			events.RunCreated{RunID: "run_" + v})
+	}
+	l := ended()
+	if l.t.Runs["run_1"].Status != events.RunStatusCompleted {
+		t.Fatalf("the run did not end: %+v", l.t.Runs["run_1"])
+	}
+	c := &log{t: l.t.Clone(), seq: l.seq}
+	if c.t.Messages["msg_u"] != l.t.Messages["msg_u"] || c.t.Runs["run_1"] != l.t.Runs["run_1"] {
+		t.Fatal("a clone copied what it can share")
+	}
+	changes(l, "original")
+	changes(c, "copy")
+	for name, s := range map[string]*log{"original": l, "copy": c} {
+		want := ended()
+		changes(want, name)
+		if !reflect.DeepEqual(s.t, want.t) {
+			t.Fatalf("the %s after both changed:\n%+v\nwant\n%+v", name, s.t, want.t)
+		}
+	}
+}
