@@ -40,15 +40,22 @@ func Retired() []string { return []string{"router", "standalone"} }
 
 // agentStep hands an event to the reaction of its agent's kind.
 func (h *Handlers) agentStep(ctx context.Context, e events.Envelope) error {
-	if d, ok := e.Event.(events.SessionQueryDispatched); ok {
-		switch d.Kind {
-		case session.KindRouter:
-			return h.route(ctx, e)
-		case session.KindStandalone:
-			return h.standalone(ctx, e)
-		}
+	var err error
+	d, ok := e.Event.(events.SessionQueryDispatched)
+	switch {
+	case ok && d.Kind == session.KindRouter:
+		err = h.route(ctx, e)
+	case ok && d.Kind == session.KindStandalone:
+		err = h.standalone(ctx, e)
+	default:
+		err = h.execute(ctx, e)
 	}
-	return h.execute(ctx, e)
+	if err != nil {
+		return err
+	}
+	// Once more, for a delivery handed over again after its answer was appended: the dispatch that followed the
+	// answer may not have been. When a query is in flight this reads the held session and does nothing.
+	return h.dispatchNext(ctx, e, e.Sequence)
 }
 
 // trigger is which path an event moves on, and how: every state of a path is moved on by exactly one event (the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/cmd/agents/samples/genrand"
+	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
@@ -269,5 +270,56 @@ func TestKilledWithManyQueriesInFlight(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if runs.Load() != queries {
 		t.Fatalf("the funcs ran %d times for %d queries", runs.Load(), queries)
+	}
+}
+
+// TestKilledBetweenAnAnswerAndTheNextDispatch: the node that appended a query's reply dies before it dispatches
+// the query waiting behind it. The delivery it had not acknowledged goes to the next node, which finds the query
+// answered and dispatches the waiting one: nobody else would, since the session runner hears only of posts.
+func TestKilledBetweenAnAnswerAndTheNextDispatch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	n, p, sessionID := setup(t, func(ctx context.Context, text string) (string, error) {
+		if text == "first" {
+			entered <- struct{}{}
+			<-release
+		}
+		return "re " + text, nil
+	}, platformtest.WithDataDir(dir))
+	post(t, n, p, sessionID, "first")
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent was never asked")
+	}
+	post(t, n, p, sessionID, "second")
+	// The runner has seen the second query wait behind the first: from here only the answer's handler moves it.
+	for deadline := time.Now().Add(20 * time.Second); n.Handled("session-runner") < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the session runner did not handle the two posts")
+		}
+	}
+	// What the dying node got done: the first query's reply, and not the dispatch after it.
+	_, err := n.Sessions.Update(ctx, sessionID, events.Fresh, events.Meta{Account: p.AccountID, Actor: "agent"},
+		func(st *session.State) ([]events.Event, error) {
+			q := st.Queries[0]
+			return session.Reply(st, q, q.Top().TargetOf(), "re first", nil), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Crash()
+
+	again := platformtest.Start(t, platformtest.WithDataDir(dir))
+	close(release)
+	if got := chatLog(answers(t, again, sessionID, 2)); got != "first|second|re first|re second" {
+		t.Fatalf("chat log %v", got)
+	}
+	es := eventsOf(t, again, sessionID)
+	if count(es, "session.reply_posted") != 2 || count(es, "session.query_dispatched") != 2 {
+		t.Fatalf("the session holds %v", typesOf(es))
 	}
 }

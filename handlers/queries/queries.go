@@ -1,8 +1,9 @@
 // Package queries holds the handlers that answer a session's queries, each a consumer of the log that reacts to one
 // kind of event and appends the next one:
 //
-//   - the session runner (turns.go) reacts to a query posted (and to a query answered) and dispatches the session's
-//     next query to its front agent: session.query_dispatched opens the query's top path;
+//   - the session runner (turns.go) reacts to a query posted and dispatches the session's next query to its front
+//     agent: session.query_dispatched opens the query's top path. The handler that answers a query dispatches the
+//     next one waiting;
 //   - the router (router.go) reacts to a query dispatched to the built-in router and appends session.routed with
 //     the agents closest to it and their scores;
 //   - the Code Shot executor (codeshot.go, and front.go for the front agent on the offline model) reacts to a query
@@ -166,7 +167,7 @@ func (h *Handlers) read(ctx context.Context, e events.Envelope, replyID, path st
 // update appends what decide returns for one path, deciding on the session as of at least the event reacted to.
 func (h *Handlers) update(ctx context.Context, e events.Envelope, actor string, decide func(s *session.State, q *session.Query, p *session.Path) []events.Event, replyID, path string) error {
 	meta := events.Meta{Account: e.Account, Actor: actor, CorrelationID: e.CorrelationID, CausationID: e.ID}
-	_, err := h.cfg.Sessions.Update(ctx, e.AggregateID, e.Sequence, meta, func(s *session.State) ([]events.Event, error) {
+	res, err := h.cfg.Sessions.Update(ctx, e.AggregateID, e.Sequence, meta, func(s *session.State) ([]events.Event, error) {
 		q, p, ok := s.Path(replyID, path)
 		if !ok {
 			return nil, nil
@@ -176,7 +177,22 @@ func (h *Handlers) update(ctx context.Context, e events.Envelope, actor string, 
 	if err != nil {
 		return fmt.Errorf("session %s, path %s: %w", e.AggregateID, path, err)
 	}
+	if ends(res.Events) {
+		// As of the answer itself: the session then holds every query posted before it.
+		return h.dispatchNext(ctx, e, res.Version.Seq)
+	}
 	return nil
+}
+
+// ends reports whether appended events end a query (its reply, or its failure).
+func ends(appended []events.Envelope) bool {
+	for _, env := range appended {
+		switch env.Event.(type) {
+		case events.SessionReplyPosted, events.SessionReplyFailed:
+			return true
+		}
+	}
+	return false
 }
 
 // finish records steps at a path (numbered from `from`) and, when the last is an answer or a failure, closes the

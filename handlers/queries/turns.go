@@ -11,28 +11,39 @@ import (
 )
 
 // Runner is the session runner as a handler of the log: a session's queries are answered in order, one at a time,
-// each with the replies before it as context, so when a query is posted, or one is answered, the session's next
-// query goes to its front agent. A query whose front agent cannot be used gets a failure the user reads at once.
+// each with the replies before it as context, so when a query is posted the session's next query goes to its front
+// agent. When a query is answered, the handler that answered it dispatches the next one (see dispatchNext): the
+// runner hears only of posts. A query whose front agent cannot be used gets a failure the user reads at once.
 func (h *Handlers) Runner() runtime.Handler {
 	return runtime.Handler{
 		Name:        "session-runner",
-		EventTypes:  []string{"session.message_posted", "session.reply_posted", "session.reply_failed"},
+		EventTypes:  []string{"session.message_posted"},
 		Handle:      h.turn,
 		Concurrency: h.cfg.Concurrency,
 		AckWait:     h.cfg.AckWait,
 	}
 }
 
-// turn dispatches the session's next query, if its turn has come. A query that fails at once (its agent is gone)
-// makes way for the next one, so it loops.
+// turn dispatches the session's next query, if its turn has come.
 func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
 	if m, ok := e.Event.(events.SessionMessagePosted); ok && m.Type != events.MessageQuery {
 		return nil
 	}
+	return h.dispatchNext(ctx, e, e.Sequence)
+}
+
+// dispatchNext dispatches the session's next query, if its turn has come, deciding on the session as of at least
+// stream sequence atLeast; e is the event reacted to. A query that fails at once (its agent is gone) makes way for
+// the next one, so it loops.
+//
+// The handler that answers a query calls it too, once the answer is in the log, and on every delivery after it: a
+// node that died between the answer and the dispatch is handed the event again, finds the query answered and
+// dispatches the next one then. Sparing the runner a delivery of every answer is a fifth of a query's handling.
+func (h *Handlers) dispatchNext(ctx context.Context, e events.Envelope, atLeast uint64) error {
 	for {
 		var next session.Query
 		var frontID, frontHandle, account string
-		err := h.cfg.Sessions.Read(ctx, e.AggregateID, e.Sequence, func(s *session.State, _ events.Version) error {
+		err := h.cfg.Sessions.Read(ctx, e.AggregateID, atLeast, func(s *session.State, _ events.Version) error {
 			if q := s.Next(); q != nil {
 				next, frontID, frontHandle, account = *q, s.FrontAgentID, s.FrontAgentHandle, s.Account
 			}
@@ -61,7 +72,7 @@ func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
 			fail = failure(target.Handle, err, h.cfg.StepTimeout)
 		}
 		meta := events.Meta{Account: account, Actor: actorOf(target.ID), CorrelationID: next.MessageID, CausationID: e.ID}
-		res, err := h.cfg.Sessions.Update(ctx, e.AggregateID, e.Sequence, meta, func(s *session.State) ([]events.Event, error) {
+		res, err := h.cfg.Sessions.Update(ctx, e.AggregateID, atLeast, meta, func(s *session.State) ([]events.Event, error) {
 			q := s.Next()
 			if q == nil || q.MessageID != next.MessageID {
 				return nil, nil // dispatched meanwhile, or the session moved on
@@ -78,6 +89,7 @@ func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
 			return nil
 		}
 		// The query failed at once: the next one may go.
+		atLeast = max(atLeast, res.Version.Seq)
 	}
 }
 

@@ -46,9 +46,9 @@ func standaloneAgent(t *testing.T, fn func(ctx context.Context, text string) (st
 }
 
 // setup starts a node and returns a session of a new account answered by a standalone agent behind fn.
-func setup(t *testing.T, fn func(ctx context.Context, text string) (string, error)) (*platformtest.Node, auth.Principal, string) {
+func setup(t *testing.T, fn func(ctx context.Context, text string) (string, error), opts ...platformtest.Option) (*platformtest.Node, auth.Principal, string) {
 	t.Helper()
-	n := platformtest.Start(t)
+	n := platformtest.Start(t, opts...)
 	p, _ := n.NewAccount(t, "ada")
 	ctx := context.Background()
 	url := standaloneAgent(t, fn)
@@ -243,14 +243,18 @@ func TestQueriesAnsweredInOrder(t *testing.T) {
 		t.Fatalf("answered %d before the first query was released", s.AnsweredCount())
 	}
 	close(release)
-	s := answers(t, n, sessionID, 2)
-	var order []string
+	if got := chatLog(answers(t, n, sessionID, 2)); got != "first|second|re first|re second" {
+		t.Fatalf("chat log %v", got)
+	}
+}
+
+// chatLog joins the texts of a session's messages, in order.
+func chatLog(s session.State) string {
+	texts := make([]string, 0, len(s.Messages))
 	for _, m := range s.Messages {
-		order = append(order, m.Text)
+		texts = append(texts, m.Text)
 	}
-	if strings.Join(order, "|") != "first|second|re first|re second" {
-		t.Fatalf("chat log %v", order)
-	}
+	return strings.Join(texts, "|")
 }
 
 func typesOf(es []events.Envelope) []string {
