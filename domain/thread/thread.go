@@ -46,6 +46,9 @@ type Message struct {
 
 // Text joins the message's text parts.
 func (m *Message) Text() string {
+	if len(m.Content) == 1 && m.Content[0].Type == "text" {
+		return m.Content[0].Text // most are: a prompt reads every message of the thread on each turn
+	}
 	var b strings.Builder
 	for _, p := range m.Content {
 		if p.Type == "text" {
