@@ -217,6 +217,9 @@ type StepCreated struct {
 	MessageID   string      `json:"message_id,omitempty"`
 	ToolCalls   []ToolCall  `json:"tool_calls,omitempty"`
 	Usage       *TokenUsage `json:"usage,omitempty"`
+	// Completed records a message-creation step whose message is already whole: made completed, with no
+	// StepCompleted after it (an event less per turn; steps recorded before it existed are completed by one).
+	Completed bool `json:"completed,omitempty"`
 }
 
 func (StepCreated) EventType() string { return "thread.run_step_created" }

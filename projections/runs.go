@@ -250,6 +250,10 @@ type StepCall struct {
 func NewStepView(e events.Envelope, d events.StepCreated) StepView {
 	s := StepView{ID: d.StepID, CreatedAt: e.Time, RunID: d.RunID, AssistantID: d.AssistantID, ThreadID: e.AggregateID,
 		Type: d.Type, Status: events.StepStatusInProgress, MessageID: d.MessageID, Usage: d.Usage}
+	if d.Completed {
+		at := e.Time
+		s.Status, s.CompletedAt = events.StepStatusCompleted, &at
+	}
 	for _, c := range d.ToolCalls {
 		s.ToolCalls = append(s.ToolCalls, StepCall{ToolCall: c})
 	}

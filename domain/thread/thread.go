@@ -202,7 +202,11 @@ func (t *State) Apply(e events.Envelope) {
 		t.Runs[d.RunID] = &Run{RunCreated: d, Status: events.RunStatusQueued, Seq: e.Sequence, QueuedBy: e.ID}
 		t.ActiveRun = d.RunID
 	case events.StepCreated:
-		t.Steps[d.StepID] = &Step{StepCreated: d, Status: events.StepStatusInProgress, Seq: e.Sequence}
+		st := &Step{StepCreated: d, Status: events.StepStatusInProgress, Seq: e.Sequence}
+		if d.Completed {
+			st.Status = events.StepStatusCompleted
+		}
+		t.Steps[d.StepID] = st
 		if r := t.run(d.RunID); r != nil {
 			r.Steps = append(r.Steps, d.StepID)
 			if d.Usage != nil {
@@ -431,13 +435,14 @@ func Turn(t *State, r *Run, turn string, res TurnResult) []events.Event {
 				Status: status, IncompleteReason: reason, StepID: msgStep, Usage: usageAt()})
 		}
 		if s := t.Steps[msgStep]; s == nil {
+			// The message is whole before its step is recorded, so the step is made completed.
 			add("message-step", events.StepCreated{StepID: msgStep, RunID: r.RunID, AssistantID: r.AssistantID,
-				Type: events.StepTypeMessageCreation, MessageID: msgID, Usage: usageAt()})
+				Type: events.StepTypeMessageCreation, MessageID: msgID, Usage: usageAt(), Completed: true})
 			if len(res.ToolCalls) == 0 {
 				newUsage = usage
 			}
-			add("message-step-completed", events.StepCompleted{StepID: msgStep, RunID: r.RunID})
 		} else if s.Status == events.StepStatusInProgress {
+			// Recorded in progress by a build that completed message steps with an event of their own.
 			add("message-step-completed", events.StepCompleted{StepID: msgStep, RunID: r.RunID})
 		}
 	}

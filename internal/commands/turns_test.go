@@ -92,9 +92,12 @@ func TestTurnFinishedFromItsFirstEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"thread.message_created", "thread.run_step_created", "thread.run_step_completed", "thread.run_completed"}
+	want := []string{"thread.message_created", "thread.run_step_created", "thread.run_completed"}
 	if got := r.types(t); !slices.Equal(got, want) {
 		t.Fatalf("log after finishing the turn: %v", got)
+	}
+	if st := th.Steps[commands.TurnMessageStepID(r.turn)]; st == nil || st.Status != events.StepStatusCompleted {
+		t.Fatalf("the message's step after the turn: %+v", st)
 	}
 	if run := th.Runs[r.ref.RunID]; run.Status != events.RunStatusCompleted || run.Usage != usage {
 		t.Fatalf("run after: %+v", run)
@@ -181,4 +184,37 @@ func TestARunLetGoOfNeedsWorkWhenTheLogHandsItBack(t *testing.T) {
 	r.appendAs(t, "outputs", events.RunToolOutputsSubmitted{RunID: r.ref.RunID, StepID: commands.TurnToolStepID(r.turn),
 		Outputs: []events.ToolOutput{{ToolCallID: "call_1", Output: "42"}}})
 	needs(true)
+}
+
+// TestATurnRecordedByAnOlderBuildIsCompleted: a message step recorded in progress (as builds did that completed it
+// with an event of its own) gets that event when the turn is finished, and nothing else is recorded twice.
+func TestATurnRecordedByAnOlderBuildIsCompleted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRunOnLog(t)
+	usage := events.TokenUsage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12}
+	msgID, stepID := commands.TurnMessageID(r.turn), commands.TurnMessageStepID(r.turn)
+	r.appendAs(t, "message", events.MessageCreated{MessageID: msgID, Role: "assistant",
+		Content: []events.ContentPart{{Type: "text", Text: "hello"}}, RunID: r.ref.RunID, AssistantID: "asst_1",
+		Status: "completed", StepID: stepID, Usage: &usage})
+	r.appendAs(t, "message-step", events.StepCreated{StepID: stepID, RunID: r.ref.RunID, AssistantID: "asst_1",
+		Type: events.StepTypeMessageCreation, MessageID: msgID})
+	th, err := r.cmds.Load(ctx, r.ref.ThreadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ok := th.RecordedTurn(th.Runs[r.ref.RunID])
+	if !ok || res.Text != "hello" {
+		t.Fatalf("recorded turn: %+v %v", res, ok)
+	}
+	if th, err = r.cmds.RecordTurn(ctx, r.ref, th, r.turn, res); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"thread.message_created", "thread.run_step_created", "thread.run_step_completed", "thread.run_completed"}
+	if got := r.types(t); !slices.Equal(got, want) {
+		t.Fatalf("log after finishing the turn: %v", got)
+	}
+	if st := th.Steps[stepID]; st.Status != events.StepStatusCompleted || th.Runs[r.ref.RunID].Status != events.RunStatusCompleted {
+		t.Fatalf("step %+v, run %+v", st, th.Runs[r.ref.RunID])
+	}
 }

@@ -265,7 +265,7 @@ func TestFunctionCallingRunWithSubmit(t *testing.T) {
 		tool.StepDetails.ToolCalls[0].Function.Output != "sunny, 24C" || tool.Usage.TotalTokens == 0 {
 		t.Fatalf("tool step: %s", tool.RawJSON())
 	}
-	if msg.Type != "message_creation" || msg.Status != "completed" || msg.StepDetails.MessageCreation.MessageID != answer.ID {
+	if msg.Type != "message_creation" || msg.Status != "completed" || msg.CompletedAt == 0 || msg.StepDetails.MessageCreation.MessageID != answer.ID {
 		t.Fatalf("message step: %s", msg.RawJSON())
 	}
 	if run.Usage.TotalTokens != tool.Usage.TotalTokens+msg.Usage.TotalTokens {

@@ -299,7 +299,15 @@ func (s *runStream) event(e events.Envelope) {
 			s.stepShown[d.StepID] = true
 			break
 		}
-		s.showStepCreated(&st)
+		if !d.Completed {
+			s.showStepCreated(&st)
+			break
+		}
+		// Made completed: shown made (in progress), then completed, as when a StepCompleted followed it.
+		open := st
+		open.Status, open.CompletedAt = events.StepStatusInProgress, nil
+		s.showStepCreated(&open)
+		s.out.event("thread.run.step.completed", stepWire(st))
 	case events.StepCompleted:
 		if st := s.steps[d.StepID]; st != nil {
 			projections.ApplyStep(st, e)
