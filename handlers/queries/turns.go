@@ -38,7 +38,7 @@ func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
 //
 // The handler that answers a query calls it too, once the answer is in the log, and on every delivery after it: a
 // node that died between the answer and the dispatch is handed the event again, finds the query answered and
-// dispatches the next one then. Sparing the runner a delivery of every answer is a fifth of a query's handling.
+// dispatches the next one then. The runner is spared a delivery of every answer, one of the three a query made.
 func (h *Handlers) dispatchNext(ctx context.Context, e events.Envelope, atLeast uint64) error {
 	for {
 		var next session.Query
