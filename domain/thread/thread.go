@@ -91,8 +91,8 @@ type Step struct {
 // Clone copies the state so that folding more events into either copy leaves the other as it was (events.Repo.Get
 // hands out copies). What may still change in place is copied: runs still active and steps in progress. The rest
 // (messages, runs that ended, steps that settled) is shared, since Apply replaces such an object with a changed copy
-// rather than change it (see message, run and step). Slices are clipped, so that an append to either copy moves it to an array of
-// its own. A long thread is cloned on every run; copying each of its messages was most of that.
+// rather than change it (see message, run and step). Slices are clipped, so that an append to either copy moves it
+// to an array of its own. A long thread is cloned on every run; copying each of its messages was most of that.
 func (t *State) Clone() State {
 	out := *t
 	out.Order = slices.Clip(t.Order)
