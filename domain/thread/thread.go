@@ -162,6 +162,13 @@ func (t *State) step(id string) *Step {
 	return &c
 }
 
+// Ended reports whether a run can need no more work: it ended (a terminal status), or the thread or the run is
+// gone. Nothing brings such a run back: tool outputs and cancels are refused for it.
+func (t *State) Ended(runID string) bool {
+	r := t.Runs[runID]
+	return !t.Exists || t.Deleted || r == nil || !Active(r.Status)
+}
+
 // NeedsWork reports whether a run of the thread is in a status a worker moves on from.
 func (t *State) NeedsWork(runID string) bool {
 	r := t.Runs[runID]

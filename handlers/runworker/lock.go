@@ -63,13 +63,19 @@ func (l *lock) renew(holder string, rev uint64, every time.Duration) {
 
 // release lets go of the lock at once, so that another worker need not wait for it to expire.
 func (l *lock) release() {
-	close(l.stop)
-	rev := <-l.done
-	l.cancel()
+	rev := l.leave()
 	if rev == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = l.kv.Delete(ctx, l.key, jetstream.LastRevision(rev))
+}
+
+// leave stops renewing the lock and leaves it to expire; it returns the last revision written (0: lost).
+func (l *lock) leave() uint64 {
+	close(l.stop)
+	rev := <-l.done
+	l.cancel()
+	return rev
 }

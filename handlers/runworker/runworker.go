@@ -178,7 +178,8 @@ func (w *Worker) Abort() { w.cancel() }
 const maxFailures = 5
 
 // drive takes the run's lock and works on the run until it needs nothing more. After letting go of the lock it
-// looks once more: an event that came while it held the lock found the lock taken and left the run to it.
+// looks once more: an event that came while it held the lock found the lock taken and left the run to it. A run
+// that ended needs neither: its lock is left to expire.
 func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
 	log := w.cfg.Logger.With("thread", ref.ThreadID, "run", ref.RunID)
 	for failures := 0; ctx.Err() == nil; {
@@ -190,7 +191,13 @@ func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
 		if !ok {
 			return
 		}
-		err = w.work(l.ctx, ref)
+		ended, err := w.work(l.ctx, ref)
+		if err == nil && ended {
+			// Nothing can hand an ended run back, so nobody will want its lock: it expires by itself, and there is
+			// nothing to look at again. (Deleting it and looking cost two of a run's round trips to the log.)
+			l.leave()
+			return
+		}
 		l.release()
 		if err != nil && ctx.Err() == nil {
 			failures++
@@ -212,12 +219,12 @@ func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
 // that may end the run (stops) as they are published, so that a cancel or an expiry that comes while it works
 // stops the model call at once; it listens before it reads the thread, so no such event after the read goes
 // unheard.
-func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
+func (w *Worker) work(ctx context.Context, ref commands.RunRef) (ended bool, err error) {
 	stop := newSignal()
 	defer w.stops.add(ref.ThreadID, stop)()
 	t, err := w.cfg.Runs.LoadAt(ctx, ref.ThreadID, ref.Seq)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for err == nil && ctx.Err() == nil && t.NeedsWork(ref.RunID) {
 		r := t.Runs[ref.RunID]
@@ -231,9 +238,12 @@ func (w *Worker) work(ctx context.Context, ref commands.RunRef) error {
 		}
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return t.Ended(ref.RunID), nil
 }
 
 // turn asks the model once and records its answer, returning the thread after. A turn that recorded its first

@@ -1,11 +1,13 @@
 package openaiapi_test
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -318,5 +320,63 @@ func TestACommittedCreateIsAnsweredWhileTheReadModelsStandStill(t *testing.T) {
 		if resp := do(t, e.node, stranger, "GET", path, nil); resp.Status != http.StatusNotFound {
 			t.Errorf("GET %s as another account: want 404, got %d: %s", path, resp.Status, resp.Body)
 		}
+	}
+}
+
+// TestARunsLockIsLetGoWhenItWaitsAndLeftToExpireWhenItEnds: a run left waiting for tool outputs has its lock deleted
+// at once, so that the worker the submission wakes can take it; a run that ended leaves its lock to expire (nothing
+// can hand an ended run back), with no delete.
+func TestARunsLockIsLetGoWhenItWaitsAndLeftToExpireWhenItEnds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	e.model.Enqueue(
+		llmtest.ToolCalls(llm.ToolCall{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Lisbon"}`}),
+		llmtest.Text("Warm in Lisbon."),
+	)
+	a := e.assistant(t, weatherTool())
+	th := e.thread(t, "Weather in Lisbon?")
+	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	if err != nil {
+		t.Fatalf("create run: %v", apiErr(err))
+	}
+	if r := e.waitRun(t, th.ID, run.ID); r.Status != openai.RunStatusRequiresAction {
+		t.Fatalf("run: %s", r.RawJSON())
+	}
+	locks, err := e.node.JS.KeyValue(ctx, e.node.Layout.Names.Bucket("run_locks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lastOp is the lock's last operation, or 0 once it expired (the bucket keeps a key's entries for the lock's
+	// TTL, a second here).
+	lastOp := func() jetstream.KeyValueOp {
+		h, err := locks.History(ctx, "run."+run.ID)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return 0
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h[len(h)-1].Operation()
+	}
+	for deadline := time.Now().Add(20 * time.Second); lastOp() != jetstream.KeyValueDelete; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lock of a run waiting for tool outputs was not deleted")
+		}
+	}
+	if _, err := e.client.Beta.Threads.Runs.SubmitToolOutputs(ctx, th.ID, run.ID, openai.BetaThreadRunSubmitToolOutputsParams{
+		ToolOutputs: []openai.BetaThreadRunSubmitToolOutputsParamsToolOutput{{ToolCallID: openai.String("call_w"), Output: openai.String("24C")}},
+	}); err != nil {
+		t.Fatalf("submit: %v", apiErr(err))
+	}
+	if r := e.waitRun(t, th.ID, run.ID); r.Status != openai.RunStatusCompleted {
+		t.Fatalf("run after the outputs: %s", r.RawJSON())
+	}
+	// The worker's lock of the run's last turn: it expires with no delete before it.
+	for op := lastOp(); op != 0; op = lastOp() {
+		if op == jetstream.KeyValueDelete {
+			t.Fatal("the lock of an ended run was deleted")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
