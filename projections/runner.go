@@ -342,14 +342,15 @@ func (r *Runner) lead(ctx context.Context, st *state) {
 		}()
 		w := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger.With("projection", name))
 		err := r.consume(gctx, st, w, func(applied, pending uint64, n int) {
-			st.setApplied(applied)
-			st.setLag(pending)
+			// Counted before the readers waiting for the batch are woken, so that they find it counted.
 			r.cfg.Metrics.ProjectionApply.WithLabelValues(name).Add(float64(n))
 			if n > 0 {
 				r.cfg.Metrics.ProjectionBatches.WithLabelValues(name).Inc()
 			}
 			r.cfg.Metrics.ProjectionSeq.WithLabelValues(name).Set(float64(applied))
 			r.cfg.Metrics.ProjectionLag.WithLabelValues(name).Set(float64(pending))
+			st.setLag(pending)
+			st.setApplied(applied)
 		}, false)
 		cancel()
 		if err != nil && ctx.Err() == nil && st.generation() == gen {
