@@ -392,9 +392,6 @@ func (w *Worker) afterStop(ctx context.Context, ref commands.RunRef, t *commands
 	}
 }
 
-// stopsTurn reports whether an event of the thread means the turn's model call is no longer wanted.
-func stopsTurn(eventName string) bool { return slices.Contains(stopEvents, eventName) }
-
 // callID is the ID a tool call is known by: the model's, or one derived from the turn when the model gave none.
 func callID(turn string, index int, modelID string) string {
 	if modelID != "" {

@@ -9,7 +9,7 @@ import (
 	"github.com/contrailhq/contrail/internal/natsx"
 )
 
-// stops hands the events that may end a turn (stopsTurn) to the turns in progress on this node, by thread. The node
+// stops hands the events that may end a turn (stopEvents) to the turns in progress on this node, by thread. The node
 // listens once, on every thread, rather than once per run: a subscription made and dropped for every run makes the
 // server insert it into its subject index and then sweep it out of the index's cache, which cost more than all the
 // rest of the run's messages. Such events are rare, so hearing every thread's costs little.
@@ -24,7 +24,7 @@ type stops struct {
 	byThread map[string]map[*signal]struct{}
 }
 
-// stopEvents are the names of the thread events stopsTurn reports.
+// stopEvents are the names of the thread events after which a turn's model call is no longer wanted.
 var stopEvents = []string{"run_cancelling", "run_cancelled", "run_expired", "run_failed", "deleted"}
 
 func listenForStops(nc *nats.Conn, names natsx.Names) (*stops, error) {
@@ -41,8 +41,8 @@ func listenForStops(nc *nats.Conn, names natsx.Names) (*stops, error) {
 }
 
 func (st *stops) heard(m *nats.Msg) {
-	_, thread, name, ok := st.names.SplitEventSubject(m.Subject)
-	if !ok || !stopsTurn(name) {
+	_, thread, _, ok := st.names.SplitEventSubject(m.Subject) // the subscriptions hear stopEvents only
+	if !ok {
 		return
 	}
 	st.mu.Lock()
