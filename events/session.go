@@ -43,12 +43,18 @@ type SessionMessagePosted struct {
 	SentBy    string `json:"sent_by"`
 	Type      string `json:"type"`
 	InReplyTo string `json:"in_reply_to,omitempty"`
+	// Dispatch is set on a query posted to a session with no query unanswered: it went to the session's front
+	// agent in the same event, as a session.query_dispatched appended after it would have sent it (its message
+	// and reply IDs are the query's, so they are left out). A query posted behind another is dispatched by its
+	// own session.query_dispatched when its turn comes.
+	Dispatch *SessionQueryDispatched `json:"dispatch,omitempty"`
 }
 
 func (SessionMessagePosted) EventType() string { return "session.message_posted" }
 
 // SessionQueryDispatched hands a query to an agent: the session's front agent at the top of the query (appended by
-// the session runner), or an agent another agent asks (appended by the Code Shot executor). It opens a path of the
+// the session runner when the query's turn comes after another's; a query posted to an idle session carries its
+// dispatch itself), or an agent another agent asks (appended by the Code Shot executor). It opens a path of the
 // query, which the handler for the agent's kind works on. ReplyID is the ID the reply will have, so that token
 // deltas streamed before it exists can name it.
 type SessionQueryDispatched struct {

@@ -149,7 +149,8 @@ func TestSessionStreamsOverTransportWS(t *testing.T) {
 	}
 
 	// The events subscription: the session's whole history, in order.
-	wantTypes := []string{"session.created", "session.message_posted", "session.query_dispatched", "session.reply_posted"}
+	// The query was posted to an idle session: its dispatch is in the post.
+	wantTypes := []string{"session.created", "session.message_posted", "session.reply_posted"}
 	var first []sessionEvent
 	for len(first) < len(wantTypes) {
 		var e sessionEvent
@@ -164,7 +165,8 @@ func TestSessionStreamsOverTransportWS(t *testing.T) {
 			t.Fatalf("event %d has sequence %d after %d", i, e.SessionEvents.Sequence, first[i-1].SessionEvents.Sequence)
 		}
 	}
-	if first[1].SessionEvents.Data["message_id"] != queryID || first[3].SessionEvents.Data["message_id"] != r.ID {
+	dispatch, _ := first[1].SessionEvents.Data["dispatch"].(map[string]any)
+	if first[1].SessionEvents.Data["message_id"] != queryID || first[2].SessionEvents.Data["message_id"] != r.ID || dispatch["agent_id"] != "fixie" {
 		t.Fatalf("event data do not name the messages: %+v", first)
 	}
 

@@ -17,8 +17,11 @@ func Create(s *State, id string, in events.SessionCreated) ([]events.Event, erro
 	return []events.Event{in}, nil
 }
 
-// Post adds a user's message (a query) to a session of the account.
-func Post(s *State, account string, m events.SessionMessagePosted) ([]events.Event, error) {
+// Post adds a user's message (a query) to a session of the account. A query that has no unanswered query before it
+// goes to front in the same event (see events.SessionMessagePosted.Dispatch): the session runner has nothing to do
+// for it, and a query costs one event and one handler's delivery less. With front nil (the front agent cannot be
+// used, or is not known here), the session runner dispatches it or records why it cannot.
+func Post(s *State, account string, m events.SessionMessagePosted, front *Target) ([]events.Event, error) {
 	if !s.Owned(account) {
 		return nil, errs.NotFoundf("session", s.ID)
 	}
@@ -30,7 +33,22 @@ func Post(s *State, account string, m events.SessionMessagePosted) ([]events.Eve
 			return nil, errs.InvalidField("inReplyTo", "session %s has no message %q", s.ID, m.InReplyTo)
 		}
 	}
+	m.Dispatch = nil
+	if front != nil && m.Type == events.MessageQuery && s.Idle() {
+		m.Dispatch = &events.SessionQueryDispatched{AgentID: front.ID, AgentHandle: front.Handle, Path: front.Handle,
+			Kind: front.Kind, AgentSeq: front.Seq}
+	}
 	return []events.Event{m}, nil
+}
+
+// Idle reports that every query of the session is answered: one posted now is the next to go.
+func (s *State) Idle() bool {
+	for _, q := range s.Queries {
+		if !q.Answered {
+			return false
+		}
+	}
+	return true
 }
 
 // Delete closes a session of the account: its messages are no longer readable and nothing more is answered.

@@ -10,14 +10,14 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
-// julepLog folds a Julep session's events as the log would and keeps them for Describe.
-type julepLog struct {
+// sessionLog folds a session's events as the log would and keeps them for Describe.
+type sessionLog struct {
 	s    session.State
 	seq  uint64
 	envs []events.Envelope
 }
 
-func (l *julepLog) add(t *testing.T, evs ...events.Event) {
+func (l *sessionLog) add(t *testing.T, evs ...events.Event) {
 	t.Helper()
 	for _, ev := range evs {
 		l.seq++
@@ -32,8 +32,8 @@ func (l *julepLog) add(t *testing.T, evs ...events.Event) {
 	}
 }
 
-func newJulepSession(t *testing.T) *julepLog {
-	l := &julepLog{}
+func newJulepSession(t *testing.T) *sessionLog {
+	l := &sessionLog{}
 	evs, err := session.CreateJulep(&l.s, "acct_a", "s1", events.JulepSessionSpec{Agents: []string{"a1"}, RenderTemplates: true})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestJulepTurnSteps(t *testing.T) {
 	if l.s.Next() != nil {
 		t.Fatal("the Fixie runner would dispatch a Julep session's query")
 	}
-	if _, err := session.Post(&l.s, "acct_a", events.SessionMessagePosted{MessageID: "m", Text: "x", Type: events.MessageQuery}); errs.CodeOf(err) != errs.Invalid {
+	if _, err := session.Post(&l.s, "acct_a", events.SessionMessagePosted{MessageID: "m", Text: "x", Type: events.MessageQuery}, nil); errs.CodeOf(err) != errs.Invalid {
 		t.Fatalf("a Fixie message to a Julep session: %v", err)
 	}
 	evs, err := session.RequestChat(&l.s, "acct_a", "s1", chat("hello", true))

@@ -6,7 +6,7 @@
 //
 // A query is answered along paths: the session's front agent answers it at the top path ("fixie"); an agent that
 // asks another opens a child path ("fixie>calc"). Every hop is an event of the session: query_dispatched opens a
-// path, agent_step records what its agent did (a model line, a func call and its result, another agent's answer),
+// path (a query posted to an idle session carries its top path's dispatch itself: DispatchOf), agent_step records what its agent did (a model line, a func call and its result, another agent's answer),
 // routed is the router's answer, and reply_posted (or reply_failed) ends the query. So a query resumes after a crash
 // from its last recorded step, on any node, and replay shows every hop.
 //
@@ -232,22 +232,11 @@ func (s *State) Apply(e events.Envelope) {
 		s.byQuery[q.MessageID] = len(s.Queries)
 		s.byReply[q.ReplyID] = len(s.Queries)
 		s.Queries = append(s.Queries, q)
+		if dispatch, id, ok := DispatchOf(e); ok {
+			s.dispatch(dispatch, id)
+		}
 	case events.SessionQueryDispatched:
-		q, ok := s.QueryByReply(d.ReplyID)
-		if !ok {
-			return
-		}
-		name := d.Path
-		if name == "" {
-			name = d.AgentHandle // a dispatch from before paths were recorded: the top
-		}
-		if _, exists := q.Paths[name]; exists {
-			return
-		}
-		if !strings.Contains(name, ">") {
-			q.Dispatched = true
-		}
-		q.Paths[name] = &Path{Name: name, Dispatch: d, DispatchID: e.ID}
+		s.dispatch(d, e.ID)
 	case events.SessionAgentStep:
 		q, ok := s.QueryByReply(d.ReplyID)
 		if !ok {
@@ -285,6 +274,43 @@ func (s *State) Apply(e events.Envelope) {
 	default:
 		s.applyJulep(e)
 	}
+}
+
+// dispatch opens the path a dispatch names; id is the dispatch's ID, from which the path's steps derive theirs.
+func (s *State) dispatch(d events.SessionQueryDispatched, id string) {
+	q, ok := s.QueryByReply(d.ReplyID)
+	if !ok {
+		return
+	}
+	name := d.Path
+	if name == "" {
+		name = d.AgentHandle // a dispatch from before paths were recorded: the top
+	}
+	if _, exists := q.Paths[name]; exists {
+		return
+	}
+	if !strings.Contains(name, ">") {
+		q.Dispatched = true
+	}
+	q.Paths[name] = &Path{Name: name, Dispatch: d, DispatchID: id}
+}
+
+// DispatchOf is the dispatch an event makes, and its ID (what the path's steps derive their IDs from): a
+// session.query_dispatched's own, or the one a query posted to an idle session carries, with the query's message
+// and reply IDs filled in and the ID a query_dispatched appended for it would have had.
+func DispatchOf(e events.Envelope) (events.SessionQueryDispatched, string, bool) {
+	switch d := e.Event.(type) {
+	case events.SessionQueryDispatched:
+		return d, e.ID, true
+	case events.SessionMessagePosted:
+		if d.Dispatch == nil || d.Type != events.MessageQuery {
+			return events.SessionQueryDispatched{}, "", false
+		}
+		out := *d.Dispatch
+		out.MessageID, out.ReplyID = d.MessageID, ReplyID(e.ID)
+		return out, events.DeriveID(e.ID, "dispatch"), true
+	}
+	return events.SessionQueryDispatched{}, "", false
 }
 
 // ReplyID is the ID the reply to a query will have: derived from the event that posted the query, so that answering

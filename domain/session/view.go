@@ -75,7 +75,11 @@ func Describe(e events.Envelope) (string, bool) {
 	case events.SessionCreated:
 		return "session opened; front agent " + nonEmpty(d.FrontendAgentHandle, d.FrontendAgentID), true
 	case events.SessionMessagePosted:
-		return fmt.Sprintf("%s %s: %q%s [%s]", d.Type, d.SentBy, clip(d.Text, 60), embedNote(d.Embeds), d.MessageID), true
+		line := fmt.Sprintf("%s %s: %q%s [%s]", d.Type, d.SentBy, clip(d.Text, 60), embedNote(d.Embeds), d.MessageID)
+		if dispatch, _, ok := DispatchOf(e); ok {
+			line += fmt.Sprintf(" → agent %s; reply will be %s", nonEmpty(dispatch.AgentHandle, dispatch.AgentID), dispatch.ReplyID)
+		}
+		return line, true
 	case events.SessionQueryDispatched:
 		path := nonEmpty(d.Path, d.AgentHandle)
 		if !strings.Contains(path, ">") {

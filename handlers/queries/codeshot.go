@@ -16,17 +16,18 @@ import (
 	"github.com/contrailhq/contrail/internal/llm"
 )
 
-// Agents is the handler of agents' steps. For a query dispatched to an agent, it does what the agent's kind needs:
-// the router ranks the account's agents (route), a standalone agent is asked over HTTP (standalone), and a Code
-// Shot agent or the front agent takes its next step (execute), which then goes on from every step recorded on its
-// path. One consumer serves the three: with one each, every dispatch went to all three and two of them only
-// acknowledged it, which cost each query two deliveries that did nothing (14% of bench sessions' throughput). The
-// consumer keeps the name it had when it served the Code Shot executor alone, so a deployment's consumer goes on
-// from where it was; the router's and the standalone handler's are retired (Retired).
+// Agents is the handler of queries and agents' steps. A query posted with its dispatch (to an idle session) or
+// dispatched to an agent gets what the agent's kind needs: the router ranks the account's agents (route), a
+// standalone agent is asked over HTTP (standalone), and a Code Shot agent or the front agent takes its next step
+// (execute), which then goes on from every step recorded on its path. A query posted without its dispatch is the
+// session runner's (turn). One consumer serves them all: with one each, every event went to each of them and most
+// only acknowledged it, which cost each query deliveries that did nothing. The consumer keeps the name it had when
+// it served the Code Shot executor alone, so a deployment's consumer goes on from where it was; the others' are
+// retired (Retired).
 func (h *Handlers) Agents() runtime.Handler {
 	return runtime.Handler{
 		Name:        "codeshot",
-		EventTypes:  []string{"session.query_dispatched", "session.agent_step", "session.routed"},
+		EventTypes:  []string{"session.message_posted", "session.query_dispatched", "session.agent_step", "session.routed"},
 		Handle:      h.agentStep,
 		Concurrency: h.cfg.Concurrency,
 		AckWait:     h.cfg.AckWait,
@@ -35,13 +36,17 @@ func (h *Handlers) Agents() runtime.Handler {
 	}
 }
 
-// Retired names the handlers that Agents took over: their consumers are deleted when the handlers start.
-func Retired() []string { return []string{"router", "standalone"} }
+// Retired names the handlers that Agents took over: their consumers are deleted when the handlers start. The
+// session runner's consumer took every post until posts to an idle session carried their dispatch.
+func Retired() []string { return []string{"router", "standalone", "session-runner"} }
 
 // agentStep hands an event to the reaction of its agent's kind.
 func (h *Handlers) agentStep(ctx context.Context, e events.Envelope) error {
+	d, _, ok := session.DispatchOf(e)
+	if _, posted := e.Event.(events.SessionMessagePosted); posted && !ok {
+		return h.turn(ctx, e)
+	}
 	var err error
-	d, ok := e.Event.(events.SessionQueryDispatched)
 	switch {
 	case ok && d.Kind == session.KindRouter:
 		err = h.route(ctx, e)
@@ -70,13 +75,14 @@ type trigger struct {
 }
 
 func triggerOf(e events.Envelope) (trigger, bool) {
-	switch d := e.Event.(type) {
-	case events.SessionQueryDispatched:
+	if d, _, ok := session.DispatchOf(e); ok {
 		path := d.Path
 		if path == "" {
 			path = d.AgentHandle
 		}
 		return trigger{replyID: d.ReplyID, path: path, index: -1}, true
+	}
+	switch d := e.Event.(type) {
 	case events.SessionAgentStep:
 		if (d.Kind == session.StepAnswer || d.Kind == session.StepFailed) && parentOf(d.Path) != "" {
 			return trigger{replyID: d.ReplyID, path: parentOf(d.Path), child: d.Path}, true

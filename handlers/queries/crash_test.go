@@ -141,7 +141,7 @@ func checkRoutedOnce(t *testing.T, n *platformtest.Node, sessionID string, runs 
 		t.Fatalf("the log shows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	es := eventsOf(t, n, sessionID)
-	if count(es, "session.reply_posted") != 1 || count(es, "session.query_dispatched") != 3 {
+	if count(es, "session.reply_posted") != 1 || dispatches(es) != 3 {
 		t.Fatalf("the session holds %v", typesOf(es))
 	}
 }
@@ -275,7 +275,7 @@ func TestKilledWithManyQueriesInFlight(t *testing.T) {
 
 // TestKilledBetweenAnAnswerAndTheNextDispatch: the node that appended a query's reply dies before it dispatches
 // the query waiting behind it. The delivery it had not acknowledged goes to the next node, which finds the query
-// answered and dispatches the waiting one: nobody else would, since the session runner hears only of posts.
+// answered and dispatches the waiting one: nobody else would, since no handler hears of answers.
 func TestKilledBetweenAnAnswerAndTheNextDispatch(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -296,10 +296,11 @@ func TestKilledBetweenAnAnswerAndTheNextDispatch(t *testing.T) {
 		t.Fatal("the agent was never asked")
 	}
 	post(t, n, p, sessionID, "second")
-	// The runner has seen the second query wait behind the first: from here only the answer's handler moves it.
-	for deadline := time.Now().Add(20 * time.Second); n.Handled("session-runner") < 2; time.Sleep(5 * time.Millisecond) {
+	// The handler has seen the second query wait behind the first (the first's delivery is still in the agent's
+	// hands): from here only the answer's handler moves it.
+	for deadline := time.Now().Add(20 * time.Second); n.Handled("codeshot") < 1; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the session runner did not handle the two posts")
+			t.Fatal("the handler did not handle the second post")
 		}
 	}
 	// What the dying node got done: the first query's reply, and not the dispatch after it.
@@ -319,7 +320,8 @@ func TestKilledBetweenAnAnswerAndTheNextDispatch(t *testing.T) {
 		t.Fatalf("chat log %v", got)
 	}
 	es := eventsOf(t, again, sessionID)
-	if count(es, "session.reply_posted") != 2 || count(es, "session.query_dispatched") != 2 {
+	// The first query went with its post; the second was dispatched after the first's answer.
+	if count(es, "session.reply_posted") != 2 || dispatches(es) != 2 || count(es, "session.query_dispatched") != 1 {
 		t.Fatalf("the session holds %v", typesOf(es))
 	}
 }

@@ -1,9 +1,10 @@
 // Package queries holds the handlers that answer a session's queries, each a consumer of the log that reacts to one
 // kind of event and appends the next one:
 //
-//   - the session runner (turns.go) reacts to a query posted and dispatches the session's next query to its front
-//     agent: session.query_dispatched opens the query's top path. The handler that answers a query dispatches the
-//     next one waiting;
+//   - the session runner (turns.go) reacts to a query posted behind another (a query posted to an idle session
+//     carries its dispatch to the front agent: commands.Sessions.Post asks Front) and dispatches the session's next
+//     query to its front agent: session.query_dispatched opens the query's top path. The handler that answers a
+//     query dispatches the next one waiting;
 //   - the router (router.go) reacts to a query dispatched to the built-in router and appends session.routed with
 //     the agents closest to it and their scores;
 //   - the Code Shot executor (codeshot.go, and front.go for the front agent on the offline model) reacts to a query

@@ -6,25 +6,28 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
-// Runner is the session runner as a handler of the log: a session's queries are answered in order, one at a time,
-// each with the replies before it as context, so when a query is posted the session's next query goes to its front
-// agent. When a query is answered, the handler that answered it dispatches the next one (see dispatchNext): the
-// runner hears only of posts. A query whose front agent cannot be used gets a failure the user reads at once.
-func (h *Handlers) Runner() runtime.Handler {
-	return runtime.Handler{
-		Name:        "session-runner",
-		EventTypes:  []string{"session.message_posted"},
-		Handle:      h.turn,
-		Concurrency: h.cfg.Concurrency,
-		AckWait:     h.cfg.AckWait,
+// The session runner: a session's queries are answered in order, one at a time, each with the replies before it
+// as context. A query posted to an idle session carries its dispatch (commands.Sessions.Post asks Front); one posted
+// behind another, or to a front agent that could not be used then, is dispatched by dispatchNext, which the Agents
+// handler calls for such a post and after every answer. A query whose front agent cannot be used gets a failure
+// the user reads at once.
+
+// Front is the target a query posted to an idle session goes to: the session's front agent and the handler kind
+// that answers for it (commands.Fronts). It reports false when the agent cannot be used or looked up now; the
+// query is then posted alone and dispatchNext deals with it.
+func (h *Handlers) Front(ctx context.Context, account, agentID string) (session.Target, bool) {
+	info, seq, err := h.cfg.Agents.Get(ctx, account, agentID, events.Fresh)
+	if err != nil {
+		return session.Target{}, false
 	}
+	t, err := h.targetOf(info, seq)
+	return t, err == nil
 }
 
-// turn dispatches the session's next query, if its turn has come.
+// turn dispatches the session's next query when a query is posted without its dispatch.
 func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
 	if m, ok := e.Event.(events.SessionMessagePosted); ok && m.Type != events.MessageQuery {
 		return nil
@@ -38,7 +41,7 @@ func (h *Handlers) turn(ctx context.Context, e events.Envelope) error {
 //
 // The handler that answers a query calls it too, once the answer is in the log, and on every delivery after it: a
 // node that died between the answer and the dispatch is handed the event again, finds the query answered and
-// dispatches the next one then. The runner is spared a delivery of every answer, one of the three a query made.
+// dispatches the next one then. No handler is handed the answers themselves.
 func (h *Handlers) dispatchNext(ctx context.Context, e events.Envelope, atLeast uint64) error {
 	for {
 		var next session.Query

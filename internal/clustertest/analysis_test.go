@@ -31,7 +31,8 @@ func newLogged() *logged {
 type loggedQuery struct {
 	id, session, text string
 	posted            time.Time
-	// dispatched counts the query_dispatched events: a query lost before the runner asked an agent has none.
+	// dispatched counts the query's dispatches (query_dispatched events, and the post's own when it carried one): a
+	// query lost before it went to an agent has none.
 	dispatched int
 	replies    []loggedReply
 }
@@ -123,6 +124,9 @@ func (lg *logged) apply(e events.Envelope) error {
 			q := lg.query(d.MessageID)
 			q.session, q.text, q.posted = e.AggregateID, d.Text, e.Time
 			lg.texts[d.Text] = true
+			if d.Dispatch != nil { // posted to an idle session: dispatched with the post
+				q.dispatched++
+			}
 		}
 	case "session.query_dispatched":
 		lg.query(d.MessageID).dispatched++

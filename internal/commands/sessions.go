@@ -19,6 +19,14 @@ type MessageEmbedder interface {
 	ForMessage(ctx context.Context, actor auth.Principal, in map[string]EmbedSource) (map[string]events.MessageEmbed, error)
 }
 
+// Fronts says which handler answers for a session's front agent (handlers/queries implements it), so that a query
+// posted to an idle session goes to it in the same event. ok is false when the agent cannot be used (gone, or of a
+// kind nobody answers for) or cannot be looked up now: the query is posted alone, and the session runner
+// dispatches it or records why it cannot.
+type Fronts interface {
+	Front(ctx context.Context, account, agentID string) (t session.Target, ok bool)
+}
+
 // Sessions are the commands on sessions: open one, post a query to it, close it. The session runner and the
 // handlers that answer queries append the rest (handlers/queries).
 type Sessions struct {
@@ -26,11 +34,13 @@ type Sessions struct {
 	agents  *agents.Registry
 	queries QueryCounter
 	embeds  MessageEmbedder
+	fronts  Fronts
 }
 
-// NewSessions returns the session commands over the node's session repository.
-func NewSessions(repo *events.Repo[session.State, *session.State], reg *agents.Registry, queries QueryCounter, embeds MessageEmbedder) *Sessions {
-	return &Sessions{repo: repo, agents: reg, queries: queries, embeds: embeds}
+// NewSessions returns the session commands over the node's session repository. fronts may be nil: every query is
+// then dispatched by the session runner.
+func NewSessions(repo *events.Repo[session.State, *session.State], reg *agents.Registry, queries QueryCounter, embeds MessageEmbedder, fronts Fronts) *Sessions {
+	return &Sessions{repo: repo, agents: reg, queries: queries, embeds: embeds, fronts: fronts}
 }
 
 // Repo is the repository the commands append through (the handlers share it).
@@ -156,11 +166,13 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 	// to decide on (the append expects its version: had the session been deleted since, it conflicts and the
 	// decision is made again on the log); a session this node does not hold yet is read from the log.
 	// Read, not Get: ownership is all the check needs, and a copy of a long session is not free.
-	var owned bool
+	var owned, idle bool
+	var frontID string
 	var v events.Version
 	check := func(atLeast uint64) error {
 		return c.repo.Read(ctx, in.Session, atLeast, func(s *session.State, at events.Version) error {
 			owned, v = s.Owned(actor.AccountID), at
+			idle, frontID = s.Idle(), s.FrontAgentID
 			return nil
 		})
 	}
@@ -181,6 +193,14 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 	if err := c.queries.CountQuery(ctx, actor); err != nil {
 		return PostedMessage{}, err
 	}
+	// The front agent is looked up only when the query would go at once; the decision checks again on the state
+	// it appends to.
+	var front *session.Target
+	if idle && c.fronts != nil {
+		if t, ok := c.fronts.Front(ctx, actor.AccountID, frontID); ok {
+			front = &t
+		}
+	}
 	msgID := events.NewPrefixedID("msg_")
 	ev := events.SessionMessagePosted{MessageID: msgID, Text: in.Text, Embeds: embeds, SentBy: sender(actor),
 		Type: events.MessageQuery, InReplyTo: in.InReplyTo}
@@ -189,7 +209,7 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 	// The session was just read from the log: the append decides on that (a writer in between makes it conflict
 	// and decide again), without a second read.
 	res, err := c.repo.Update(ctx, in.Session, v.Seq, meta, func(s *session.State) ([]events.Event, error) {
-		return session.Post(s, actor.AccountID, ev)
+		return session.Post(s, actor.AccountID, ev, front)
 	})
 	if err != nil {
 		return PostedMessage{}, fmt.Errorf("post message to %s: %w", in.Session, err)

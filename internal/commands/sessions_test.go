@@ -43,7 +43,7 @@ func TestPostingCountsAQuery(t *testing.T) {
 	n := platformtest.Start(t)
 	q := &quota{limit: 2, used: map[string]int{}}
 	c := commands.New(commands.Config{Store: n.Store, Views: n.Views, Agents: n.Agents, Blobs: n.Blobs, Queries: q})
-	sc := commands.NewSessions(n.Sessions, n.Agents, q, c.Embeds)
+	sc := commands.NewSessions(n.Sessions, n.Agents, q, c.Embeds, nil)
 	p, _ := n.NewAccount(t, "ada")
 	ctx := context.Background()
 	s, err := sc.Create(ctx, p, commands.NewSession{})

@@ -47,7 +47,7 @@ func (p *Platform) handlers() []runtime.Handler {
 	q := p.QueryHandlers(false)
 	return append([]runtime.Handler{
 		p.RunWorker.Handler(),
-		q.Runner(), q.Agents(),
+		q.Agents(),
 	}, append(p.julepHandlers(), p.vectorHandlers()...)...)
 }
 

@@ -206,7 +206,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	p.code = &codeSandbox{p: p}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
 		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient, Models: p.Models, Sandbox: p.code.available})
-	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands.Embeds)
+	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands.Embeds, p.QueryHandlers(false))
 	if err := p.assembleJulep(ctx); err != nil {
 		return nil, err
 	}
