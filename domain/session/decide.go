@@ -100,7 +100,7 @@ func Dispatch(s *State, q *Query, t Target) []events.Event {
 	if !s.Exists || s.Deleted || q.Dispatched || q.Answered {
 		return nil
 	}
-	return []events.Event{events.WithID(events.DeriveID(q.EventID, "dispatch"), events.SessionQueryDispatched{
+	return []events.Event{events.WithID(topDispatchID(q.EventID), events.SessionQueryDispatched{
 		MessageID: q.MessageID, ReplyID: q.ReplyID, AgentID: t.ID, AgentHandle: t.Handle, Path: t.Handle,
 		Kind: t.Kind, AgentSeq: t.Seq})}
 }

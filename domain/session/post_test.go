@@ -66,7 +66,7 @@ func TestAQueryGoesWithItsPostOnlyToAnIdleSession(t *testing.T) {
 			}
 			l.add(t, evs...)
 			last := l.envs[len(l.envs)-1]
-			d, _, ok := session.DispatchOf(last)
+			d, ok := session.DispatchOf(last)
 			if ok != c.dispatched {
 				t.Fatalf("post carries a dispatch: %v, want %v (%+v)", ok, c.dispatched, last.Event)
 			}

@@ -232,8 +232,8 @@ func (s *State) Apply(e events.Envelope) {
 		s.byQuery[q.MessageID] = len(s.Queries)
 		s.byReply[q.ReplyID] = len(s.Queries)
 		s.Queries = append(s.Queries, q)
-		if dispatch, id, ok := DispatchOf(e); ok {
-			s.dispatch(dispatch, id)
+		if dispatch, ok := DispatchOf(e); ok {
+			s.dispatch(dispatch, topDispatchID(e.ID))
 		}
 	case events.SessionQueryDispatched:
 		s.dispatch(d, e.ID)
@@ -295,23 +295,27 @@ func (s *State) dispatch(d events.SessionQueryDispatched, id string) {
 	q.Paths[name] = &Path{Name: name, Dispatch: d, DispatchID: id}
 }
 
-// DispatchOf is the dispatch an event makes, and its ID (what the path's steps derive their IDs from): a
-// session.query_dispatched's own, or the one a query posted to an idle session carries, with the query's message
-// and reply IDs filled in and the ID a query_dispatched appended for it would have had.
-func DispatchOf(e events.Envelope) (events.SessionQueryDispatched, string, bool) {
+// DispatchOf is the dispatch an event makes: a session.query_dispatched's own, or the one a query posted to an idle
+// session carries, with the query's message and reply IDs filled in.
+func DispatchOf(e events.Envelope) (events.SessionQueryDispatched, bool) {
 	switch d := e.Event.(type) {
 	case events.SessionQueryDispatched:
-		return d, e.ID, true
+		return d, true
 	case events.SessionMessagePosted:
 		if d.Dispatch == nil || d.Type != events.MessageQuery {
-			return events.SessionQueryDispatched{}, "", false
+			return events.SessionQueryDispatched{}, false
 		}
 		out := *d.Dispatch
 		out.MessageID, out.ReplyID = d.MessageID, ReplyID(e.ID)
-		return out, events.DeriveID(e.ID, "dispatch"), true
+		return out, true
 	}
-	return events.SessionQueryDispatched{}, "", false
+	return events.SessionQueryDispatched{}, false
 }
+
+// topDispatchID is the ID of a query's dispatch to its front agent, derived from the ID of the event that posted
+// it: a query_dispatched appended for it has it (Dispatch), and a dispatch that went with the post is folded with
+// it, so the steps on the top path derive the same IDs either way.
+func topDispatchID(postID string) string { return events.DeriveID(postID, "dispatch") }
 
 // ReplyID is the ID the reply to a query will have: derived from the event that posted the query, so that answering
 // it twice cannot make two replies.

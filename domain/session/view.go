@@ -76,7 +76,7 @@ func Describe(e events.Envelope) (string, bool) {
 		return "session opened; front agent " + nonEmpty(d.FrontendAgentHandle, d.FrontendAgentID), true
 	case events.SessionMessagePosted:
 		line := fmt.Sprintf("%s %s: %q%s [%s]", d.Type, d.SentBy, clip(d.Text, 60), embedNote(d.Embeds), d.MessageID)
-		if dispatch, _, ok := DispatchOf(e); ok {
+		if dispatch, ok := DispatchOf(e); ok {
 			line += fmt.Sprintf(" → agent %s; reply will be %s", nonEmpty(dispatch.AgentHandle, dispatch.AgentID), dispatch.ReplyID)
 		}
 		return line, true

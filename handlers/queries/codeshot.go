@@ -42,7 +42,7 @@ func Retired() []string { return []string{"router", "standalone", "session-runne
 
 // agentStep hands an event to the reaction of its agent's kind.
 func (h *Handlers) agentStep(ctx context.Context, e events.Envelope) error {
-	d, _, ok := session.DispatchOf(e)
+	d, ok := session.DispatchOf(e)
 	if _, posted := e.Event.(events.SessionMessagePosted); posted && !ok {
 		return h.turn(ctx, e)
 	}
@@ -75,7 +75,7 @@ type trigger struct {
 }
 
 func triggerOf(e events.Envelope) (trigger, bool) {
-	if d, _, ok := session.DispatchOf(e); ok {
+	if d, ok := session.DispatchOf(e); ok {
 		path := d.Path
 		if path == "" {
 			path = d.AgentHandle

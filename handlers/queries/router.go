@@ -16,7 +16,7 @@ const routeCandidates = 3
 // session.routed with the best candidates, their scores, and the one chosen (none when no score reaches the
 // threshold). The agent that asked reads the choice as the router's answer.
 func (h *Handlers) route(ctx context.Context, e events.Envelope) error {
-	d, _, ok := session.DispatchOf(e)
+	d, ok := session.DispatchOf(e)
 	if !ok || d.Kind != session.KindRouter {
 		return nil
 	}

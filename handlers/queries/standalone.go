@@ -16,7 +16,7 @@ import (
 // agent's URL (with the query's embeds as signed URLs), passes the answer on to the session's live subject as it
 // streams, and records the answer — the reply at the top, the asking agent's next step below — or why there is none.
 func (h *Handlers) standalone(ctx context.Context, e events.Envelope) error {
-	d, _, ok := session.DispatchOf(e)
+	d, ok := session.DispatchOf(e)
 	if !ok || d.Kind != session.KindStandalone {
 		return nil
 	}

@@ -114,7 +114,7 @@ func count(es []events.Envelope, typ string) int {
 func dispatches(es []events.Envelope) int {
 	c := 0
 	for _, e := range es {
-		if _, _, ok := session.DispatchOf(e); ok {
+		if _, ok := session.DispatchOf(e); ok {
 			c++
 		}
 	}
@@ -140,7 +140,7 @@ func TestRedeliveryMakesOneReply(t *testing.T) {
 	s := answers(t, n, sessionID, 1)
 	es := eventsOf(t, n, sessionID)
 	posted := find(es, "session.message_posted")
-	if d, _, ok := session.DispatchOf(posted); !ok || d.Kind != session.KindStandalone || d.ReplyID != session.ReplyID(posted.ID) {
+	if d, ok := session.DispatchOf(posted); !ok || d.Kind != session.KindStandalone || d.ReplyID != session.ReplyID(posted.ID) {
 		t.Fatalf("the post to an idle session carries no dispatch to the standalone agent: %+v", posted.Event)
 	}
 	// Another node's handlers (the same handlers with their own repository, like another process) take the post
