@@ -36,8 +36,9 @@ func (h *Handlers) Agents() runtime.Handler {
 	}
 }
 
-// Retired names the handlers that Agents took over: their consumers are deleted when the handlers start. The
-// session runner's consumer took every post until posts to an idle session carried their dispatch.
+// Retired names the handlers that Agents took over: their consumers are deleted when the handlers start, once what
+// they still hold has been handed to Agents. The session runner's consumer took every post until posts to an idle
+// session carried their dispatch.
 func Retired() []string { return []string{"router", "standalone", "session-runner"} }
 
 // agentStep hands an event to the reaction of its agent's kind.

@@ -74,7 +74,8 @@ type Config struct {
 	// (tests of crash recovery shorten it; heartbeats keep long work alive whatever it is).
 	AckWait time.Duration
 	// Retired names handlers that no longer exist: their consumers are deleted at start, so that the server does
-	// not keep the events they would have taken.
+	// not keep the events they would have taken, once the events they still hold have been handed to the running
+	// handlers that take their types.
 	Retired []string
 }
 
@@ -186,7 +187,16 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	// node's workers can take on (pullBatch), so that work spreads over the nodes sharing a consumer instead of
 	// piling up on whichever pulled first; a connection of its own keeps one handler's flow control from holding
 	// another's up.
-	rt.retire(ctx)
+	retireCtx, stopRetiring := context.WithCancel(ctx)
+	retired := make(chan struct{})
+	go func() {
+		defer close(retired)
+		rt.retire(retireCtx)
+	}()
+	defer func() {
+		stopRetiring()
+		<-retired
+	}()
 	subs := make(map[string]*subscriber, len(rt.order))
 	var conns []*nats.Conn
 	defer func() {
@@ -308,23 +318,106 @@ func (rt *Runtime) addHandlerMiddleware(wh *message.Handler, h Handler) {
 	)
 }
 
-// retire deletes the consumers of retired handlers. It is tried once per start: a consumer left by a failure is
-// deleted at the next.
+// retire deletes the consumers of retired handlers. A retired handler's consumer may still hold events nobody
+// handled: an older build stopped before it got to them, and the handler that took its work over reads the log from
+// where its own consumer was. Each of those events is first handed to the running handler that takes its type, so
+// that retiring a handler loses none of its work. It runs beside the handlers (an event delivered to a node that
+// died comes back only after its ack wait); a consumer that could not be emptied is left to the next start.
 func (rt *Runtime) retire(ctx context.Context) {
 	for _, name := range rt.cfg.Retired {
 		if _, ok := rt.handlers[name]; ok {
 			continue
 		}
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := rt.cfg.JS.DeleteConsumer(dctx, rt.cfg.Names.EventsStream(), rt.cfg.Names.Consumer("h", name))
-		cancel()
+		durable := rt.cfg.Names.Consumer("h", name)
+		cons, err := rt.cfg.JS.Consumer(ctx, rt.cfg.Names.EventsStream(), durable)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue
+		}
+		if err == nil {
+			err = rt.drain(ctx, cons)
+		}
+		if err == nil {
+			dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = rt.cfg.JS.DeleteConsumer(dctx, rt.cfg.Names.EventsStream(), durable)
+			cancel()
+		}
 		switch {
 		case err == nil:
 			rt.cfg.Logger.Info("handlers: deleted the consumer of a retired handler", "handler", name)
+		case ctx.Err() != nil:
+			return
 		case !errors.Is(err, jetstream.ErrConsumerNotFound):
-			rt.cfg.Logger.Warn("handlers: could not delete the consumer of a retired handler", "handler", name, "err", err)
+			rt.cfg.Logger.Warn("handlers: could not retire the consumer of a retired handler; trying again at the next start",
+				"handler", name, "err", err)
 		}
 	}
+}
+
+// drainWait bounds how long retire waits for a retired consumer's events: long enough for those delivered to a
+// node that died to come back.
+const drainWait = time.Minute
+
+// drain hands what a retired consumer holds to the running handlers that take its events' types, until it holds
+// nothing, not even a delivery waiting for its ack.
+func (rt *Runtime) drain(ctx context.Context, cons jetstream.Consumer) error {
+	ctx, cancel := context.WithTimeout(ctx, drainWait)
+	defer cancel()
+	for {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("retired consumer: %w", err)
+		}
+		if info.NumPending == 0 && info.NumAckPending == 0 {
+			return nil
+		}
+		batch, err := cons.Fetch(16, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return fmt.Errorf("read the retired consumer %s: %w", info.Name, err)
+		}
+		for m := range batch.Messages() {
+			if err := rt.handOver(ctx, m); err != nil {
+				_ = m.Nak()
+				return fmt.Errorf("hand over an event of the retired consumer %s: %w", info.Name, err)
+			}
+			if err := m.DoubleAck(ctx); err != nil {
+				return fmt.Errorf("acknowledge an event of the retired consumer %s: %w", info.Name, err)
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return fmt.Errorf("read the retired consumer %s: %w", info.Name, err)
+		}
+	}
+}
+
+// handOver handles one event of a retired consumer with the running handler that takes its type, if any.
+func (rt *Runtime) handOver(ctx context.Context, m jetstream.Msg) error {
+	md, err := m.Metadata()
+	if err != nil {
+		return err
+	}
+	env, err := rt.cfg.Store.DecodeEnvelope(m.Data())
+	if err != nil {
+		return err // not an event any handler could take: leave it for someone to look at
+	}
+	env.Sequence = md.Sequence.Stream
+	for _, name := range rt.order {
+		h := rt.handlers[name]
+		if takes(h, env.Type) {
+			return h.Handle(ctx, env)
+		}
+	}
+	return nil
+}
+
+// takes reports whether a handler takes events of a type: named whole, or by its aggregate ("session.*").
+func takes(h Handler, eventType string) bool {
+	agg, _, _ := strings.Cut(eventType, ".")
+	for _, t := range h.EventTypes {
+		if t == eventType || t == agg+".*" {
+			return true
+		}
+	}
+	return false
 }
 
 func (rt *Runtime) isStopping() bool {

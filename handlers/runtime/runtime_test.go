@@ -504,3 +504,49 @@ func TestARetiredHandlersConsumerIsDeleted(t *testing.T) {
 		t.Fatalf("a running handler's consumer: %v", err)
 	}
 }
+
+// A retired handler's consumer may hold an event nobody handled when the build that had the handler stopped. The
+// handler that took its work over reads the log from where its own consumer was, past that event: the runtime hands
+// the event to it before it deletes the retired consumer, so the work is done once, not lost.
+func TestARetiredHandlersLeftoverEventsGoToTheHandlerThatTookItsWork(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	// The older build: "old" takes submissions (and is stopped before it handles this one); "new" takes only done
+	// events.
+	if _, err := e.srv.JS.CreateOrUpdateConsumer(ctx, e.names.EventsStream(), jetstream.ConsumerConfig{
+		Durable: e.names.Consumer("h", "old"), AckPolicy: jetstream.AckExplicitPolicy,
+		FilterSubjects: []string{e.names.TypeFilter("job.submitted")}}); err != nil {
+		t.Fatal(err)
+	}
+	var seen atomic.Int32
+	stop := e.run(t, runtime.Handler{Name: "new", EventTypes: []string{"job.done"},
+		Handle: func(context.Context, events.Envelope) error { seen.Add(1); return nil }})
+	e.submit(t, "left")
+	if _, err := e.store.Append(ctx, events.Ref{Type: "job", ID: "other"}, events.Version{}, events.Meta{}, done{Job: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the older build's new handler past the submission", func() bool { return seen.Load() == 1 })
+	stop()
+
+	// The newer build: "new" takes submissions too, and "old" is retired.
+	e.retired = []string{"old"}
+	var handled atomic.Int32
+	e.run(t, runtime.Handler{Name: "new", EventTypes: []string{"job.submitted", "job.done"},
+		Handle: func(ctx context.Context, ev events.Envelope) error {
+			if _, ok := ev.Event.(submitted); ok {
+				handled.Add(1)
+				return e.markDone(ctx, ev)
+			}
+			return nil
+		}})
+	eventually(t, "the leftover submission handled", func() bool { return e.doneCount(t, "left") == 1 })
+	eventually(t, "the retired consumer deleted", func() bool {
+		_, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", "old"))
+		return errors.Is(err, jetstream.ErrConsumerNotFound)
+	})
+	time.Sleep(100 * time.Millisecond) // a second handling would show itself
+	if n := handled.Load(); n != 1 {
+		t.Fatalf("the leftover submission was handled %d times", n)
+	}
+}
