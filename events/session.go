@@ -44,9 +44,9 @@ type SessionMessagePosted struct {
 	Type      string `json:"type"`
 	InReplyTo string `json:"in_reply_to,omitempty"`
 	// Dispatch is set on a query posted to a session with no query unanswered: it went to the session's front
-	// agent in the same event, as a session.query_dispatched appended after it would have sent it (its message
-	// and reply IDs are the query's, so they are left out). A query posted behind another is dispatched by its
-	// own session.query_dispatched when its turn comes.
+	// agent in the same event, as a session.query_dispatched appended after it would have sent it. Its message and
+	// reply IDs are the query's, so they are stored empty (session.DispatchOf fills them in). A query posted behind
+	// another is dispatched by its own session.query_dispatched when its turn comes.
 	Dispatch *SessionQueryDispatched `json:"dispatch,omitempty"`
 }
 
