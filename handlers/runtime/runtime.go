@@ -389,7 +389,8 @@ func (rt *Runtime) drain(ctx context.Context, cons jetstream.Consumer) error {
 	}
 }
 
-// handOver handles one event of a retired consumer with the running handler that takes its type, if any.
+// handOver handles one event of a retired consumer with the running handler that takes its type. An event no
+// running handler takes goes with the consumer, as every event did before retiring handed any over.
 func (rt *Runtime) handOver(ctx context.Context, m jetstream.Msg) error {
 	md, err := m.Metadata()
 	if err != nil {
