@@ -48,10 +48,7 @@ func TestCrashMidRun(t *testing.T) {
 	var runs []started
 	create := func(q string) started {
 		th := e.thread(t, q)
-		run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-		if err != nil {
-			t.Fatalf("create run: %v", apiErr(err))
-		}
+		run := e.run(t, th.ID, a.ID)
 		s := started{th.ID, run.ID, q}
 		runs = append(runs, s)
 		return s

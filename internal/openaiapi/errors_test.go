@@ -72,15 +72,11 @@ func multipartBody(t *testing.T, fields map[string]string, withFile bool) ([]byt
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ctx := ctxFor(t)
 	e.model.Enqueue(llmtest.Text("Done."))
 	a := e.assistant(t, weatherTool())
 	th := e.thread(t, "hello")
 	other := e.thread(t, "another")
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatal(apiErr(err))
-	}
+	run := e.run(t, th.ID, a.ID)
 	e.waitRun(t, th.ID, run.ID)
 	runs := "/v1/threads/" + th.ID + "/runs"
 	noPurpose, noPurposeCT := multipartBody(t, nil, true)
@@ -251,10 +247,7 @@ func TestAnotherAccountsObjects(t *testing.T) {
 	e.model.Enqueue(llmtest.Text("ok"))
 	a := e.assistant(t)
 	th := e.thread(t, "mine")
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatal(apiErr(err))
-	}
+	run := e.run(t, th.ID, a.ID)
 	e.waitRun(t, th.ID, run.ID)
 	msgs, _ := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
 	steps, _ := e.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{})

@@ -83,6 +83,16 @@ func (e *env) thread(t *testing.T, text string) *openai.Thread {
 	return th
 }
 
+// run creates a run of the assistant on the thread.
+func (e *env) run(t *testing.T, threadID, assistantID string) *openai.Run {
+	t.Helper()
+	run, err := e.client.Beta.Threads.Runs.New(ctxFor(t), threadID, openai.BetaThreadRunNewParams{AssistantID: assistantID})
+	if err != nil {
+		t.Fatalf("create run: %v", apiErr(err))
+	}
+	return run
+}
+
 // waitRun polls a run, as the SDKs' poll helpers do, until it leaves queued, in_progress and cancelling.
 func (e *env) waitRun(t *testing.T, threadID, runID string) *openai.Run {
 	t.Helper()

@@ -28,10 +28,7 @@ func TestOfflineModelRun(t *testing.T) {
 	ctx := ctxFor(t)
 	a := e.assistant(t)
 	th := e.thread(t, "What is the capital of France?")
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatal(apiErr(err))
-	}
+	run := e.run(t, th.ID, a.ID)
 	// The assistant keeps the model its owner wrote; the run says which model answered it.
 	if run.Model != "offline" || a.Model != "gpt-4o-mini" {
 		t.Fatalf("run of an assistant on %q says model %q, want offline: no model server is configured", a.Model, run.Model)
@@ -140,10 +137,7 @@ func TestRunsExpire(t *testing.T) {
 	e.model.Enqueue(llmtest.Text("I will never finish this sentence").HangAfter(2))
 	a := e.assistant(t, weatherTool())
 	th := e.thread(t, "Go.")
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatal(apiErr(err))
-	}
+	run := e.run(t, th.ID, a.ID)
 	if run.ExpiresAt-run.CreatedAt > 2 {
 		t.Fatalf("expires_at does not follow RUN_TIMEOUT: %s", run.RawJSON())
 	}
@@ -152,10 +146,7 @@ func TestRunsExpire(t *testing.T) {
 	}
 
 	e.model.Enqueue(llmtest.ToolCalls(llm.ToolCall{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Rome"}`}))
-	run, err = e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatal(apiErr(err))
-	}
+	run = e.run(t, th.ID, a.ID)
 	if run = e.waitRun(t, th.ID, run.ID); run.Status != openai.RunStatusRequiresAction {
 		t.Fatalf("want requires_action: %s", run.RawJSON())
 	}
@@ -167,7 +158,7 @@ func TestRunsExpire(t *testing.T) {
 	if len(steps.Data) != 1 || steps.Data[0].Status != "expired" || steps.Data[0].ExpiredAt == 0 {
 		t.Fatalf("step of the expired run: %s", steps.RawJSON())
 	}
-	_, err = e.client.Beta.Threads.Runs.SubmitToolOutputs(ctx, th.ID, run.ID, openai.BetaThreadRunSubmitToolOutputsParams{
+	_, err := e.client.Beta.Threads.Runs.SubmitToolOutputs(ctx, th.ID, run.ID, openai.BetaThreadRunSubmitToolOutputsParams{
 		ToolOutputs: []openai.BetaThreadRunSubmitToolOutputsParamsToolOutput{{ToolCallID: openai.String("call_1"), Output: openai.String("x")}}})
 	wantAPIError(t, err, 400, "")
 }
@@ -194,10 +185,7 @@ func TestReadModelsRebuild(t *testing.T) {
 	if _, err := e.client.Beta.Threads.Messages.Delete(ctx, th.ID, extra.ID); err != nil {
 		t.Fatal(apiErr(err))
 	}
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatal(apiErr(err))
-	}
+	run := e.run(t, th.ID, a.ID)
 	e.waitRun(t, th.ID, run.ID)
 	if _, err := e.client.Beta.Threads.Runs.SubmitToolOutputs(ctx, th.ID, run.ID, openai.BetaThreadRunSubmitToolOutputsParams{
 		ToolOutputs: []openai.BetaThreadRunSubmitToolOutputsParamsToolOutput{{ToolCallID: openai.String("call_r"), Output: openai.String("fog")}}}); err != nil {
@@ -336,10 +324,7 @@ func TestARunsLockIsLetGoWhenItWaitsAndLeftToExpireWhenItEnds(t *testing.T) {
 	)
 	a := e.assistant(t, weatherTool())
 	th := e.thread(t, "Weather in Lisbon?")
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatalf("create run: %v", apiErr(err))
-	}
+	run := e.run(t, th.ID, a.ID)
 	if r := e.waitRun(t, th.ID, run.ID); r.Status != openai.RunStatusRequiresAction {
 		t.Fatalf("run: %s", r.RawJSON())
 	}

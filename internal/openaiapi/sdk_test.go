@@ -205,10 +205,7 @@ func TestFunctionCallingRunWithSubmit(t *testing.T) {
 	)
 	a := e.assistant(t, weatherTool())
 	th := e.thread(t, "What is the weather in Paris?")
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatalf("create run: %v", apiErr(err))
-	}
+	run := e.run(t, th.ID, a.ID)
 	if !strings.HasPrefix(run.ID, "run_") || run.Object != "thread.run" || run.ThreadID != th.ID || run.ExpiresAt == 0 {
 		t.Fatalf("run: %s", run.RawJSON())
 	}
@@ -222,7 +219,7 @@ func TestFunctionCallingRunWithSubmit(t *testing.T) {
 		t.Fatalf("tool calls: %s", run.RawJSON())
 	}
 
-	run, err = e.client.Beta.Threads.Runs.SubmitToolOutputs(ctx, th.ID, run.ID, openai.BetaThreadRunSubmitToolOutputsParams{
+	run, err := e.client.Beta.Threads.Runs.SubmitToolOutputs(ctx, th.ID, run.ID, openai.BetaThreadRunSubmitToolOutputsParams{
 		ToolOutputs: []openai.BetaThreadRunSubmitToolOutputsParamsToolOutput{{ToolCallID: openai.String("call_weather_1"), Output: openai.String("sunny, 24C")}},
 	})
 	if err != nil {
@@ -474,14 +471,11 @@ func TestCancelRun(t *testing.T) {
 	e.model.Enqueue(llmtest.Text("Let me think about this for a very long time").HangAfter(1))
 	a := e.assistant(t)
 	th := e.thread(t, "Think.")
-	run, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
-	if err != nil {
-		t.Fatalf("create run: %v", apiErr(err))
-	}
+	run := e.run(t, th.ID, a.ID)
 	waitFor(t, func() bool { return len(e.model.Requests()) == 1 })
 
 	// While it runs, the thread takes neither another run nor a message, as OpenAI answers.
-	_, err = e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
+	_, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})
 	ae := wantAPIError(t, err, http.StatusBadRequest, "")
 	if ae.Message != "Thread "+th.ID+" already has an active run "+run.ID+"." {
 		t.Fatalf("active run: %s", ae.RawJSON())
@@ -511,10 +505,7 @@ func TestCancelRun(t *testing.T) {
 	// Cancelling a run waiting for tool outputs works too, and the thread takes a new run afterwards.
 	e.model.Enqueue(llmtest.ToolCalls(llm.ToolCall{Name: "get_weather", Arguments: `{"city":"Oslo"}`}))
 	b := e.assistant(t, weatherTool())
-	run, err = e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: b.ID})
-	if err != nil {
-		t.Fatalf("create second run: %v", apiErr(err))
-	}
+	run = e.run(t, th.ID, b.ID)
 	if run = e.waitRun(t, th.ID, run.ID); run.Status != openai.RunStatusRequiresAction {
 		t.Fatalf("want requires_action: %s", run.RawJSON())
 	}
