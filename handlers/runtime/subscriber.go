@@ -90,6 +90,11 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 			}()
 			select {
 			case <-answered:
+				fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), s.drainTimeout)
+				if err := s.js.Conn().FlushWithContext(fctx); err != nil {
+					s.log.Warn("handlers: answers not confirmed by the server; some events may be handled again", "err", err)
+				}
+				fcancel()
 			case <-deadline.C:
 			}
 		case <-deadline.C:
@@ -155,7 +160,7 @@ func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstre
 		defer sub.answering.Done()
 		defer func() { <-sub.workers }()
 		defer cancel()
-		s.answer(ctx, sub, m, msg)
+		s.answer(sub, m, msg)
 	}
 	if cap(sub.workers) == 1 {
 		// One worker: the callback waits for the answer, so the client asks the server for more only once the
@@ -167,14 +172,14 @@ func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstre
 }
 
 // answer tells the server what the handler made of a delivery.
-func (s *subscriber) answer(ctx context.Context, sub *subscription, m *message.Message, msg jetstream.Msg) {
+func (s *subscriber) answer(sub *subscription, m *message.Message, msg jetstream.Msg) {
 	select {
 	case <-m.Acked():
-		// The ack outlives a stop that races it: a handler that finished must not see its event again.
-		actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer acancel()
-		if err := msg.DoubleAck(actx); err != nil {
-			s.log.Warn("handlers: ack not confirmed; the event may be handled again", "subject", msg.Subject(), "err", err)
+		// Not waited for: a confirmed ack costs the server a reply and the node a round trip on every event, and
+		// losing one only hands the event over again, which every handler takes as already done. A stop flushes
+		// the connection once the answers are sent, so that those of a handler that finished reach the server.
+		if err := msg.Ack(); err != nil {
+			s.log.Warn("handlers: ack not sent; the event may be handled again", "subject", msg.Subject(), "err", err)
 		}
 	case <-m.Nacked():
 		if err := msg.NakWithDelay(s.nakDelay); err != nil {
