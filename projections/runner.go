@@ -400,23 +400,90 @@ const (
 // Reading the whole log (wholeLog, and far behind), it returns errNearEnd with the last sequence it read once near
 // the end; every event it handed over by then is applied.
 func (r *Runner) read(ctx context.Context, st *state, w *writer, onBatch func(applied, pending uint64, n int), untilCaughtUp, wholeLog bool, after uint64) (uint64, error) {
+	rd, err := r.openReader(ctx, st, w, wholeLog, after)
+	if err != nil {
+		return 0, err
+	}
+	defer r.dropConsumer(rd.cons)
+	if rd.cons.CachedInfo().NumPending == 0 {
+		onBatch(rd.from, 0, 0)
+		if untilCaughtUp {
+			return 0, nil
+		}
+	}
+	it, err := rd.cons.Messages(jetstream.PullMaxMessages(2 * r.cfg.BatchSize))
+	if err != nil {
+		return 0, fmt.Errorf("read log for %s: %w", st.p.Name(), err)
+	}
+	defer it.Stop()
+	// A reader parked in Next after a server of the cluster died can wait for minutes while the log moves on; the
+	// watchdog notices and stops it, and the leader loop opens a new reader from the checkpoint.
+	wctx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	go natsx.Watchdog(wctx, rd.cons, &rd.progress, stallAfter, func() {
+		r.cfg.Logger.Warn("projection reader stopped while events waited; opening a new one", "projection", st.p.Name())
+		r.cfg.Metrics.ProjectionStall.WithLabelValues(st.p.Name()).Inc()
+		it.Stop()
+	})
+	// The reader decodes as it reads, so that decoding the next events overlaps with folding and writing the
+	// batch before them.
+	go rd.decode(ctx, it)
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	batch := make([]events.Envelope, 0, r.cfg.BatchSize)
+	for {
+		var pending uint64
+		batch, pending, err = rd.next(ctx, batch[:0])
+		if err != nil {
+			if errors.Is(err, errNearEnd) {
+				return rd.seen, err
+			}
+			return 0, err
+		}
+		if err := r.applyBatch(ctx, st, w, batch); err != nil {
+			return 0, err
+		}
+		rd.progress.Mark() // a slow batch is not a stalled reader
+		pending += uint64(len(rd.msgs))
+		onBatch(batch[len(batch)-1].Sequence, pending, len(batch))
+		if untilCaughtUp && pending == 0 {
+			return 0, nil
+		}
+	}
+}
+
+// reader is one ordered consumer of the log feeding a projection, and the goroutine decoding what it delivers.
+type reader struct {
+	r        *Runner
+	st       *state
+	cons     jetstream.Consumer
+	from     uint64 // the last sequence applied before it
+	wholeLog bool   // it reads every event, passing over what the projection does not fold
+
+	progress natsx.Progress
+	msgs     chan decoded
+	readErr  chan error // why decode stopped, sent before msgs is closed
+	seen     uint64     // the last sequence read; read only after msgs is closed
+}
+
+// openReader creates the consumer that reads on from the writer's checkpoint (or from after `after`).
+func (r *Runner) openReader(ctx context.Context, st *state, w *writer, wholeLog bool, after uint64) (*reader, error) {
 	// The checkpoint read and the consumer's creation are bounded: while a stream elects a leader (a server died) a
 	// request gets no answer, and the client's default wait (5s) per request would keep the projection still for
 	// long after the election is over. (The listing of keys is not: it may take long on a large bucket, and cut
 	// short it would leave keys out.)
-	sctx, cancelStart := context.WithTimeout(ctx, startAttempt)
-	defer cancelStart()
+	sctx, cancel := context.WithTimeout(ctx, startAttempt)
 	from, err := w.checkpoint(sctx)
+	cancel()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	from = max(from, after)
 	if err := w.learnKeys(ctx); err != nil {
-		return 0, err
+		return nil, err
 	}
-	cancelStart()
-	sctx, cancelStart = context.WithTimeout(ctx, startAttempt)
-	defer cancelStart()
+	sctx, cancel = context.WithTimeout(ctx, startAttempt)
+	defer cancel()
 	if wholeLog {
 		wholeLog = r.farBehind(sctx, from)
 	}
@@ -432,145 +499,126 @@ func (r *Runner) read(ctx context.Context, st *state, w *writer, onBatch func(ap
 	}
 	cons, err := r.cfg.JS.OrderedConsumer(sctx, r.names.EventsStream(), cfg)
 	if err != nil {
-		return 0, fmt.Errorf("open reader for %s: %w", st.p.Name(), err)
+		return nil, fmt.Errorf("open reader for %s: %w", st.p.Name(), err)
 	}
-	cancelStart()
-	defer r.dropConsumer(cons)
-	if cons.CachedInfo().NumPending == 0 {
-		onBatch(from, 0, 0)
-		if untilCaughtUp {
-			return 0, nil
-		}
-	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(2 * r.cfg.BatchSize))
-	if err != nil {
-		return 0, fmt.Errorf("read log for %s: %w", st.p.Name(), err)
-	}
-	defer it.Stop()
-	// A reader parked in Next after a server of the cluster died can wait for minutes while the log moves on; the
-	// watchdog notices and stops it, and the leader loop opens a new reader from the checkpoint.
-	var progress natsx.Progress
-	wctx, cancelWatch := context.WithCancel(ctx)
-	defer cancelWatch()
-	go natsx.Watchdog(wctx, cons, &progress, stallAfter, func() {
-		r.cfg.Logger.Warn("projection reader stopped while events waited; opening a new one", "projection", st.p.Name())
-		r.cfg.Metrics.ProjectionStall.WithLabelValues(st.p.Name()).Inc()
-		it.Stop()
-	})
-	// The reader decodes as it reads, so that decoding the next events overlaps with folding and writing the
-	// batch before them.
-	msgs := make(chan decoded, r.cfg.BatchSize)
-	readErr := make(chan error, 1)
-	var seen uint64 // the last sequence read; the main loop reads it only after msgs is closed
-	go func() {
-		defer close(msgs)
-		for {
-			m, err := it.Next()
-			if err != nil {
-				readErr <- err
-				return
-			}
-			progress.Mark()
-			md, err := m.Metadata()
-			if err != nil {
-				readErr <- fmt.Errorf("message metadata: %w", err)
-				return
-			}
-			seen = md.Sequence.Stream
-			if !wholeLog || st.match.Match(m.Subject()) {
-				env, err := r.cfg.Store.DecodeEnvelope(m.Data())
-				if err != nil {
-					// A stored event that does not decode is kept in the log; the projection passes over it.
-					r.cfg.Logger.Error("projection cannot decode an event", "projection", st.p.Name(), "seq", md.Sequence.Stream, "err", err)
-					env = events.Envelope{}
-				}
-				env.Sequence = md.Sequence.Stream
-				select {
-				case msgs <- decoded{env: env, pending: md.NumPending}:
-				case <-ctx.Done():
-					return
-				}
-			}
-			if wholeLog && md.NumPending <= wholeLogUntil {
-				readErr <- errNearEnd
-				return
-			}
-		}
-	}()
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
-	batch := make([]events.Envelope, 0, r.cfg.BatchSize)
+	return &reader{r: r, st: st, cons: cons, from: from, wholeLog: wholeLog,
+		msgs: make(chan decoded, r.cfg.BatchSize), readErr: make(chan error, 1)}, nil
+}
+
+// decode reads the consumer's messages and hands the projection's events on, decoded, until the read fails, ctx
+// ends, or a reader of the whole log nears the log's end (errNearEnd).
+func (rd *reader) decode(ctx context.Context, it jetstream.MessagesContext) {
+	defer close(rd.msgs)
 	for {
-		batch = batch[:0]
-		var pending uint64
+		m, err := it.Next()
+		if err != nil {
+			rd.readErr <- err
+			return
+		}
+		rd.progress.Mark()
+		md, err := m.Metadata()
+		if err != nil {
+			rd.readErr <- fmt.Errorf("message metadata: %w", err)
+			return
+		}
+		rd.seen = md.Sequence.Stream
+		if !rd.wholeLog || rd.st.match.Match(m.Subject()) {
+			env, err := rd.r.cfg.Store.DecodeEnvelope(m.Data())
+			if err != nil {
+				// A stored event that does not decode is kept in the log; the projection passes over it.
+				rd.r.cfg.Logger.Error("projection cannot decode an event", "projection", rd.st.p.Name(), "seq", md.Sequence.Stream, "err", err)
+				env = events.Envelope{}
+			}
+			env.Sequence = md.Sequence.Stream
+			select {
+			case rd.msgs <- decoded{env: env, pending: md.NumPending}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if rd.wholeLog && md.NumPending <= wholeLogUntil {
+			rd.readErr <- errNearEnd
+			return
+		}
+	}
+}
+
+// next appends the next batch of decoded events to batch, at most cap(batch) of them, with what the server counted
+// as pending after its last.
+// A batch takes every event already read, and while the log holds more, waits a moment for them: a batch is one
+// round of writes whatever its size, and reading is slower than folding, so without the wait batches stay tiny.
+// (What the server counts as pending leaves out what this reader holds: a reader that fell behind holds hundreds of
+// events the server delivered when they were the last.) A live event, with nothing read or pending behind it, is
+// written at once. Once decode has stopped, next returns why (errNearEnd included).
+func (rd *reader) next(ctx context.Context, batch []events.Envelope) ([]events.Envelope, uint64, error) {
+	var pending uint64
+	select {
+	case d, ok := <-rd.msgs:
+		if !ok {
+			return batch, 0, rd.stopped(ctx)
+		}
+		batch, pending = append(batch, d.env), d.pending
+	case <-ctx.Done():
+		return batch, 0, ctx.Err()
+	}
+	var linger <-chan time.Time
+	for len(batch) < cap(batch) {
 		select {
-		case d, ok := <-msgs:
+		case d, ok := <-rd.msgs:
 			if !ok {
-				select {
-				case err := <-readErr:
-					if errors.Is(err, errNearEnd) {
-						return seen, err
-					}
-					return 0, fmt.Errorf("read log for %s: %w", st.p.Name(), err)
-				default:
-					return 0, ctx.Err()
-				}
+				return batch, pending, nil
 			}
 			batch, pending = append(batch, d.env), d.pending
+			continue
+		default:
+		}
+		if pending == 0 {
+			break
+		}
+		if linger == nil {
+			linger = time.After(batchLinger)
+		}
+		select {
+		case d, ok := <-rd.msgs:
+			if !ok {
+				return batch, pending, nil
+			}
+			batch, pending = append(batch, d.env), d.pending
+		case <-linger:
+			return batch, pending, nil
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return batch, 0, ctx.Err()
 		}
-		// A batch takes every event already read, and while the log holds more, waits a moment for them: a batch
-		// is one round of writes whatever its size, and reading is slower than folding, so without the wait batches
-		// stay tiny. (What the server counts as pending leaves out what this reader holds: a reader that fell
-		// behind holds hundreds of events the server delivered when they were the last.) A live event, with
-		// nothing read or pending behind it, is written at once.
-		var linger <-chan time.Time
-	drain:
-		for len(batch) < r.cfg.BatchSize {
-			select {
-			case d, ok := <-msgs:
-				if !ok {
-					break drain
-				}
-				batch, pending = append(batch, d.env), d.pending
-			default:
-				if pending == 0 {
-					break drain
-				}
-				if linger == nil {
-					linger = time.After(batchLinger)
-				}
-				select {
-				case d, ok := <-msgs:
-					if !ok {
-						break drain
-					}
-					batch, pending = append(batch, d.env), d.pending
-				case <-linger:
-					break drain
-				case <-ctx.Done():
-					return 0, ctx.Err()
-				}
-			}
+	}
+	return batch, pending, nil
+}
+
+// stopped is why decode stopped, once msgs is closed.
+func (rd *reader) stopped(ctx context.Context) error {
+	select {
+	case err := <-rd.readErr:
+		if errors.Is(err, errNearEnd) {
+			return err
 		}
-		for attempt := 1; ; attempt++ {
-			err := w.apply(ctx, batch)
-			if err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				return 0, ctx.Err()
-			}
-			r.cfg.Logger.Warn("projection batch failed; retrying", "projection", st.p.Name(), "attempt", attempt, "err", err)
-			sleep(ctx, time.Duration(min(attempt, 10))*200*time.Millisecond)
+		return fmt.Errorf("read log for %s: %w", rd.st.p.Name(), err)
+	default:
+		return ctx.Err()
+	}
+}
+
+// applyBatch applies a batch, retrying until it is written or ctx ends: the events are the log's, so a failure is
+// the read model's store failing for a while.
+func (r *Runner) applyBatch(ctx context.Context, st *state, w *writer, batch []events.Envelope) error {
+	for attempt := 1; ; attempt++ {
+		err := w.apply(ctx, batch)
+		if err == nil {
+			return nil
 		}
-		progress.Mark() // a slow batch is not a stalled reader
-		pending += uint64(len(msgs))
-		onBatch(batch[len(batch)-1].Sequence, pending, len(batch))
-		if untilCaughtUp && pending == 0 {
-			return 0, nil
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
+		r.cfg.Logger.Warn("projection batch failed; retrying", "projection", st.p.Name(), "attempt", attempt, "err", err)
+		sleep(ctx, time.Duration(min(attempt, 10))*200*time.Millisecond)
 	}
 }
 
