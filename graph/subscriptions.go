@@ -10,6 +10,7 @@ import (
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/graph/generated"
+	"github.com/contrailhq/contrail/graph/model"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
@@ -55,103 +56,128 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 	}
 	logEvents := follow(ctx, watch, watch.Follow(ctx, v))
 	out := make(chan *generated.SessionUpdate, 16)
+	st := &sessionStream{out: out, shown: shown, done: map[string]bool{}, held: map[string][]agents.LiveDelta{}}
 	go func() {
 		defer close(out)
 		defer func() { _ = sub.Unsubscribe() }()
-		done := map[string]bool{}               // replies whose message was sent
-		held := map[string][]agents.LiveDelta{} // deltas of replies to queries not sent yet, by query
-		heldCount := 0
-		send := func(u *generated.SessionUpdate) bool {
-			select {
-			case out <- u:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		passDelta := func(d agents.LiveDelta) bool {
-			if done[d.MessageID] {
-				return true
-			}
-			return send(&generated.SessionUpdate{Kind: "delta", Delta: &generated.MessageDelta{MessageID: d.MessageID,
-				InReplyTo: d.InReplyTo, Index: d.Index, Text: d.Text}})
-		}
-		sendDelta := func(m *nats.Msg) bool {
-			var d agents.LiveDelta
-			if json.Unmarshal(m.Data, &d) != nil || d.Type != "delta" || done[d.MessageID] {
-				return true
-			}
-			if !shown[d.InReplyTo] {
-				if heldCount < maxHeldDeltas {
-					held[d.InReplyTo] = append(held[d.InReplyTo], d)
-					heldCount++
-				}
-				return true
-			}
-			return passDelta(d)
-		}
-		ready := int(v.Seq)
-		if !send(&generated.SessionUpdate{Kind: "ready", Sequence: &ready}) {
-			return
-		}
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case m := <-deltas:
-				if !sendDelta(m) {
-					return
-				}
-			case fe, ok := <-logEvents:
-				if !ok {
-					return
-				}
-				if fe.err != nil {
-					r.d.Logger.Warn("sessionMessages: follow the log", "session", handle, "err", fe.err)
-					return
-				}
-				if _, deleted := fe.env.Event.(events.SessionDeleted); deleted {
-					return
-				}
-				mv, ok := session.ChatMessage(fe.env)
-				if !ok {
-					continue
-				}
-				// The runner published the reply's deltas before it appended the reply, on one connection, so
-				// they are here by now: pass them on first, so that the message comes after its last delta.
-				for drained := false; !drained; {
-					select {
-					case m := <-deltas:
-						if !sendDelta(m) {
-							return
-						}
-					default:
-						drained = true
-					}
-				}
-				done[mv.ID] = true
-				shown[mv.ID] = true
-				m, err := r.messageModel(ctx, mv)
-				if err != nil {
-					r.d.Logger.Warn("sessionMessages: show message", "session", handle, "err", err)
-					return
-				}
-				seq := int(fe.env.Sequence)
-				if !send(&generated.SessionUpdate{Kind: "message", Sequence: &seq, Message: &m}) {
-					return
-				}
-				// The deltas held for a reply to this query may go now.
-				for _, d := range held[mv.ID] {
-					if !passDelta(d) {
-						return
-					}
-				}
-				heldCount -= len(held[mv.ID])
-				delete(held, mv.ID)
-			}
-		}
+		r.streamSession(ctx, handle, st, int(v.Seq), deltas, logEvents)
 	}()
 	return out, nil
+}
+
+// streamSession sends a subscription's updates until ctx ends, the log cannot be followed or the session is deleted:
+// "ready" with the sequence it starts after, then the log's messages and the deltas between them.
+func (r subscriptionResolver) streamSession(ctx context.Context, handle string, st *sessionStream, ready int, deltas <-chan *nats.Msg, logEvents <-chan followed) {
+	if !st.send(ctx, &generated.SessionUpdate{Kind: "ready", Sequence: &ready}) {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-deltas:
+			if !st.delta(ctx, m) {
+				return
+			}
+		case fe, ok := <-logEvents:
+			if !ok {
+				return
+			}
+			if fe.err != nil {
+				r.d.Logger.Warn("sessionMessages: follow the log", "session", handle, "err", fe.err)
+				return
+			}
+			if _, deleted := fe.env.Event.(events.SessionDeleted); deleted {
+				return
+			}
+			mv, ok := session.ChatMessage(fe.env)
+			if !ok {
+				continue
+			}
+			// The runner published the reply's deltas before it appended the reply, on one connection, so
+			// they are here by now: pass them on first, so that the message comes after its last delta.
+			for drained := false; !drained; {
+				select {
+				case m := <-deltas:
+					if !st.delta(ctx, m) {
+						return
+					}
+				default:
+					drained = true
+				}
+			}
+			m, err := r.messageModel(ctx, mv)
+			if err != nil {
+				r.d.Logger.Warn("sessionMessages: show message", "session", handle, "err", err)
+				return
+			}
+			if !st.message(ctx, mv.ID, int(fe.env.Sequence), &m) {
+				return
+			}
+		}
+	}
+}
+
+// sessionStream is what one sessionMessages subscription has sent, and the deltas it holds back.
+type sessionStream struct {
+	out   chan<- *generated.SessionUpdate
+	shown map[string]bool // messages sent, or shown before the subscription
+	done  map[string]bool // replies whose message was sent
+	// held are deltas of replies to queries not sent yet, by query: a client never sees a reply start before its
+	// question.
+	held      map[string][]agents.LiveDelta
+	heldCount int
+}
+
+func (st *sessionStream) send(ctx context.Context, u *generated.SessionUpdate) bool {
+	select {
+	case st.out <- u:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// delta passes on, holds or drops a delta from the session's live subject. It reports false when the
+// subscription has ended.
+func (st *sessionStream) delta(ctx context.Context, m *nats.Msg) bool {
+	var d agents.LiveDelta
+	if json.Unmarshal(m.Data, &d) != nil || d.Type != "delta" || st.done[d.MessageID] {
+		return true
+	}
+	if !st.shown[d.InReplyTo] {
+		if st.heldCount < maxHeldDeltas {
+			st.held[d.InReplyTo] = append(st.held[d.InReplyTo], d)
+			st.heldCount++
+		}
+		return true
+	}
+	return st.passDelta(ctx, d)
+}
+
+func (st *sessionStream) passDelta(ctx context.Context, d agents.LiveDelta) bool {
+	if st.done[d.MessageID] {
+		return true
+	}
+	return st.send(ctx, &generated.SessionUpdate{Kind: "delta", Delta: &generated.MessageDelta{MessageID: d.MessageID,
+		InReplyTo: d.InReplyTo, Index: d.Index, Text: d.Text}})
+}
+
+// message sends a message from the log, then the deltas held for replies to it.
+func (st *sessionStream) message(ctx context.Context, id string, seq int, m *model.Message) bool {
+	st.done[id] = true
+	st.shown[id] = true
+	if !st.send(ctx, &generated.SessionUpdate{Kind: "message", Sequence: &seq, Message: m}) {
+		return false
+	}
+	for _, d := range st.held[id] {
+		if !st.passDelta(ctx, d) {
+			return false
+		}
+	}
+	st.heldCount -= len(st.held[id])
+	delete(st.held, id)
+	return true
 }
 
 // maxHeldDeltas bounds the deltas a subscription holds for replies to queries it has not sent yet.
