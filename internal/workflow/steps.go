@@ -412,186 +412,28 @@ func (p *parser) parseKind(kind Kind, key string, m map[string]any, b StepBase) 
 		return p.prompt(m, b)
 
 	case KindToolCall:
-		s := &ToolCallStep{StepBase: b}
-		args, hasArgs := m["arguments"]
-		switch t := m[key].(type) {
-		case string:
-			s.Tool = t
-		case map[string]any:
-			// Seed 004's form: tool: {name, arguments}.
-			for k := range t {
-				if k != "name" && k != "arguments" {
-					return nil, perr(at+"."+k, "unknown field of a tool call (name, arguments)")
-				}
-			}
-			s.Tool, _ = t["name"].(string)
-			if a, ok := t["arguments"]; ok {
-				if hasArgs {
-					return nil, perr(at+".arguments", "arguments are given twice")
-				}
-				args, hasArgs = a, true
-			}
-		}
-		if !validName(s.Tool) {
-			return nil, perr(at, "a tool step names a tool (letters, digits and _)")
-		}
-		if !p.task.InheritTools && !p.tools[s.Tool] {
-			return nil, perr(at, "no tool named %q in the task's tools (and the task does not inherit the agent's)", s.Tool)
-		}
-		if !hasArgs {
-			args = "_"
-		}
-		v, err := p.value(args, expr.ValueMode, b.Path+".arguments")
-		if err != nil {
-			return nil, err
-		}
-		s.Arguments = v
-		return s, nil
+		return p.toolCall(key, m, b)
 
 	case KindIfElse:
-		cond, err := p.expression(m[key], at)
-		if err != nil {
-			return nil, err
-		}
-		s := &IfElseStep{StepBase: b, If: cond}
-		if _, ok := m["then"]; !ok {
-			return nil, perr(b.Path, "an if step needs then")
-		}
-		if s.Then, err = p.stepList(m["then"], b.Path+".then"); err != nil {
-			return nil, err
-		}
-		if e, ok := m["else"]; ok && e != nil {
-			if s.Else, err = p.stepList(e, b.Path+".else"); err != nil {
-				return nil, err
-			}
-		}
-		return s, nil
+		return p.ifElse(key, m, b)
 
 	case KindSwitch:
-		list, ok := m[key].([]any)
-		if !ok || len(list) == 0 {
-			return nil, perr(at, "switch takes a non-empty list of {case, then}")
-		}
-		s := &SwitchStep{StepBase: b}
-		for i, e := range list {
-			cp := fmt.Sprintf("%s[%d]", at, i)
-			cm, ok := e.(map[string]any)
-			if !ok {
-				return nil, perr(cp, "a case is {case, then}")
-			}
-			for k := range cm {
-				if k != "case" && k != "then" {
-					return nil, perr(cp+"."+k, "unknown field of a case (case, then)")
-				}
-			}
-			var c Case
-			if cs, _ := cm["case"].(string); isDefaultCase(cs) {
-				c.Case = nil
-			} else {
-				x, err := p.expression(cm["case"], cp+".case")
-				if err != nil {
-					return nil, err
-				}
-				c.Case = x
-			}
-			steps, err := p.stepList(cm["then"], cp+".then")
-			if err != nil {
-				return nil, err
-			}
-			c.Then = steps
-			s.Cases = append(s.Cases, c)
-		}
-		return s, nil
+		return p.switchStep(key, m, b)
 
 	case KindForeach:
-		fm, ok := m[key].(map[string]any)
-		if !ok {
-			return nil, perr(at, "foreach takes {in, do}")
-		}
-		for k := range fm {
-			if k != "in" && k != "do" {
-				return nil, perr(at+"."+k, "unknown field of a foreach (in, do)")
-			}
-		}
-		in, err := p.expression(fm["in"], at+".in")
-		if err != nil {
-			return nil, err
-		}
-		do, err := p.stepList(fm["do"], at+".do")
-		if err != nil {
-			return nil, err
-		}
-		return &ForeachStep{StepBase: b, In: in, Do: do}, nil
+		return p.foreach(key, m, b)
 
 	case KindMapReduce:
-		over, err := p.expression(m[key], at)
-		if err != nil {
-			return nil, err
-		}
-		s := &MapReduceStep{StepBase: b, Over: over, Parallelism: MaxParallelism}
-		if s.Map, err = p.stepList(m["map"], b.Path+".map"); err != nil {
-			return nil, err
-		}
-		if r, ok := m["reduce"]; ok && r != nil {
-			if s.Reduce, err = p.expression(r, b.Path+".reduce", "results"); err != nil {
-				return nil, err
-			}
-		}
-		init, ok := m["initial"]
-		if !ok || init == nil {
-			init = []any{}
-		}
-		if s.Initial, err = p.value(init, expr.ValueMode, b.Path+".initial"); err != nil {
-			return nil, err
-		}
-		if pv, ok := m["parallelism"]; ok && pv != nil {
-			n, ok := expr.AsInt(pv)
-			if !ok || n < 1 || n > MaxParallelism {
-				return nil, perr(b.Path+".parallelism", "parallelism is a whole number from 1 to %d", MaxParallelism)
-			}
-			s.Parallelism = int(n)
-		}
-		return s, nil
+		return p.mapReduce(key, m, b)
 
 	case KindParallel:
-		list, ok := m[key].([]any)
-		if !ok || len(list) == 0 || len(list) > MaxParallelism {
-			return nil, perr(at, "parallel takes a list of 1 to %d steps", MaxParallelism)
-		}
-		s := &ParallelStep{StepBase: b}
-		for i, e := range list {
-			steps, err := p.stepList(e, fmt.Sprintf("%s[%d]", at, i))
-			if err != nil {
-				return nil, err
-			}
-			s.Branches = append(s.Branches, steps)
-		}
-		return s, nil
+		return p.parallel(key, m, b)
 
 	case KindSleep:
 		return p.sleep(m[key], at, b)
 
 	case KindWaitForInput:
-		var info any = map[string]any{}
-		switch w := m[key].(type) {
-		case nil:
-		case map[string]any:
-			for k := range w {
-				if k != "info" {
-					return nil, perr(at+"."+k, "unknown field of wait_for_input (info)")
-				}
-			}
-			if i, ok := w["info"]; ok {
-				info = i
-			}
-		default:
-			return nil, perr(at, "wait_for_input takes {info}")
-		}
-		v, err := p.value(info, expr.ValueMode, at+".info")
-		if err != nil {
-			return nil, err
-		}
-		return &WaitForInputStep{StepBase: b, Info: v}, nil
+		return p.waitForInput(key, m, b)
 
 	case KindReturn:
 		v, err := p.value(m[key], expr.ValueMode, at)
@@ -601,39 +443,7 @@ func (p *parser) parseKind(kind Kind, key string, m map[string]any, b StepBase) 
 		return &ReturnStep{StepBase: b, Value: v}, nil
 
 	case KindYield:
-		s := &YieldStep{StepBase: b}
-		args, hasArgs := m["arguments"]
-		argsAt := b.Path + ".arguments"
-		if key == "yield" {
-			y, ok := m[key].(map[string]any)
-			if !ok {
-				return nil, perr(at, "yield takes {workflow, arguments}")
-			}
-			for k := range y {
-				if k != "workflow" && k != "arguments" {
-					return nil, perr(at+"."+k, "unknown field of yield (workflow, arguments)")
-				}
-			}
-			s.Workflow, _ = y["workflow"].(string)
-			args, hasArgs = y["arguments"]
-			argsAt = at + ".arguments"
-			at += ".workflow"
-		} else {
-			s.Workflow, _ = m[key].(string)
-		}
-		if !validName(s.Workflow) {
-			return nil, perr(at, "name the workflow to run")
-		}
-		p.calls = append(p.calls, call{path: at, workflow: s.Workflow})
-		if !hasArgs {
-			args = "_"
-		}
-		v, err := p.value(args, expr.ValueMode, argsAt)
-		if err != nil {
-			return nil, err
-		}
-		s.Arguments = v
-		return s, nil
+		return p.yield(key, m, b)
 
 	case KindLog:
 		v, err := p.text(m[key], at)
@@ -643,24 +453,7 @@ func (p *parser) parseKind(kind Kind, key string, m map[string]any, b StepBase) 
 		return &LogStep{StepBase: b, Log: v}, nil
 
 	case KindGet:
-		s := &GetStep{StepBase: b}
-		switch g := m[key].(type) {
-		case string:
-			s.Keys = []string{g}
-		case []any:
-			s.List = true
-			for i, k := range g {
-				ks, ok := k.(string)
-				if !ok || ks == "" {
-					return nil, perr(fmt.Sprintf("%s[%d]", at, i), "a key is a non-empty string")
-				}
-				s.Keys = append(s.Keys, ks)
-			}
-		}
-		if len(s.Keys) == 0 || s.Keys[0] == "" {
-			return nil, perr(at, "get takes a key or a list of keys")
-		}
-		return s, nil
+		return p.get(key, m, b)
 
 	case KindSet:
 		if _, ok := m[key].(map[string]any); !ok {
@@ -680,6 +473,267 @@ func (p *parser) parseKind(kind Kind, key string, m map[string]any, b StepBase) 
 		return &ErrorStep{StepBase: b, Error: v}, nil
 	}
 	return nil, perr(b.Path, "internal: unhandled step kind %s", kind)
+}
+
+// toolCall parses a tool step: `tool: name` with `arguments`, or seed 004's `tool: {name, arguments}`.
+func (p *parser) toolCall(key string, m map[string]any, b StepBase) (Step, error) {
+	at := b.Path + "." + key
+	s := &ToolCallStep{StepBase: b}
+	args, hasArgs := m["arguments"]
+	switch t := m[key].(type) {
+	case string:
+		s.Tool = t
+	case map[string]any:
+		// Seed 004's form: tool: {name, arguments}.
+		for k := range t {
+			if k != "name" && k != "arguments" {
+				return nil, perr(at+"."+k, "unknown field of a tool call (name, arguments)")
+			}
+		}
+		s.Tool, _ = t["name"].(string)
+		if a, ok := t["arguments"]; ok {
+			if hasArgs {
+				return nil, perr(at+".arguments", "arguments are given twice")
+			}
+			args, hasArgs = a, true
+		}
+	}
+	if !validName(s.Tool) {
+		return nil, perr(at, "a tool step names a tool (letters, digits and _)")
+	}
+	if !p.task.InheritTools && !p.tools[s.Tool] {
+		return nil, perr(at, "no tool named %q in the task's tools (and the task does not inherit the agent's)", s.Tool)
+	}
+	if !hasArgs {
+		args = "_"
+	}
+	v, err := p.value(args, expr.ValueMode, b.Path+".arguments")
+	if err != nil {
+		return nil, err
+	}
+	s.Arguments = v
+	return s, nil
+}
+
+// ifElse parses `if` with `then` and an optional `else`.
+func (p *parser) ifElse(key string, m map[string]any, b StepBase) (Step, error) {
+	at := b.Path + "." + key
+	cond, err := p.expression(m[key], at)
+	if err != nil {
+		return nil, err
+	}
+	s := &IfElseStep{StepBase: b, If: cond}
+	if _, ok := m["then"]; !ok {
+		return nil, perr(b.Path, "an if step needs then")
+	}
+	if s.Then, err = p.stepList(m["then"], b.Path+".then"); err != nil {
+		return nil, err
+	}
+	if e, ok := m["else"]; ok && e != nil {
+		if s.Else, err = p.stepList(e, b.Path+".else"); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// switchStep parses `switch`: a list of {case, then}, `_` as the default case.
+func (p *parser) switchStep(key string, m map[string]any, b StepBase) (Step, error) {
+	at := b.Path + "." + key
+	list, ok := m[key].([]any)
+	if !ok || len(list) == 0 {
+		return nil, perr(at, "switch takes a non-empty list of {case, then}")
+	}
+	s := &SwitchStep{StepBase: b}
+	for i, e := range list {
+		cp := fmt.Sprintf("%s[%d]", at, i)
+		cm, ok := e.(map[string]any)
+		if !ok {
+			return nil, perr(cp, "a case is {case, then}")
+		}
+		for k := range cm {
+			if k != "case" && k != "then" {
+				return nil, perr(cp+"."+k, "unknown field of a case (case, then)")
+			}
+		}
+		var c Case
+		if cs, _ := cm["case"].(string); isDefaultCase(cs) {
+			c.Case = nil
+		} else {
+			x, err := p.expression(cm["case"], cp+".case")
+			if err != nil {
+				return nil, err
+			}
+			c.Case = x
+		}
+		steps, err := p.stepList(cm["then"], cp+".then")
+		if err != nil {
+			return nil, err
+		}
+		c.Then = steps
+		s.Cases = append(s.Cases, c)
+	}
+	return s, nil
+}
+
+// foreach parses `foreach: {in, do}`.
+func (p *parser) foreach(key string, m map[string]any, b StepBase) (Step, error) {
+	at := b.Path + "." + key
+	fm, ok := m[key].(map[string]any)
+	if !ok {
+		return nil, perr(at, "foreach takes {in, do}")
+	}
+	for k := range fm {
+		if k != "in" && k != "do" {
+			return nil, perr(at+"."+k, "unknown field of a foreach (in, do)")
+		}
+	}
+	in, err := p.expression(fm["in"], at+".in")
+	if err != nil {
+		return nil, err
+	}
+	do, err := p.stepList(fm["do"], at+".do")
+	if err != nil {
+		return nil, err
+	}
+	return &ForeachStep{StepBase: b, In: in, Do: do}, nil
+}
+
+// mapReduce parses `over` with `map`, and optional `reduce`, `initial` and `parallelism`.
+func (p *parser) mapReduce(key string, m map[string]any, b StepBase) (Step, error) {
+	at := b.Path + "." + key
+	over, err := p.expression(m[key], at)
+	if err != nil {
+		return nil, err
+	}
+	s := &MapReduceStep{StepBase: b, Over: over, Parallelism: MaxParallelism}
+	if s.Map, err = p.stepList(m["map"], b.Path+".map"); err != nil {
+		return nil, err
+	}
+	if r, ok := m["reduce"]; ok && r != nil {
+		if s.Reduce, err = p.expression(r, b.Path+".reduce", "results"); err != nil {
+			return nil, err
+		}
+	}
+	init, ok := m["initial"]
+	if !ok || init == nil {
+		init = []any{}
+	}
+	if s.Initial, err = p.value(init, expr.ValueMode, b.Path+".initial"); err != nil {
+		return nil, err
+	}
+	if pv, ok := m["parallelism"]; ok && pv != nil {
+		n, ok := expr.AsInt(pv)
+		if !ok || n < 1 || n > MaxParallelism {
+			return nil, perr(b.Path+".parallelism", "parallelism is a whole number from 1 to %d", MaxParallelism)
+		}
+		s.Parallelism = int(n)
+	}
+	return s, nil
+}
+
+// parallel parses `parallel`: a list of branches, each a list of steps.
+func (p *parser) parallel(key string, m map[string]any, b StepBase) (Step, error) {
+	at := b.Path + "." + key
+	list, ok := m[key].([]any)
+	if !ok || len(list) == 0 || len(list) > MaxParallelism {
+		return nil, perr(at, "parallel takes a list of 1 to %d steps", MaxParallelism)
+	}
+	s := &ParallelStep{StepBase: b}
+	for i, e := range list {
+		steps, err := p.stepList(e, fmt.Sprintf("%s[%d]", at, i))
+		if err != nil {
+			return nil, err
+		}
+		s.Branches = append(s.Branches, steps)
+	}
+	return s, nil
+}
+
+// waitForInput parses `wait_for_input: {info}`.
+func (p *parser) waitForInput(key string, m map[string]any, b StepBase) (Step, error) {
+	at := b.Path + "." + key
+	var info any = map[string]any{}
+	switch w := m[key].(type) {
+	case nil:
+	case map[string]any:
+		for k := range w {
+			if k != "info" {
+				return nil, perr(at+"."+k, "unknown field of wait_for_input (info)")
+			}
+		}
+		if i, ok := w["info"]; ok {
+			info = i
+		}
+	default:
+		return nil, perr(at, "wait_for_input takes {info}")
+	}
+	v, err := p.value(info, expr.ValueMode, at+".info")
+	if err != nil {
+		return nil, err
+	}
+	return &WaitForInputStep{StepBase: b, Info: v}, nil
+}
+
+// yield parses `workflow: name` with `arguments`, or `yield: {workflow, arguments}`.
+func (p *parser) yield(key string, m map[string]any, b StepBase) (Step, error) {
+	at := b.Path + "." + key
+	s := &YieldStep{StepBase: b}
+	args, hasArgs := m["arguments"]
+	argsAt := b.Path + ".arguments"
+	if key == "yield" {
+		y, ok := m[key].(map[string]any)
+		if !ok {
+			return nil, perr(at, "yield takes {workflow, arguments}")
+		}
+		for k := range y {
+			if k != "workflow" && k != "arguments" {
+				return nil, perr(at+"."+k, "unknown field of yield (workflow, arguments)")
+			}
+		}
+		s.Workflow, _ = y["workflow"].(string)
+		args, hasArgs = y["arguments"]
+		argsAt = at + ".arguments"
+		at += ".workflow"
+	} else {
+		s.Workflow, _ = m[key].(string)
+	}
+	if !validName(s.Workflow) {
+		return nil, perr(at, "name the workflow to run")
+	}
+	p.calls = append(p.calls, call{path: at, workflow: s.Workflow})
+	if !hasArgs {
+		args = "_"
+	}
+	v, err := p.value(args, expr.ValueMode, argsAt)
+	if err != nil {
+		return nil, err
+	}
+	s.Arguments = v
+	return s, nil
+}
+
+// get parses `get`: a key or a list of keys.
+func (p *parser) get(key string, m map[string]any, b StepBase) (Step, error) {
+	at := b.Path + "." + key
+	s := &GetStep{StepBase: b}
+	switch g := m[key].(type) {
+	case string:
+		s.Keys = []string{g}
+	case []any:
+		s.List = true
+		for i, k := range g {
+			ks, ok := k.(string)
+			if !ok || ks == "" {
+				return nil, perr(fmt.Sprintf("%s[%d]", at, i), "a key is a non-empty string")
+			}
+			s.Keys = append(s.Keys, ks)
+		}
+	}
+	if len(s.Keys) == 0 || s.Keys[0] == "" {
+		return nil, perr(at, "get takes a key or a list of keys")
+	}
+	return s, nil
 }
 
 func isDefaultCase(s string) bool {
