@@ -281,10 +281,17 @@ func SetRetryAfter(w http.ResponseWriter, err error) {
 	}
 }
 
-// LogError logs an error the user sees only as "internal error", in full, with the request's ID.
+// LogError logs an error the user sees only as "internal error", in full, with the request's ID, and a conflict with
+// what conflicted. Other refusals are the client's to read in the answer.
 func LogError(logger *slog.Logger, r *http.Request, err error) {
-	if errs.CodeOf(err) == errs.Internal || errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errs.CodeOf(err) == errs.Internal || errors.Is(err, context.DeadlineExceeded):
 		logger.Error("request failed", "method", r.Method, "path", r.URL.Path,
+			"request_id", middleware.GetReqID(r.Context()), "err", err)
+	case errs.CodeOf(err) == errs.Conflict:
+		// A conflict is contention the command's retries did not get past, or a create that found its object: the
+		// access log's 409 alone does not say which object, or why.
+		logger.Warn("request conflicted", "method", r.Method, "path", r.URL.Path,
 			"request_id", middleware.GetReqID(r.Context()), "err", err)
 	}
 }

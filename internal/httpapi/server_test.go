@@ -193,3 +193,29 @@ func TestOpenPagesNeedNoKeyAndFacesStillDo(t *testing.T) {
 		t.Fatalf("an unknown path beside an open page: %d %s", status, body)
 	}
 }
+
+// TestLogErrorSaysWhatConflicted: an internal error and a conflict are logged with the error itself (the answer
+// says "internal error", and a 409 alone does not say which object); a refusal the client can read is not.
+func TestLogErrorSaysWhatConflicted(t *testing.T) {
+	cases := []struct {
+		err   error
+		level string
+	}{
+		{errs.E(errs.Conflict, "thread thread_1 exists"), "WARN"},
+		{errs.E(errs.Internal, "the disk is full"), "ERROR"},
+		{errs.InvalidField("name", "name is too long"), ""},
+	}
+	for _, c := range cases {
+		var out strings.Builder
+		logger := slog.New(slog.NewTextHandler(&out, nil))
+		httpapi.LogError(logger, httptest.NewRequest("POST", "/v1/threads", nil), c.err)
+		logged := out.String()
+		switch {
+		case c.level == "" && logged != "":
+			t.Errorf("%v logged: %s", c.err, logged)
+		case c.level != "" && (!strings.Contains(logged, "level="+c.level) || !strings.Contains(logged, c.err.Error()) ||
+			!strings.Contains(logged, "path=/v1/threads")):
+			t.Errorf("%v logged %q, want a %s line with the error and the path", c.err, logged, c.level)
+		}
+	}
+}
