@@ -251,29 +251,80 @@ func eventName(eventType string) string {
 }
 
 // reconcile runs after a conflict: if every event not yet confirmed is already in the history (a retry of an append
-// that had succeeded), the append succeeded; otherwise it is a real conflict.
+// that had succeeded), the append succeeded. If the history ends with the first of them only (a retried publish
+// whose first attempt went in, before the append's later events were sent), the rest are appended after it: a
+// decision is stored whole, never half, when nobody else wrote in between. Otherwise it is a real conflict.
 func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, pending []Envelope) (Appended, error) {
-	// From the leader: a lagging replica may not hold the events a retried publish did store.
-	history, head, err := s.LoadLatest(ctx, ref)
-	if err != nil {
-		return Appended{}, fmt.Errorf("append to %s: check for a repeated append after a conflict: %w", ref, err)
-	}
-	byID := make(map[string]Envelope, len(history))
-	for _, e := range history {
-		byID[e.ID] = e
-	}
-	out := append([]Envelope(nil), done...)
-	for _, p := range pending {
-		stored, ok := byID[p.ID]
-		if !ok {
-			if s.metrics != nil {
-				s.metrics.AppendConflicts.WithLabelValues(ref.Type).Inc()
-			}
-			return Appended{}, &ConflictError{Ref: ref, Expected: expected}
+	for range maxReconciles {
+		// From the leader: a lagging replica may not hold the events a retried publish did store.
+		history, head, err := s.LoadLatest(ctx, ref)
+		if err != nil {
+			return Appended{}, fmt.Errorf("append to %s: check for a repeated append after a conflict: %w", ref, err)
 		}
-		out = append(out, stored)
+		byID := make(map[string]Envelope, len(history))
+		for _, e := range history {
+			byID[e.ID] = e
+		}
+		out := append([]Envelope(nil), done...)
+		stored := 0
+		for _, p := range pending {
+			e, ok := byID[p.ID]
+			if !ok {
+				break
+			}
+			out = append(out, e)
+			stored++
+		}
+		if stored == len(pending) {
+			return Appended{Events: out, Version: head}, nil
+		}
+		ours := expected
+		if n := len(out); n > 0 {
+			ours = Version{Count: out[n-1].Version, Seq: out[n-1].Sequence}
+		}
+		if stored == 0 || head != ours {
+			break // another writer's events, or none of ours: a real conflict
+		}
+		rest, err := s.publishAfter(ctx, ref, ours, pending[stored:])
+		if err == nil {
+			return Appended{Events: append(out, rest...), Version: lastVersion(ours, rest)}, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return Appended{}, err
+		}
+		done, pending = out, pending[stored:]
 	}
-	return Appended{Events: out, Version: head}, nil
+	if s.metrics != nil {
+		s.metrics.AppendConflicts.WithLabelValues(ref.Type).Inc()
+	}
+	return Appended{}, &ConflictError{Ref: ref, Expected: expected}
+}
+
+// maxReconciles bounds how many times one append resumes after finding its own first events stored.
+const maxReconciles = 3
+
+// publishAfter publishes envs in order after the aggregate's head, stopping at the first that fails (ErrConflict
+// when the head moved). It returns those it stored.
+func (s *Store) publishAfter(ctx context.Context, ref Ref, head Version, envs []Envelope) ([]Envelope, error) {
+	filter := s.names.AggregateFilter(ref.Type, ref.ID)
+	out := make([]Envelope, 0, len(envs))
+	for _, e := range envs {
+		seq, err := s.publish(ctx, &e, head.Seq, filter)
+		if err != nil {
+			return out, err
+		}
+		e.Sequence = seq
+		head = Version{Count: e.Version, Seq: seq}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func lastVersion(v Version, envs []Envelope) Version {
+	if n := len(envs); n > 0 {
+		return Version{Count: envs[n-1].Version, Seq: envs[n-1].Sequence}
+	}
+	return v
 }
 
 // Load replays one aggregate's history, in order, with each event decoded.

@@ -508,3 +508,72 @@ func countReads(t *testing.T, srv *natstest.Server) func() int {
 		return reads
 	}
 }
+
+// TestAnAppendWhoseFirstEventWentInStoresTheRest: a retried publish whose first attempt went in meets a conflict
+// (here the log's dedupe window has passed; on a cluster the server may check the expected sequence first). The
+// append must then store the rest of its events after its own first one, not report a conflict that leaves its
+// decision half stored (a thread created without its messages, answered 409). Another writer's event in between is
+// still a conflict.
+func TestAnAppendWhoseFirstEventWentInStoresTheRest(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	names, _ := natsx.NewNames("")
+	const window = 100 * time.Millisecond
+	if err := natsx.Provision(context.Background(), srv.JS, natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: window}, discard()); err != nil {
+		t.Fatal(err)
+	}
+	reg := events.NewRegistry()
+	reg.Register(incremented{})
+	st := events.NewStore(srv.JS, names, reg)
+	ctx := context.Background()
+
+	decision := func(ids ...string) []events.Event {
+		var out []events.Event
+		for i, id := range ids {
+			out = append(out, events.WithID(id, incremented{By: i + 1}))
+		}
+		return out
+	}
+	ref := events.Ref{Type: "counter", ID: "half"}
+	a, b, c := events.NewID(), events.NewID(), events.NewID()
+	// The first event of the decision went in; the append's answer was lost.
+	if _, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, decision(a)...); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * window)
+	res, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, decision(a, b, c)...)
+	if err != nil {
+		t.Fatalf("the retried append: %v", err)
+	}
+	history, v, err := st.Load(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range history {
+		got = append(got, e.ID)
+	}
+	if want := []string{a, b, c}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("history %v, want the decision once, whole: %v", got, want)
+	}
+	if res.Version != v || len(res.Events) != 3 || res.Events[2].ID != c {
+		t.Fatalf("the append answered %+v, want its three events and version %+v", res, v)
+	}
+
+	// Another writer between the decision's first event and the rest: a conflict, and nothing more stored.
+	other := events.Ref{Type: "counter", ID: "raced"}
+	first, err := st.Append(ctx, other, events.Version{}, events.Meta{}, decision(a)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, other, first.Version, events.Meta{}, incremented{By: 10}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * window)
+	if _, err := st.Append(ctx, other, events.Version{}, events.Meta{}, decision(a, b)...); !errors.Is(err, events.ErrConflict) {
+		t.Fatalf("a retried append after another writer's event: %v, want a conflict", err)
+	}
+	if history, _, _ := st.Load(ctx, other); len(history) != 2 {
+		t.Fatalf("history has %d events after the refused append, want 2", len(history))
+	}
+}
