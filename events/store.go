@@ -97,19 +97,14 @@ func (s *Store) Append(ctx context.Context, ref Ref, expected Version, meta Meta
 	if err != nil {
 		return Appended{}, err
 	}
-	filter := s.names.AggregateFilter(ref.Type, ref.ID)
-	head := expected
-	for i := range envs {
-		seq, err := s.publish(ctx, &envs[i], head.Seq, filter)
-		if errors.Is(err, ErrConflict) {
-			return s.reconcile(ctx, ref, expected, envs[:i], envs[i:])
-		}
-		if err != nil {
-			return Appended{}, fmt.Errorf("append %s to %s: %w", envs[i].Type, ref, err)
-		}
-		envs[i].Sequence = seq
-		head = Version{Count: envs[i].Version, Seq: seq}
+	n, err := s.publishAfter(ctx, ref, expected, envs)
+	if errors.Is(err, ErrConflict) {
+		return s.reconcile(ctx, ref, expected, envs[:n], envs[n:])
 	}
+	if err != nil {
+		return Appended{}, fmt.Errorf("append %s to %s: %w", envs[n].Type, ref, err)
+	}
+	head := lastVersion(expected, envs)
 	if s.metrics != nil {
 		s.metrics.Appends.WithLabelValues(ref.Type).Add(float64(len(envs)))
 		s.metrics.AppendSeconds.Observe(time.Since(start).Seconds())
@@ -278,21 +273,19 @@ func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, 
 		if stored == len(pending) {
 			return Appended{Events: out, Version: head}, nil
 		}
-		ours := expected
-		if n := len(out); n > 0 {
-			ours = Version{Count: out[n-1].Version, Seq: out[n-1].Sequence}
-		}
+		ours := lastVersion(expected, out)
 		if stored == 0 || head != ours {
 			break // another writer's events, or none of ours: a real conflict
 		}
-		rest, err := s.publishAfter(ctx, ref, ours, pending[stored:])
+		rest := pending[stored:]
+		n, err := s.publishAfter(ctx, ref, ours, rest)
 		if err == nil {
 			return Appended{Events: append(out, rest...), Version: lastVersion(ours, rest)}, nil
 		}
 		if !errors.Is(err, ErrConflict) {
 			return Appended{}, err
 		}
-		done, pending = out, pending[stored:]
+		done, pending = append(out, rest[:n]...), rest[n:]
 	}
 	if s.metrics != nil {
 		s.metrics.AppendConflicts.WithLabelValues(ref.Type).Inc()
@@ -303,23 +296,22 @@ func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, 
 // maxReconciles bounds how many times one append resumes after finding its own first events stored.
 const maxReconciles = 3
 
-// publishAfter publishes envs in order after the aggregate's head, stopping at the first that fails (ErrConflict
-// when the head moved). It returns those it stored.
-func (s *Store) publishAfter(ctx context.Context, ref Ref, head Version, envs []Envelope) ([]Envelope, error) {
+// publishAfter publishes envs in order after the aggregate's head, setting each one's stream sequence, and stops at
+// the first that fails (ErrConflict when the head moved). It returns how many it stored.
+func (s *Store) publishAfter(ctx context.Context, ref Ref, head Version, envs []Envelope) (int, error) {
 	filter := s.names.AggregateFilter(ref.Type, ref.ID)
-	out := make([]Envelope, 0, len(envs))
-	for _, e := range envs {
-		seq, err := s.publish(ctx, &e, head.Seq, filter)
+	for i := range envs {
+		seq, err := s.publish(ctx, &envs[i], head.Seq, filter)
 		if err != nil {
-			return out, err
+			return i, err
 		}
-		e.Sequence = seq
-		head = Version{Count: e.Version, Seq: seq}
-		out = append(out, e)
+		envs[i].Sequence = seq
+		head = Version{Count: envs[i].Version, Seq: seq}
 	}
-	return out, nil
+	return len(envs), nil
 }
 
+// lastVersion is the aggregate's version after envs, stored after v.
 func lastVersion(v Version, envs []Envelope) Version {
 	if n := len(envs); n > 0 {
 		return Version{Count: envs[n-1].Version, Seq: envs[n-1].Sequence}
