@@ -2,7 +2,9 @@ package workflow
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -485,10 +487,8 @@ func (p *parser) toolCall(key string, m map[string]any, b StepBase) (Step, error
 		s.Tool = t
 	case map[string]any:
 		// Seed 004's form: tool: {name, arguments}.
-		for k := range t {
-			if k != "name" && k != "arguments" {
-				return nil, perr(at+"."+k, "unknown field of a tool call (name, arguments)")
-			}
+		if err := onlyFields(t, at, "a tool call", "name", "arguments"); err != nil {
+			return nil, err
 		}
 		s.Tool, _ = t["name"].(string)
 		if a, ok := t["arguments"]; ok {
@@ -551,10 +551,8 @@ func (p *parser) switchStep(key string, m map[string]any, b StepBase) (Step, err
 		if !ok {
 			return nil, perr(cp, "a case is {case, then}")
 		}
-		for k := range cm {
-			if k != "case" && k != "then" {
-				return nil, perr(cp+"."+k, "unknown field of a case (case, then)")
-			}
+		if err := onlyFields(cm, cp, "a case", "case", "then"); err != nil {
+			return nil, err
 		}
 		var c Case
 		if cs, _ := cm["case"].(string); isDefaultCase(cs) {
@@ -583,10 +581,8 @@ func (p *parser) foreach(key string, m map[string]any, b StepBase) (Step, error)
 	if !ok {
 		return nil, perr(at, "foreach takes {in, do}")
 	}
-	for k := range fm {
-		if k != "in" && k != "do" {
-			return nil, perr(at+"."+k, "unknown field of a foreach (in, do)")
-		}
+	if err := onlyFields(fm, at, "a foreach", "in", "do"); err != nil {
+		return nil, err
 	}
 	in, err := p.expression(fm["in"], at+".in")
 	if err != nil {
@@ -657,10 +653,8 @@ func (p *parser) waitForInput(key string, m map[string]any, b StepBase) (Step, e
 	switch w := m[key].(type) {
 	case nil:
 	case map[string]any:
-		for k := range w {
-			if k != "info" {
-				return nil, perr(at+"."+k, "unknown field of wait_for_input (info)")
-			}
+		if err := onlyFields(w, at, "wait_for_input", "info"); err != nil {
+			return nil, err
 		}
 		if i, ok := w["info"]; ok {
 			info = i
@@ -686,10 +680,8 @@ func (p *parser) yield(key string, m map[string]any, b StepBase) (Step, error) {
 		if !ok {
 			return nil, perr(at, "yield takes {workflow, arguments}")
 		}
-		for k := range y {
-			if k != "workflow" && k != "arguments" {
-				return nil, perr(at+"."+k, "unknown field of yield (workflow, arguments)")
-			}
+		if err := onlyFields(y, at, "yield", "workflow", "arguments"); err != nil {
+			return nil, err
 		}
 		s.Workflow, _ = y["workflow"].(string)
 		args, hasArgs = y["arguments"]
@@ -734,6 +726,16 @@ func (p *parser) get(key string, m map[string]any, b StepBase) (Step, error) {
 		return nil, perr(at, "get takes a key or a list of keys")
 	}
 	return s, nil
+}
+
+// onlyFields refuses the first field of m (in sorted order) that is not one of allowed, naming what m is.
+func onlyFields(m map[string]any, at, what string, allowed ...string) error {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(allowed, k) {
+			return perr(at+"."+k, "unknown field of %s (%s)", what, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
 }
 
 func isDefaultCase(s string) bool {
