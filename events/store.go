@@ -246,11 +246,14 @@ func eventName(eventType string) string {
 }
 
 // reconcile runs after a conflict: if every event not yet confirmed is already in the history (a retry of an append
-// that had succeeded), the append succeeded. If the history ends with the first of them only (a retried publish
-// whose first attempt went in, before the append's later events were sent), the rest are appended after it: a
-// decision is stored whole, never half, when nobody else wrote in between. Otherwise it is a real conflict.
+// that had succeeded), the append succeeded. If the history ends where this append's own events end, the rest are
+// published again after them: nobody else wrote, so the refusal was not another writer's. That is a retried
+// publish whose first attempt went in before the append's later events were sent, or a clustered server that
+// refused an expectation because the aggregate's previous write, whose answer the writer already had, was not yet
+// applied everywhere on the leader (nats-server answers "wrong last sequence" without a number then). A decision is
+// thus stored whole, never half, when nobody else wrote in between. Otherwise it is a real conflict.
 func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, pending []Envelope) (Appended, error) {
-	for range maxReconciles {
+	for round := range maxReconciles {
 		// From the leader: a lagging replica may not hold the events a retried publish did store.
 		history, head, err := s.LoadLatest(ctx, ref)
 		if err != nil {
@@ -274,8 +277,14 @@ func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, 
 			return Appended{Events: out, Version: head}, nil
 		}
 		ours := lastVersion(expected, out)
-		if stored == 0 || head != ours {
-			break // another writer's events, or none of ours: a real conflict
+		if head != ours {
+			break // another writer's events: a real conflict
+		}
+		if round > 0 {
+			// The leader still counts the aggregate's previous write as in process: give it a moment.
+			if err := pause(ctx, round-1); err != nil {
+				return Appended{}, err
+			}
 		}
 		rest := pending[stored:]
 		n, err := s.publishAfter(ctx, ref, ours, rest)
@@ -293,8 +302,8 @@ func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, 
 	return Appended{}, &ConflictError{Ref: ref, Expected: expected}
 }
 
-// maxReconciles bounds how many times one append resumes after finding its own first events stored.
-const maxReconciles = 3
+// maxReconciles bounds how many times one append publishes again after a refusal that was not another writer's.
+const maxReconciles = 5
 
 // publishAfter publishes envs in order after the aggregate's head, setting each one's stream sequence, and stops at
 // the first that fails (ErrConflict when the head moved). It returns how many it stored.
