@@ -24,30 +24,10 @@ func TestClusterLosesNoAcknowledgedEventWhenTheStreamLeaderDies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test skipped in -short mode")
 	}
-	c := natstest.StartCluster(t)
-	nc, err := nats.Connect(c.URLs(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	names, _ := natsx.NewNames("")
-	replicas := natsx.AutoReplicas(nc)
-	if replicas != 3 {
-		t.Fatalf("auto replicas on a 3-node cluster = %d", replicas)
-	}
-	layout := natsx.Layout{Names: names, Replicas: replicas, DuplicateWindow: time.Minute}
-	if err := natsx.Provision(ctx, js, layout, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	reg := events.NewRegistry()
-	reg.Register(incremented{})
-	st := events.NewStore(js, names, reg)
+	c, js, names := clusterLog(t, ctx)
+	st := counterStore(js, names)
 
 	acked := map[string]bool{}
 	var afterKill, failures int
@@ -93,6 +73,46 @@ func TestClusterLosesNoAcknowledgedEventWhenTheStreamLeaderDies(t *testing.T) {
 		}
 	}
 	t.Logf("%d appends acknowledged (%d after the leader died), %d attempts failed during the election", len(acked), afterKill, failures)
+}
+
+// clusterLog starts a 3-node cluster and provisions the log on it, as R3 (what AutoReplicas picks there). The
+// connection reconnects to another node when one goes down.
+func clusterLog(t testing.TB, ctx context.Context) (*natstest.Cluster, jetstream.JetStream, natsx.Names) {
+	t.Helper()
+	c := natstest.StartCluster(t)
+	js := connectTo(t, c.URLs())
+	names, _ := natsx.NewNames("")
+	replicas := natsx.AutoReplicas(js.Conn())
+	if replicas != 3 {
+		t.Fatalf("auto replicas on a 3-node cluster = %d", replicas)
+	}
+	layout := natsx.Layout{Names: names, Replicas: replicas, DuplicateWindow: time.Minute}
+	if err := natsx.Provision(ctx, js, layout, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	return c, js, names
+}
+
+// connectTo connects to the cluster at url, reconnecting to another node when one goes down.
+func connectTo(t testing.TB, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// counterStore is a store of the counter events the tests append.
+func counterStore(js jetstream.JetStream, names natsx.Names, opts ...events.Option) *events.Store {
+	reg := events.NewRegistry()
+	reg.Register(incremented{})
+	return events.NewStore(js, names, reg, opts...)
 }
 
 func streamLeader(t *testing.T, ctx context.Context, js jetstream.JetStream, stream string) string {
@@ -226,18 +246,8 @@ func TestClusterFollowGoesOnWhenTheStreamLeaderDies(t *testing.T) {
 	defer cancel()
 	names, _ := natsx.NewNames("")
 	connect := func(url string) (*events.Store, jetstream.JetStream) {
-		nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg := events.NewRegistry()
-		reg.Register(incremented{})
-		return events.NewStore(js, names, reg), js
+		js := connectTo(t, url)
+		return counterStore(js, names), js
 	}
 	writer, js := connect(c.URLs())
 	if err := natsx.Provision(ctx, js, natsx.Layout{Names: names, Replicas: 3, DuplicateWindow: time.Minute}, discard()); err != nil {

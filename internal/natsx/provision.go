@@ -54,6 +54,8 @@ func (l Layout) EventsConfig() jetstream.StreamConfig {
 		DenyDelete:        true,
 		DenyPurge:         true,
 		AllowDirect:       true,
+		// The events of one decision are appended all or none (events.WithAtomicBatches).
+		AllowAtomicPublish: true,
 		// Followers of one aggregate (a run's stream, a session's subscription) listen here rather than open a
 		// consumer each: see events.Store.Watch.
 		RePublish: &jetstream.RePublish{Source: l.Names.EventsWildcard(), Destination: l.Names.CommittedWildcard()},
@@ -221,6 +223,7 @@ func streamMatches(have, want jetstream.StreamConfig) bool {
 		have.AllowDirect == want.AllowDirect &&
 		have.AllowMsgSchedules == want.AllowMsgSchedules &&
 		have.AllowRollup == want.AllowRollup &&
+		have.AllowAtomicPublish == want.AllowAtomicPublish &&
 		samePublish(have.RePublish, want.RePublish)
 }
 

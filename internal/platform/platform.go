@@ -169,8 +169,12 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := natsx.Provision(ctx, p.JS, p.Layout, logger); err != nil {
 		return nil, fmt.Errorf("provision streams and buckets: %w", err)
 	}
-	p.Store = events.NewStore(p.JS, names, events.NewRegistry(), events.WithHistoryCache(4096),
-		events.WithClock(opts.Now), events.WithMetrics(p.Metrics), events.WithLogger(logger))
+	storeOpts := []events.Option{events.WithHistoryCache(4096), events.WithClock(opts.Now),
+		events.WithMetrics(p.Metrics), events.WithLogger(logger)}
+	if p.Layout.Replicas > 1 {
+		storeOpts = append(storeOpts, events.WithAtomicBatches())
+	}
+	p.Store = events.NewStore(p.JS, names, events.NewRegistry(), storeOpts...)
 	p.Views = projections.NewRunner(projections.Config{
 		JS: p.JS, Store: p.Store, Layout: p.Layout, Holder: cfg.NodeName, LeaseTTL: cfg.LeaseTTL,
 		Metrics: p.Metrics, Logger: logger.With("component", "projections"),
