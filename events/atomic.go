@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,13 +32,6 @@ const (
 // maxAtomicBatch is the most events appended as one batch: nats-server takes up to 1,000 by default. A longer
 // append (none of today's decisions) is published one event after another.
 const maxAtomicBatch = 1000
-
-// batchSender writes each batch's messages to the connection one after another, with no other batch's in between:
-// the server holds a batch from its first message to its commit, and it takes only so many at once per stream (50
-// by default), so a node's batches must not all be half sent at the same moment.
-type batchSender struct {
-	mu sync.Mutex
-}
 
 // publishAtomic stores envs as one atomic batch, expecting the aggregate's subjects to end at lastSeq, and returns
 // the stream sequence of the last; the others precede it one by one. Either every event of the decision is in the
@@ -72,26 +65,32 @@ func (s *Store) publishAtomic(ctx context.Context, envs []Envelope, lastSeq uint
 	})
 }
 
-// sendBatch sends msgs as one batch under a new batch ID (a retry is a new batch: what the server held of an
-// earlier attempt is dropped when its leader changes or its time runs out) and waits for the commit's answer.
-func (s *Store) sendBatch(ctx context.Context, msgs []*nats.Msg) (uint64, error) {
+// sendBatch sends the messages as one batch under a new batch ID and waits for the commit's answer. A retry is a
+// new batch, of new messages: what the server held of an earlier attempt is dropped when its leader changes or its
+// time runs out, and nats.go may still hold the earlier attempt's messages.
+func (s *Store) sendBatch(ctx context.Context, templates []*nats.Msg) (uint64, error) {
 	id := NewID()
-	last := len(msgs) - 1
-	for i, m := range msgs {
-		m.Header.Set(batchIDHeader, id)
-		m.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
+	msgs := make([]*nats.Msg, len(templates))
+	for i, t := range templates {
+		h := maps.Clone(t.Header)
+		h.Set(batchIDHeader, id)
+		h.Set(batchSeqHeader, strconv.Itoa(i+1))
+		msgs[i] = &nats.Msg{Subject: t.Subject, Data: t.Data, Header: h}
 	}
+	last := len(msgs) - 1
 	msgs[last].Header.Set(batchCommitHeader, "1")
-	s.batches.mu.Lock()
+	s.batchMu.Lock()
 	for _, m := range msgs[:last] {
 		// No reply: the server answers a batch once, at its commit, for all of its messages.
 		if err := s.js.Conn().PublishMsg(m); err != nil {
-			s.batches.mu.Unlock()
+			s.batchMu.Unlock()
 			return 0, err
 		}
 	}
-	f, err := s.js.PublishMsgAsync(msgs[last], jetstream.WithStallWait(attemptTimeout))
-	s.batches.mu.Unlock()
+	// No resend by nats.go when no server answers: a commit sent alone is an incomplete batch. retrying sends the
+	// whole batch again.
+	f, err := s.js.PublishMsgAsync(msgs[last], jetstream.WithStallWait(attemptTimeout), jetstream.WithRetryAttempts(0))
+	s.batchMu.Unlock()
 	if err != nil {
 		return 0, err
 	}

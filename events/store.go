@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,7 +37,10 @@ type Store struct {
 	watches   watches
 	// atomicBatches says whether an append of several events is sent as one atomic batch (all or none).
 	atomicBatches bool
-	batches       batchSender
+	// batchMu keeps each batch's messages together on the connection, with no other batch's in between: the
+	// server holds a batch from its first message to its commit, and only so many at once per stream (50 by
+	// default), so a node's batches must not all be half sent at the same moment.
+	batchMu sync.Mutex
 }
 
 // Option configures a Store.
