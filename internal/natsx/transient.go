@@ -19,7 +19,10 @@ func Transient(err error) bool {
 	}
 	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrConnectionDraining)
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrConnectionDraining) ||
+		// What an asynchronous publish waiting for its answer gets when its connection drops (nats.go fails every
+		// pending one at once): the request may or may not have gone in, as with a timeout.
+		errors.Is(err, nats.ErrDisconnected)
 }
 
 // kvGetAttempt bounds one read of a bucket: a live replica answers in milliseconds, and a request that went to a
