@@ -20,12 +20,16 @@ type logged struct {
 	// texts holds the text of every query and of every thread's first user message, to find writes whose request
 	// failed.
 	texts map[string]bool
+	// trails holds each session's events as a line each (type, sequence, time, actor): what a lost query's report
+	// shows of its session.
+	trails map[string][]string
 	// next is the sequence the next read starts from.
 	next uint64
 }
 
 func newLogged() *logged {
-	return &logged{queries: map[string]*loggedQuery{}, runs: map[string]*loggedRun{}, texts: map[string]bool{}}
+	return &logged{queries: map[string]*loggedQuery{}, runs: map[string]*loggedRun{}, texts: map[string]bool{},
+		trails: map[string][]string{}}
 }
 
 type loggedQuery struct {
@@ -118,6 +122,10 @@ func (lg *logged) apply(e events.Envelope) error {
 	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return fmt.Errorf("decode %s at sequence %d: %w", e.Type, e.Sequence, err)
 	}
+	if e.Aggregate == "session" {
+		lg.trails[e.AggregateID] = append(lg.trails[e.AggregateID], fmt.Sprintf("%s at sequence %d, %s, by %s",
+			e.Type, e.Sequence, e.Time.Format(time.StampMilli), e.Actor))
+	}
 	switch e.Type {
 	case "session.message_posted":
 		if d.Type == events.MessageQuery {
@@ -203,8 +211,9 @@ func queryProblems(l *load, lg *logged) (lost, wrong []string) {
 	for _, q := range inOrder(lg.queries, func(q *loggedQuery) time.Time { return q.posted }) {
 		switch n := len(q.replies); {
 		case n == 0:
-			lost = append(lost, fmt.Sprintf("query %s (%q on session %s, posted %s, dispatched %d times) has no reply",
-				q.id, q.text, q.session, q.posted.Format(time.StampMilli), q.dispatched))
+			lost = append(lost, fmt.Sprintf("query %s (%q on session %s, posted %s, dispatched %d times) has no reply; "+
+				"the session's events:\n\t%s", q.id, q.text, q.session, q.posted.Format(time.StampMilli), q.dispatched,
+				strings.Join(lg.trails[q.session], "\n\t")))
 		case n > 1:
 			*out = append(*out, fmt.Sprintf("query %s (%q on session %s) has %d replies", q.id, q.text, q.session, n))
 		}
