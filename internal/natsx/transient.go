@@ -32,18 +32,25 @@ const kvGetAttempt = 1500 * time.Millisecond
 // kvGetWait bounds the retries of a read through a failover (a stream's election takes up to about ten seconds).
 const kvGetWait = 15 * time.Second
 
+// noRespondersWait bounds the retries of a read that meets "no responders": a server stopping (SIGTERM) leaves its
+// clients' requests with no responder for a moment while its interest moves to the other servers, but a bucket
+// that no server serves at all (one being made) should fail fast, for its caller's own retry.
+const noRespondersWait = 2 * time.Second
+
 // KVGet reads a key of a bucket, each attempt bounded and sent again while NATS is between leaders or a server
-// died with the request, until ctx ends or kvGetWait passes. jetstream.ErrKeyNotFound and other answers return at
-// once.
+// died with the request, until ctx ends or kvGetWait passes (noRespondersWait for "no responders").
+// jetstream.ErrKeyNotFound and other answers return at once.
 func KVGet(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyValueEntry, error) {
-	deadline := time.Now().Add(kvGetWait)
+	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, kvGetAttempt)
 		e, err := kv.Get(actx, key)
 		cancel()
-		// Only an unanswered request is sent again: "no responders" means no server serves the bucket at all (it is
-		// being made), which the caller's own retry covers, as it did before reads were retried.
-		if err == nil || !Transient(err) || errors.Is(err, nats.ErrNoResponders) || ctx.Err() != nil || time.Now().After(deadline) {
+		wait := kvGetWait
+		if errors.Is(err, nats.ErrNoResponders) {
+			wait = noRespondersWait
+		}
+		if err == nil || !Transient(err) || ctx.Err() != nil || time.Since(start) > wait {
 			return e, err
 		}
 		select {

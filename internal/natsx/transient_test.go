@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/natsx/natstest"
 )
 
 // TestTransientTellsAFailoverFromARefusal checks which errors a write sends again: those of a stream between
@@ -34,5 +36,52 @@ func TestTransientTellsAFailoverFromARefusal(t *testing.T) {
 		if got := natsx.Transient(c.err); got != c.want {
 			t.Errorf("Transient(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// TestKVGetWaitsOutAMomentWithNoResponders reads a key while no server serves its bucket (its stream is gone, as
+// the interest of a stopping server is for a moment) and the bucket comes back: the read returns the key rather than
+// "no responders". A bucket that stays gone fails within noRespondersWait.
+func TestKVGetWaitsOutAMomentWithNoResponders(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := jetstream.KeyValueConfig{Bucket: "flaky"}
+	kv, err := srv.JS.CreateKeyValue(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.JS.DeleteKeyValue(ctx, cfg.Bucket); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(ctx, "k"); !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("a read of the removed bucket: %v, want no responders (the test's premise)", err)
+	}
+	back := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		again, err := srv.JS.CreateKeyValue(ctx, cfg)
+		if err == nil {
+			_, err = again.Put(ctx, "k", []byte("v"))
+		}
+		back <- err
+	}()
+	e, err := natsx.KVGet(ctx, kv, "k")
+	if err := <-back; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || string(e.Value()) != "v" {
+		t.Fatalf("KVGet across the moment with no responders: %v, want the key's value", err)
+	}
+
+	if err := srv.JS.DeleteKeyValue(ctx, cfg.Bucket); err != nil {
+		t.Fatal(err)
+	}
+	// Well under kvGetWait: a read that kept trying as long as for a failover would end with this context instead.
+	gctx, gcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer gcancel()
+	if _, err := natsx.KVGet(gctx, kv, "k"); !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("KVGet of a bucket that stays gone: %v, want no responders", err)
 	}
 }
