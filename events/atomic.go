@@ -40,17 +40,13 @@ func (s *Store) publishAtomic(ctx context.Context, envs []Envelope, lastSeq uint
 	msgs := make([]*nats.Msg, len(envs))
 	largest := 0
 	for i := range envs {
-		body, err := encodeEnvelope(&envs[i])
+		msg, err := s.message(&envs[i])
 		if err != nil {
 			return 0, err
 		}
-		if err := s.checkSize(&envs[i], len(body)); err != nil {
-			return 0, err
-		}
-		largest = max(largest, len(body))
-		h := nats.Header{}
-		h.Set(jetstream.MsgIDHeader, envs[i].ID)
-		msgs[i] = &nats.Msg{Subject: s.names.EventSubject(envs[i].Aggregate, envs[i].AggregateID, eventName(envs[i].Type)), Data: body, Header: h}
+		largest = max(largest, len(msg.Data))
+		msg.Header.Set(jetstream.MsgIDHeader, envs[i].ID)
+		msgs[i] = msg
 	}
 	// The server checks expectations on the first message only, against the log before the batch.
 	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(lastSeq, 10))

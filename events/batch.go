@@ -2,11 +2,9 @@ package events
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -33,15 +31,11 @@ func (s *Store) AppendBatch(ctx context.Context, batch []Batch) ([]Appended, []e
 			errs[i] = err
 			continue
 		}
-		body, err := encodeEnvelope(&es[0])
-		if err == nil {
-			err = s.checkSize(&es[0], len(body))
-		}
+		msg, err := s.message(&es[0])
 		if err != nil {
 			errs[i] = err
 			continue
 		}
-		msg := &nats.Msg{Subject: s.names.EventSubject(b.Ref.Type, b.Ref.ID, eventName(es[0].Type)), Data: body, Header: nats.Header{}}
 		f, err := s.js.PublishMsgAsync(msg, jetstream.WithMsgID(es[0].ID),
 			jetstream.WithExpectLastSequenceForSubject(b.Expected.Seq, s.names.AggregateFilter(b.Ref.Type, b.Ref.ID)))
 		if err != nil {
@@ -81,7 +75,6 @@ func (s *Store) AppendBatch(ctx context.Context, batch []Batch) ([]Appended, []e
 }
 
 func isWrongLastSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+	code := apiCode(err)
+	return code == jetstream.JSErrCodeStreamWrongLastSequence || code == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }

@@ -187,25 +187,31 @@ func (s *Store) envelopes(ref Ref, expected Version, meta Meta, evs []Event) ([]
 
 // publish stores one envelope, expecting the aggregate's subjects to end at lastSeq.
 func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filter string) (uint64, error) {
-	body, err := encodeEnvelope(env)
+	msg, err := s.message(env)
 	if err != nil {
 		return 0, err
 	}
-	if err := s.checkSize(env, len(body)); err != nil {
-		return 0, err
-	}
-	msg := &nats.Msg{
-		Subject: s.names.EventSubject(env.Aggregate, env.AggregateID, eventName(env.Type)),
-		Data:    body,
-		Header:  nats.Header{},
-	}
-	return s.retrying(ctx, env, len(body), msg.Subject, func(ctx context.Context) (uint64, error) {
+	return s.retrying(ctx, env, len(msg.Data), msg.Subject, func(ctx context.Context) (uint64, error) {
 		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithMsgID(env.ID), jetstream.WithExpectLastSequenceForSubject(lastSeq, filter))
 		if err != nil {
 			return 0, err
 		}
 		return ack.Sequence, nil
 	})
+}
+
+// message is env as the log stores it, on its subject, refused before it is sent if the server would refuse it for
+// its size. Its headers are empty: each way of publishing sets its own.
+func (s *Store) message(env *Envelope) (*nats.Msg, error) {
+	body, err := encodeEnvelope(env)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkSize(env, len(body)); err != nil {
+		return nil, err
+	}
+	return &nats.Msg{Subject: s.names.EventSubject(env.Aggregate, env.AggregateID, eventName(env.Type)), Data: body,
+		Header: nats.Header{}}, nil
 }
 
 // headerRoom is what an event's headers (Nats-Msg-Id, the expected sequence and its subject) may take of the
