@@ -128,3 +128,39 @@ func TestADispatchInThePostFoldsAsADispatchEvent(t *testing.T) {
 		t.Fatalf("a step on the path gets ID %q with the post's dispatch and %q with a dispatch event", xid, yid)
 	}
 }
+
+// A query is answered in the chat log as it is now: the replies to earlier queries (though appended after it was
+// posted), but neither the query itself nor the queries posted after it.
+func TestAQuerysContextIsTheLogWithoutItselfAndLaterQueries(t *testing.T) {
+	l := newFixieSession(t)
+	post := func(id string) *session.Query {
+		evs, err := session.Post(&l.s, "acct_a", query(id), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.add(t, evs...)
+		q, _ := l.s.Query(id)
+		return q
+	}
+	a, b := post("a"), post("b")
+	post("c")
+	l.add(t, session.Dispatch(&l.s, l.s.Next(), fixieFront)...)
+	l.add(t, session.Reply(&l.s, a, fixieFront, "re a", nil)...)
+
+	history, q := l.s.Context(b)
+	if q.ID != "b" || q.Text != "hello b" {
+		t.Fatalf("the query as a message: %+v", q)
+	}
+	var got []string
+	for _, m := range history {
+		got = append(got, m.Type+":"+m.Text)
+	}
+	want := []string{"query:hello a", "response:re a"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("history %q, want %q", got, want)
+	}
+	history, q = l.s.Context(a)
+	if q.ID != "a" || len(history) != 1 || history[0].Text != "re a" {
+		t.Fatalf("the first query's context: %+v, %+v", history, q)
+	}
+}

@@ -325,16 +325,20 @@ func ReplyID(queryEventID string) string { return "msg_" + events.DeriveID(query
 // included, though they were appended after this query was posted — without the query itself and any query posted
 // after it; and the query as a message.
 func (s *State) Context(q *Query) (history []Message, query Message) {
-	later := false
-	for _, m := range s.Messages {
-		if m.ID == q.MessageID {
-			query, later = m, true
-			continue
+	at, ok := s.byMessage[q.MessageID]
+	if !ok {
+		at = len(s.Messages)
+	} else {
+		query = s.Messages[at]
+	}
+	// Every message before the query, then the answers after it: one copy, sized once (a long session's log is
+	// copied on every step of its queries).
+	history = make([]Message, 0, len(s.Messages))
+	history = append(history, s.Messages[:at]...)
+	for _, m := range s.Messages[min(at+1, len(s.Messages)):] {
+		if m.Type != events.MessageQuery {
+			history = append(history, m)
 		}
-		if later && m.Type == events.MessageQuery {
-			continue
-		}
-		history = append(history, m)
 	}
 	return history, query
 }

@@ -74,10 +74,11 @@ const maxHistoryMessages = 50
 // ChatMessages turns a query and the chat log before it into a chat for a model: the system prompt, then the
 // latest messages (queries as the user's, responses as the assistant's; failures are left out), then the query.
 func ChatMessages(system string, history []session.Message, query session.Message) []llm.Message {
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}}
 	if len(history) > maxHistoryMessages {
 		history = history[len(history)-maxHistoryMessages:]
 	}
+	msgs := make([]llm.Message, 0, len(history)+2)
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	for _, m := range history {
 		switch m.Type {
 		case events.MessageQuery:

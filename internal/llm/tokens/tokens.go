@@ -264,18 +264,23 @@ type Counter struct {
 	mu    sync.Mutex
 	max   int
 	bytes int // of the texts kept as keys
-	m     map[counted]int
+	// short holds texts up to maxKeptText by themselves, long the longer ones by their digest: a key of two strings
+	// hashes faster than one that also carries a digest, and nearly every text is short.
+	short map[shortText]int
+	long  map[longText]int
 }
 
-// counted keys a count: a text by itself, or a very long one by its digest.
-type counted struct {
+type shortText struct{ encoding, text string }
+
+type longText struct {
 	encoding string
-	text     string
 	sum      [sha256.Size]byte
 }
 
 // NewCounter returns a counter that remembers up to max counts.
-func NewCounter(max int) *Counter { return &Counter{max: max, m: map[counted]int{}} }
+func NewCounter(max int) *Counter {
+	return &Counter{max: max, short: map[shortText]int{}, long: map[longText]int{}}
+}
 
 const (
 	// maxKeptText is the length up to which a text is its own key; a longer one is keyed by its SHA-256. A
@@ -291,40 +296,79 @@ func (c *Counter) Count(model, text string) int {
 	if text == "" {
 		return 0
 	}
-	k := counted{encoding: Encoding(model)}
-	if len(text) <= maxKeptText {
-		k.text = text
-	} else {
-		k.sum = sha256.Sum256([]byte(text))
-	}
+	enc := Encoding(model)
 	c.mu.Lock()
-	n, ok := c.m[k]
+	n, ok := c.lookup(enc, text)
 	c.mu.Unlock()
 	if ok {
 		return n
 	}
 	n = Count(model, text)
 	c.mu.Lock()
-	if len(c.m) >= c.max || c.bytes+len(k.text) > maxKeptBytes {
-		clear(c.m) // amortised: a full cache starts afresh
-		c.bytes = 0
-	}
-	c.m[k] = n
-	c.bytes += len(k.text)
+	c.keep(enc, text, n)
 	c.mu.Unlock()
 	return n
 }
 
-// Usage is Usage, counting message contents through the counter.
+// lookup finds a remembered count. c.mu is held.
+func (c *Counter) lookup(enc, text string) (int, bool) {
+	if len(text) <= maxKeptText {
+		n, ok := c.short[shortText{enc, text}]
+		return n, ok
+	}
+	n, ok := c.long[longText{enc, sha256.Sum256([]byte(text))}]
+	return n, ok
+}
+
+// keep remembers a count. c.mu is held.
+func (c *Counter) keep(enc, text string, n int) {
+	kept := len(text)
+	if kept > maxKeptText {
+		kept = 0
+	}
+	if len(c.short)+len(c.long) >= c.max || c.bytes+kept > maxKeptBytes {
+		clear(c.short) // amortised: a full cache starts afresh
+		clear(c.long)
+		c.bytes = 0
+	}
+	if kept > 0 {
+		c.short[shortText{enc, text}] = n
+	} else {
+		c.long[longText{enc, sha256.Sum256([]byte(text))}] = n
+	}
+	c.bytes += kept
+}
+
+// Usage is Usage, counting message contents through the counter. The messages' counts are looked up under one hold
+// of the lock (a turn of a long chat looks up a hundred texts), and only the texts not remembered are tokenized.
 func (c *Counter) Usage(req llm.Request, resp llm.Response) llm.Usage {
 	prompt := CountTools(req.Model, req.Tools)
 	if len(req.Messages) > 0 {
 		prompt += tokensReplyPrime
 	}
+	enc := Encoding(req.Model)
+	var missed []string
+	c.mu.Lock()
 	for _, m := range req.Messages {
-		prompt += tokensPerMessage + c.Count(req.Model, m.Role) + c.Count(req.Model, m.Content)
+		prompt += tokensPerMessage
+		for _, text := range [...]string{m.Role, m.Content, m.Name} {
+			if text == "" {
+				continue
+			}
+			if n, ok := c.lookup(enc, text); ok {
+				prompt += n
+			} else {
+				missed = append(missed, text)
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, text := range missed {
+		prompt += c.Count(req.Model, text)
+	}
+	for _, m := range req.Messages {
 		if m.Name != "" {
-			prompt += c.Count(req.Model, m.Name) + tokensPerName
+			prompt += tokensPerName
 		}
 		if m.ToolCallID != "" {
 			prompt += Count(req.Model, m.ToolCallID)

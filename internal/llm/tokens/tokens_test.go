@@ -181,3 +181,25 @@ func TestCounterRemembersWhatCountCounts(t *testing.T) {
 		t.Fatalf("empty text: %d", got)
 	}
 }
+
+// TestCounterUsageIsUsage: the counter's usage of a chat is Usage's, the first time (nothing remembered) and the
+// next (everything remembered), with names, tool calls and a text too long to be its own key.
+func TestCounterUsageIsUsage(t *testing.T) {
+	t.Parallel()
+	c := tokens.NewCounter(100)
+	huge := strings.Repeat("the quick brown fox jumps over the lazy dog. ", 2000)
+	req := llm.Request{Model: "gpt-4o", Messages: []llm.Message{
+		{Role: llm.RoleSystem, Content: "You are terse."},
+		{Role: llm.RoleUser, Content: "What is 2+2?", Name: "ada"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "add", Arguments: `{"a":2,"b":2}`}}},
+		{Role: "tool", Content: "4", ToolCallID: "call_1"},
+		{Role: llm.RoleUser, Content: huge},
+	}}
+	resp := llm.Response{Text: "Four."}
+	want := tokens.Usage(req, resp)
+	for round := range 2 {
+		if got := c.Usage(req, resp); got != want {
+			t.Fatalf("round %d: counter's usage %+v, Usage %+v", round, got, want)
+		}
+	}
+}
