@@ -1,7 +1,7 @@
 // Package livejoin joins the pieces of a streamed answer that come close together before they go out live. A model
 // streams a token or a few words at a time, and each piece a live subject carries is a message to every subscriber
-// and an event or frame to every client watching; a piece that comes within Every of the last one sent (or of the
-// start of the answer) waits, joined with what follows, for at most that long.
+// and an event or frame to every client watching; a piece that comes within Every of the last one sent waits,
+// joined with what follows, for at most that long.
 package livejoin
 
 import (
@@ -13,13 +13,10 @@ import (
 // Every is the least time between two pieces sent.
 const Every = 25 * time.Millisecond
 
-// Joiner passes pieces of text on to send. A piece is joined with those that follow until Every has passed since
-// the last piece sent, or since the joiner was made for the first, and a timer sends what waits when nothing
-// follows. A remote model's first piece takes longer than Every to come and goes at once; an answer that comes
-// whole within Every (the offline model's, a cached one) goes out as one piece, not as its first word and then the
-// rest, which cost every watching client a frame and the node a message for nothing. send is called with the
-// joiner's lock held, so calls to it never overlap. The caller flushes before it records the whole answer, so
-// that no piece follows it.
+// Joiner passes pieces of text on to send. The first goes at once; later ones are joined until Every has passed
+// since the last sent, and a timer sends what waits when nothing follows. send is called with the joiner's lock
+// held, so calls to it never overlap. The caller flushes before it records the whole answer, so that no piece
+// follows it.
 type Joiner struct {
 	send func(text string)
 
@@ -30,7 +27,7 @@ type Joiner struct {
 }
 
 // New returns a joiner that sends through send.
-func New(send func(text string)) *Joiner { return &Joiner{send: send, last: time.Now()} }
+func New(send func(text string)) *Joiner { return &Joiner{send: send} }
 
 // Write passes a piece on, or keeps it to join the next.
 func (j *Joiner) Write(text string) {
