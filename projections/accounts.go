@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/contrailhq/contrail/events"
@@ -149,20 +150,89 @@ func (Accounts) Apply(tx *Tx, e events.Envelope) error {
 	return nil
 }
 
-// Directory is the accounts read model as authentication reads it (auth.Directory).
-type Directory struct{ Views *Runner }
+// Directory is the accounts read model as authentication reads it (auth.Directory). Every request looks its key up,
+// and account events are rare: the keys found are remembered for as long as the read model stands where it stood
+// when they were read. Any event it applies (a key revoked, limits changed) or a new generation forgets them all on
+// this node before a command that appended the event can answer, since such a command waits for the model to show
+// its write (Runner.Shows); other nodes forget them when they see the model move, as soon as they would have read
+// the changed document. Keys not found are not remembered: a stranger's guesses cost what they cost before.
+type Directory struct {
+	views *Runner
+	keys  *keyCache
+}
+
+// NewDirectory returns the directory of the accounts read model of views.
+func NewDirectory(views *Runner) *Directory {
+	return &Directory{views: views, keys: &keyCache{keys: map[string]KeyAuth{}}}
+}
+
+// keyCache is the keys a Directory found, by hash, as of one mark of the accounts read model.
+type keyCache struct {
+	mu   sync.Mutex
+	at   mark
+	keys map[string]KeyAuth
+}
+
+// maxCachedKeys bounds the keys a node remembers; past it, it starts afresh.
+const maxCachedKeys = 10_000
+
+// get finds a key remembered at mark at, forgetting every key when the model has moved since they were read.
+func (c *keyCache) get(at mark, hash string) (KeyAuth, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at != at {
+		clear(c.keys)
+		c.at = at
+	}
+	k, ok := c.keys[hash]
+	return k, ok
+}
+
+// put remembers a key read at mark at, unless the model moved meanwhile (the key read may be older than the move).
+func (c *keyCache) put(at, now mark, hash string, k KeyAuth) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at != at || now != at {
+		return
+	}
+	if len(c.keys) >= maxCachedKeys {
+		clear(c.keys)
+	}
+	c.keys[hash] = k
+}
 
 // KeyByHash implements auth.Directory: the key comes with its account.
-func (d Directory) KeyByHash(ctx context.Context, hash string) (auth.Key, bool, error) {
-	k, ok, err := Get[KeyAuth](ctx, d.Views, "accounts", KeyHashKey(hash))
+func (d *Directory) KeyByHash(ctx context.Context, hash string) (auth.Key, bool, error) {
+	const model = "accounts"
+	at, err := d.views.mark(model)
+	if err != nil {
+		return auth.Key{}, false, err
+	}
+	if k, ok := d.keys.get(at, hash); ok {
+		return authKey(k), true, nil
+	}
+	var k KeyAuth
+	found, latest, err := d.views.getLatest(ctx, model, KeyHashKey(hash), &k)
+	if err != nil || !found {
+		return auth.Key{}, false, err
+	}
+	if latest && k.RevokedAt == nil {
+		if now, err := d.views.mark(model); err == nil {
+			d.keys.put(at, now, hash, k)
+		}
+	}
+	return authKey(k), true, nil
+}
+
+func authKey(k KeyAuth) auth.Key {
 	return auth.Key{ID: k.ID, AccountID: k.AccountID, Revoked: k.RevokedAt != nil,
 		Account: &auth.Account{ID: k.AccountID, Name: k.AccountName, Admin: k.Admin,
-			DailyQueryLimit: k.DailyQueryLimit, RequestsPerMinute: k.RequestsPerMinute}}, ok, err
+			DailyQueryLimit: k.DailyQueryLimit, RequestsPerMinute: k.RequestsPerMinute}}
 }
 
 // Account implements auth.Directory.
-func (d Directory) Account(ctx context.Context, id string) (auth.Account, bool, error) {
-	a, ok, err := Get[AccountView](ctx, d.Views, "accounts", AccountKey(id))
+func (d *Directory) Account(ctx context.Context, id string) (auth.Account, bool, error) {
+	a, ok, err := Get[AccountView](ctx, d.views, "accounts", AccountKey(id))
 	return auth.Account{ID: a.ID, Name: a.Name, Admin: a.Admin, RequestsPerMinute: a.RequestsPerMinute,
 		DailyQueryLimit: a.DailyQueryLimit}, ok, err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -120,7 +121,7 @@ func TestAKeysDocumentCarriesItsAccountsLimits(t *testing.T) {
 	n.Shown(t, "revoke the first key", res, err, projections.Accounts{})
 	n.SetLimits(t, first.AccountID, 5, 0) // 0 keeps the rate of 9
 
-	dir := projections.Directory{Views: n.Views}
+	dir := projections.NewDirectory(n.Views)
 	k, ok, err := dir.KeyByHash(ctx, auth.HashKey(second.Key))
 	if err != nil || !ok {
 		t.Fatalf("the live key: found %v, %v", ok, err)
@@ -138,5 +139,54 @@ func TestAKeysDocumentCarriesItsAccountsLimits(t *testing.T) {
 	}
 	if p.AccountID != first.AccountID || p.Username != "ada" || p.DailyQueryLimit != 5 || p.RequestsPerMinute != 9 || !p.LimitsFound {
 		t.Fatalf("principal %+v", p)
+	}
+}
+
+// TestADirectoryForgetsTheKeysItFoundWhenAnAccountChanges: authentication remembers the keys it found while the
+// accounts read model stands still (a key whose document went from the bucket behind the model's back still
+// authenticates), and forgets them all once the model applies an account event, before the command that appended
+// it answers: a key revoked is refused at once, and so is the key whose document went.
+func TestADirectoryForgetsTheKeysItFoundWhenAnAccountChanges(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	ctx := context.Background()
+	first := n.CreateAccount(t, commands.NewAccount{Name: "ada"})
+	admin := auth.Principal{AccountID: commands.AdminAccountID}
+	second := n.IssueKey(t, admin, first.AccountID, "second")
+	keys := auth.NewKeys(projections.NewDirectory(n.Views))
+	for _, k := range []string{first.Key, second.Key} {
+		if _, err := keys.Authenticate(ctx, k); err != nil {
+			t.Fatalf("a live key: %v", err)
+		}
+	}
+
+	var bucket string
+	status, err := n.Views.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range status {
+		if s.Name == "accounts" {
+			bucket = s.Bucket
+		}
+	}
+	kv, err := n.JS.KeyValue(ctx, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Delete(ctx, projections.KeyHashKey(auth.HashKey(first.Key))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.Authenticate(ctx, first.Key); err != nil {
+		t.Fatalf("a key found before its document went, the model standing still: %v, want it remembered", err)
+	}
+
+	res, err := n.Commands.Accounts.RevokeKey(ctx, admin, first.AccountID, second.KeyID)
+	n.Shown(t, "revoke the second key", res, err, projections.Accounts{})
+	if _, err := keys.Authenticate(ctx, second.Key); errs.CodeOf(err) != errs.Unauthorized {
+		t.Fatalf("the key revoked: %v, want it refused at once", err)
+	}
+	if _, err := keys.Authenticate(ctx, first.Key); errs.CodeOf(err) != errs.Unauthorized {
+		t.Fatalf("the key whose document went, after an account event: %v, want it read again and refused", err)
 	}
 }

@@ -81,6 +81,41 @@ func GetAfterAs[T any](ctx context.Context, r *Runner, name string, seq uint64, 
 
 func (r *Runner) clustered() bool { return r.cfg.Layout.Replicas > 1 }
 
+// mark is where a read model stands on this node: its generation and the last sequence it has applied. A document
+// read while the mark stays where it was is the document the model holds.
+type mark struct {
+	gen     int
+	applied uint64
+}
+
+func (r *Runner) mark(name string) (mark, error) {
+	st, err := r.state(name)
+	if err != nil {
+		return mark{}, err
+	}
+	applied, _ := st.progress()
+	return mark{gen: st.generation(), applied: applied}, nil
+}
+
+// getLatest reads a document as the read model's bucket holds it: from the bucket's leader on a cluster, where a
+// replica may lag behind the checkpoint this node has seen, and as Get does on one server. latest is false when the
+// leader could not be asked (an election) and a replica answered instead.
+func (r *Runner) getLatest(ctx context.Context, name, key string, v any) (found, latest bool, err error) {
+	if !r.clustered() {
+		found, err = r.Get(ctx, name, key, v)
+		return found, true, err
+	}
+	st, err := r.state(name)
+	if err != nil {
+		return false, false, err
+	}
+	if found, err = r.getFromLeader(ctx, st, name, key, v); err == nil {
+		return found, true, nil
+	}
+	found, err = r.Get(ctx, name, key, v)
+	return found, false, err
+}
+
 func (r *Runner) getFromLeader(ctx context.Context, st *state, name, key string, v any) (bool, error) {
 	if err := validKey(key); err != nil {
 		return false, nil

@@ -198,7 +198,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if p.Blobs, err = blobs.Open(ctx, p.JS, names); err != nil {
 		return nil, err
 	}
-	p.Keys = auth.NewKeys(projections.Directory{Views: p.Views})
+	p.Keys = auth.NewKeys(projections.NewDirectory(p.Views))
 	// Commands count queries against the limits, and agents are called with the signer's tokens: security opens
 	// first.
 	if err := p.openSecurity(ctx); err != nil {
