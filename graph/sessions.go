@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,9 +99,8 @@ func (r *Resolver) session(ctx context.Context, handle string) (projections.Sess
 func sessionView(s session.State) projections.SessionView {
 	v := projections.SessionView{ID: s.ID, Account: s.Account, Name: s.Name, Description: s.Description,
 		FrontendAgentID: s.FrontAgentID, FrontendAgentHandle: s.FrontAgentHandle, Created: s.Created,
-		Modified: s.Modified, MessageIDs: make([]string, 0, len(s.Messages))}
+		Modified: s.Modified}
 	for _, m := range s.Messages {
-		v.MessageIDs = append(v.MessageIDs, m.ID)
 		for k, em := range m.Embeds {
 			if v.Embeds == nil {
 				v.Embeds = map[string]events.MessageEmbed{}
@@ -121,16 +121,10 @@ func (r sessionResolver) Messages(ctx context.Context, obj *generated.Session, f
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[string]projections.MessageView, len(views))
+	// The chat log's order is the log's: each message carries the sequence of the event that made it.
+	slices.SortFunc(views, func(a, b projections.MessageView) int { return cmp.Compare(a.Seq, b.Seq) })
+	out := make([]model.Message, 0, len(views))
 	for _, m := range views {
-		byID[m.ID] = m
-	}
-	out := make([]model.Message, 0, len(v.MessageIDs))
-	for _, id := range v.MessageIDs {
-		m, ok := byID[id]
-		if !ok {
-			continue
-		}
 		mm, err := r.messageModel(ctx, m)
 		if err != nil {
 			return nil, err

@@ -1,7 +1,9 @@
 package projections_test
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +190,49 @@ func TestADirectoryForgetsTheKeysItFoundWhenAnAccountChanges(t *testing.T) {
 	}
 	if _, err := keys.Authenticate(ctx, first.Key); errs.CodeOf(err) != errs.Unauthorized {
 		t.Fatalf("the key whose document went, after an account event: %v, want it read again and refused", err)
+	}
+}
+
+// TestADeletedSessionTakesItsMessagesWithIt: a session's messages are documents of their own (the session's document
+// lists none), ordered by the sequence of the event that made each; deleting the session deletes them.
+func TestADeletedSessionTakesItsMessagesWithIt(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t)
+	ctx := context.Background()
+	p, _ := n.NewAccount(t, "ada")
+	s, err := n.SessionCommands.Create(ctx, p, commands.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.SessionCommands.Post(ctx, p, commands.NewSessionMessage{Session: s.ID, Text: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var msgs []projections.MessageView
+	for len(msgs) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the query and its reply in the read model after 20s: %+v", msgs)
+		}
+		time.Sleep(5 * time.Millisecond)
+		if msgs, err = projections.ListAll[projections.MessageView](ctx, n.Views, "sessions", projections.SessionMessagesFilter(p.AccountID, s.ID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.SortFunc(msgs, func(a, b projections.MessageView) int { return cmp.Compare(a.Seq, b.Seq) })
+	if msgs[0].Type != events.MessageQuery || msgs[0].Text != "hello" || msgs[1].InReplyTo != msgs[0].ID {
+		t.Fatalf("the chat log by sequence: %+v", msgs)
+	}
+	seq, err := n.SessionCommands.Delete(ctx, p, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Views.WaitFor(ctx, "sessions", seq); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err = projections.ListAll[projections.MessageView](ctx, n.Views, "sessions", projections.SessionMessagesFilter(p.AccountID, s.ID)); err != nil || len(msgs) != 0 {
+		t.Fatalf("the deleted session's messages: %+v, %v", msgs, err)
+	}
+	if _, ok, err := projections.Get[projections.SessionView](ctx, n.Views, "sessions", projections.SessionKey(p.AccountID, s.ID)); ok || err != nil {
+		t.Fatalf("the deleted session's document: found %v, %v", ok, err)
 	}
 }

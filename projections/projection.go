@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // Projection folds events into one read model.
@@ -77,6 +79,38 @@ func (tx *Tx) Get(key string, v any) (bool, error) {
 		return false, fmt.Errorf("decode %s: %w", key, err)
 	}
 	return true, nil
+}
+
+// Keys lists the keys of the documents that match filter (a NATS subject filter over keys: "msg.a.s1.*") as the
+// bucket and this batch hold them, deleted ones left out, sorted. It reads the bucket's key list: for what is rare
+// (a session deleted with its messages), not for every event.
+func (tx *Tx) Keys(filter string) ([]string, error) {
+	lister, err := tx.w.kv.ListKeysFiltered(tx.ctx, filter)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", filter, err)
+	}
+	candidates := map[string]bool{}
+	for k := range lister.Keys() {
+		candidates[k] = true
+	}
+	match := natsx.NewSubjectFilter(filter)
+	for k := range tx.w.staged {
+		if match.Match(k) {
+			candidates[k] = true
+		}
+	}
+	var out []string
+	for k := range candidates {
+		d, err := tx.w.doc(tx.ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if d.Seq != 0 && !d.Deleted {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // Put writes a document, unless the event was already applied to it.

@@ -15,7 +15,8 @@ import (
 // The account comes first so that a read with the caller's account can only find the caller's sessions.
 type Sessions struct{}
 
-// SessionView is a session as reads see it. MessageIDs keeps the chat log's order.
+// SessionView is a session as reads see it. Its messages are documents of their own, in the chat log's order by
+// their sequence: a list of them here made every message rewrite a document as long as the session.
 type SessionView struct {
 	ID                  string                         `json:"id"`
 	Account             string                         `json:"account"`
@@ -25,7 +26,6 @@ type SessionView struct {
 	FrontendAgentHandle string                         `json:"frontend_agent_handle,omitempty"`
 	Created             time.Time                      `json:"created"`
 	Modified            time.Time                      `json:"modified"`
-	MessageIDs          []string                       `json:"message_ids"`
 	Embeds              map[string]events.MessageEmbed `json:"embeds,omitempty"`
 }
 
@@ -34,6 +34,9 @@ type MessageView = session.Message
 
 // Name implements Projection.
 func (Sessions) Name() string { return "sessions" }
+
+// Version implements Versioned: 2 took the list of message IDs out of the session's document.
+func (Sessions) Version() int { return 2 }
 
 // EventTypes implements Projection. A query's steps, dispatches and routings are not messages: the read model
 // does not read them.
@@ -68,7 +71,7 @@ func (Sessions) Apply(tx *Tx, e events.Envelope) error {
 		}
 		return tx.Put(key, SessionView{ID: e.AggregateID, Account: e.Account, Name: d.Name, Description: d.Description,
 			FrontendAgentID: d.FrontendAgentID, FrontendAgentHandle: d.FrontendAgentHandle, Created: e.Time,
-			Modified: e.Time, MessageIDs: []string{}})
+			Modified: e.Time})
 	case events.SessionMessagePosted, events.SessionReplyPosted, events.SessionReplyFailed:
 		m, _ := session.ChatMessage(e)
 		return addMessage(tx, e, m)
@@ -78,8 +81,12 @@ func (Sessions) Apply(tx *Tx, e events.Envelope) error {
 		if err != nil || !ok {
 			return err
 		}
-		for _, id := range s.MessageIDs {
-			if err := tx.Delete(SessionMessageKey(e.Account, e.AggregateID, id)); err != nil {
+		msgs, err := tx.Keys(SessionMessagesFilter(e.Account, e.AggregateID))
+		if err != nil {
+			return err
+		}
+		for _, k := range msgs {
+			if err := tx.Delete(k); err != nil {
 				return err
 			}
 		}
@@ -94,12 +101,6 @@ func addMessage(tx *Tx, e events.Envelope, m MessageView) error {
 		if !exists {
 			return ErrSkip
 		}
-		for _, id := range s.MessageIDs {
-			if id == m.ID {
-				return ErrSkip
-			}
-		}
-		s.MessageIDs = append(s.MessageIDs, m.ID)
 		s.Modified = e.Time
 		for k, em := range m.Embeds {
 			if s.Embeds == nil {
