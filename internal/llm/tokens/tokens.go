@@ -296,45 +296,56 @@ func (c *Counter) Count(model, text string) int {
 	if text == "" {
 		return 0
 	}
-	enc := Encoding(model)
+	k := keyOf(Encoding(model), text) // a long text's digest, once and outside the lock
 	c.mu.Lock()
-	n, ok := c.lookup(enc, text)
+	n, ok := c.lookup(k)
 	c.mu.Unlock()
 	if ok {
 		return n
 	}
 	n = Count(model, text)
 	c.mu.Lock()
-	c.keep(enc, text, n)
+	c.keep(k, n)
 	c.mu.Unlock()
 	return n
 }
 
-// lookup finds a remembered count. c.mu is held.
-func (c *Counter) lookup(enc, text string) (int, bool) {
+// textKey is where a text's count is kept: under the text itself, or under a long text's digest.
+type textKey struct {
+	long  bool
+	short shortText
+	sum   longText
+}
+
+func keyOf(enc, text string) textKey {
 	if len(text) <= maxKeptText {
-		n, ok := c.short[shortText{enc, text}]
+		return textKey{short: shortText{enc, text}}
+	}
+	return textKey{long: true, sum: longText{enc, sha256.Sum256([]byte(text))}}
+}
+
+// lookup finds a remembered count. c.mu is held.
+func (c *Counter) lookup(k textKey) (int, bool) {
+	if k.long {
+		n, ok := c.long[k.sum]
 		return n, ok
 	}
-	n, ok := c.long[longText{enc, sha256.Sum256([]byte(text))}]
+	n, ok := c.short[k.short]
 	return n, ok
 }
 
 // keep remembers a count. c.mu is held.
-func (c *Counter) keep(enc, text string, n int) {
-	kept := len(text)
-	if kept > maxKeptText {
-		kept = 0
-	}
+func (c *Counter) keep(k textKey, n int) {
+	kept := len(k.short.text) // a long text's digest keeps none of it
 	if len(c.short)+len(c.long) >= c.max || c.bytes+kept > maxKeptBytes {
 		clear(c.short) // amortised: a full cache starts afresh
 		clear(c.long)
 		c.bytes = 0
 	}
-	if kept > 0 {
-		c.short[shortText{enc, text}] = n
+	if k.long {
+		c.long[k.sum] = n
 	} else {
-		c.long[longText{enc, sha256.Sum256([]byte(text))}] = n
+		c.short[k.short] = n
 	}
 	c.bytes += kept
 }
@@ -355,11 +366,14 @@ func (c *Counter) Usage(req llm.Request, resp llm.Response) llm.Usage {
 			if text == "" {
 				continue
 			}
-			if n, ok := c.lookup(enc, text); ok {
-				prompt += n
-			} else {
-				missed = append(missed, text)
+			// A long text goes to Count, which takes its digest outside the lock.
+			if len(text) <= maxKeptText {
+				if n, ok := c.lookup(textKey{short: shortText{enc, text}}); ok {
+					prompt += n
+					continue
+				}
 			}
+			missed = append(missed, text)
 		}
 	}
 	c.mu.Unlock()
