@@ -93,8 +93,7 @@ func (r *Runner) mark(name string) (mark, error) {
 	if err != nil {
 		return mark{}, err
 	}
-	applied, _ := st.progress()
-	return mark{gen: st.generation(), applied: applied}, nil
+	return st.mark(), nil
 }
 
 // getLatest reads a document as the read model's bucket holds it: from the bucket's leader on a cluster, where a

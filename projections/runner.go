@@ -698,6 +698,13 @@ func (s *state) setGeneration(gen int, kv jetstream.KeyValue) {
 	s.genSwitch = make(chan struct{})
 }
 
+// mark is the generation and the applied sequence together, read under one hold of the lock.
+func (s *state) mark() mark {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return mark{gen: s.gen, applied: s.applied}
+}
+
 func (s *state) generation() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
