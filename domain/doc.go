@@ -4,6 +4,6 @@
 // events to what faces show (a chat message, a run's status).
 //
 // These packages are pure: they import events and errs and nothing that does I/O. Commands (internal/commands) load
-// an aggregate through an events.Repo, decide with these functions and append; projections, handlers, the faces and
+// an aggregate through an eventstore.Repo, decide with these functions and append; projections, handlers, the faces and
 // replay use the same folds and mappings, so a field added to one is seen by all.
 package domain

@@ -50,9 +50,9 @@ func decodeEnvelopeFast(b []byte) (Envelope, bool) {
 	return env, true
 }
 
-// decodeEnvelope parses a stored envelope and its payload. An event type this build does not know leaves Event nil
+// DecodeEnvelope parses a stored envelope and its payload. An event type this build does not know leaves Event nil
 // (it is kept and skipped, not fatal).
-func decodeEnvelope(reg *Registry, data []byte) (Envelope, error) {
+func DecodeEnvelope(reg *Registry, data []byte) (Envelope, error) {
 	if env, ok := decodeEnvelopeFast(data); ok {
 		ev, err := reg.Decode(env.Type, env.Data)
 		if err == nil {

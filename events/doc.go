@@ -1,9 +1,9 @@
-// Package events holds the log's vocabulary and its store: the envelope every event travels in, the typed events of
-// each aggregate (a file per aggregate), the registry that maps a type name to its Go struct, and the Store that
-// appends with optimistic concurrency, loads one aggregate, and reads or follows the log from a sequence.
+// Package events is the log's vocabulary: the envelope every event travels in, the typed events of each aggregate
+// (a file per aggregate), the registry that maps a type name to its Go struct, and the codec that writes and reads
+// an envelope's JSON.
 //
 // An event's JSON is a contract with every log ever written: add fields, never rename or repurpose one.
 //
-// This package imports natsx for names and errs for the codes of what it refuses (an invalid reference, an event
-// too large, contention past its retries), and nothing of the faces, projections or handlers.
+// It holds no store and imports no NATS: the domain imports this package alone, so `go list -deps ./domain/...`
+// shows no NATS. The store on JetStream is package eventstore.
 package events

@@ -6,10 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// encodeEnvelope writes an envelope's JSON by hand. It is on every append's path, and encoding/json would marshal
+// EncodeEnvelope writes an envelope's JSON by hand. It is on every append's path, and encoding/json would marshal
 // the envelope by reflection and then re-validate and compact the already-encoded payload. The output is the JSON
 // encoding/json produces for Envelope (a test holds the two together).
-func encodeEnvelope(env *Envelope) ([]byte, error) {
+func EncodeEnvelope(env *Envelope) ([]byte, error) {
 	b := make([]byte, 0, 256+len(env.Data))
 	b = append(b, `{"id":`...)
 	b = appendString(b, env.ID)

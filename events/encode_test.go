@@ -16,7 +16,7 @@ func TestEncodeEnvelopeMatchesEncodingJSON(t *testing.T) {
 		env := Envelope{ID: "01J" + s, Type: "x.y", Aggregate: s, AggregateID: "id", Version: 7,
 			Time: time.Date(2026, 11, 21, 10, 4, 5, 123456789, time.UTC), Account: s, Actor: s, CorrelationID: s,
 			CausationID: s, Data: json.RawMessage(`{"text":"hi"}`)}
-		got, err := encodeEnvelope(&env)
+		got, err := EncodeEnvelope(&env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +34,7 @@ func BenchmarkEncodeEnvelope(b *testing.B) {
 	env := Envelope{ID: NewID(), Type: "session.message_posted", Aggregate: "session", AggregateID: NewID(), Version: 3,
 		Time: time.Now(), Account: "acct_1", Actor: "key_1", Data: json.RawMessage(`{"text":"hello there, how are you?"}`)}
 	for b.Loop() {
-		_, _ = encodeEnvelope(&env)
+		_, _ = EncodeEnvelope(&env)
 	}
 }
 
@@ -48,7 +48,7 @@ func TestFastDecodeReadsWhatEncodeWrites(t *testing.T) {
 		if s == "" {
 			env.Account, env.Actor, env.CorrelationID, env.CausationID = "", "", "", ""
 		}
-		b, _ := encodeEnvelope(&env)
+		b, _ := EncodeEnvelope(&env)
 		fast, ok := decodeEnvelopeFast(b)
 		if !ok {
 			t.Fatalf("fast decode refused %s", b)
@@ -88,17 +88,17 @@ func TestDecodeRefusesAPayloadThatIsNotJSON(t *testing.T) {
 	const head = `{"id":"a","type":%q,"aggregate":"x","aggregate_id":"i","version":1,"time":"2026-11-21T10:04:05Z","data":%s}`
 	for _, typ := range []string{decodedEvent{}.EventType(), "x.unknown"} {
 		for _, data := range []string{`{"broken":}`, `{"text":"open`, `{} {}`} {
-			if _, err := decodeEnvelope(reg, fmt.Appendf(nil, head, typ, data)); err == nil {
+			if _, err := DecodeEnvelope(reg, fmt.Appendf(nil, head, typ, data)); err == nil {
 				t.Errorf("type %s, payload %s: decoded", typ, data)
 			}
 		}
-		env, err := decodeEnvelope(reg, fmt.Appendf(nil, head, typ, `{"text":"fine"}`))
+		env, err := DecodeEnvelope(reg, fmt.Appendf(nil, head, typ, `{"text":"fine"}`))
 		if err != nil || string(env.Data) != `{"text":"fine"}` {
 			t.Errorf("type %s, a good payload: %+v, %v", typ, env, err)
 		}
 		// A field after the payload is not the fast path's form; encoding/json reads it.
 		late := `{"id":"a","type":"` + typ + `","aggregate":"x","aggregate_id":"i","version":1,"time":"2026-11-21T10:04:05Z","data":{"text":"fine"},"later":1}`
-		if env, err := decodeEnvelope(reg, []byte(late)); err != nil || string(env.Data) != `{"text":"fine"}` {
+		if env, err := DecodeEnvelope(reg, []byte(late)); err != nil || string(env.Data) != `{"text":"fine"}` {
 			t.Errorf("type %s, a field after the payload: %+v, %v", typ, env, err)
 		}
 	}
@@ -109,10 +109,10 @@ func BenchmarkDecodeEnvelope(b *testing.B) {
 	reg.Register(decodedEvent{})
 	env := Envelope{ID: NewID(), Type: "test.decoded", Aggregate: "session", AggregateID: NewID(), Version: 3,
 		Time: time.Now().UTC(), Account: "acct_1", Actor: "key_1", Data: json.RawMessage(`{"text":"hello there, how are you?"}`)}
-	raw, _ := encodeEnvelope(&env)
+	raw, _ := EncodeEnvelope(&env)
 	b.Run("fast", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := decodeEnvelope(reg, raw); err != nil {
+			if _, err := DecodeEnvelope(reg, raw); err != nil {
 				b.Fatal(err)
 			}
 		}

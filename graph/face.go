@@ -32,7 +32,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -74,7 +74,7 @@ type Deps struct {
 	Usage         Usage
 	Sessions      *commands.Sessions
 	Views         *projections.Runner
-	Store         *events.Store
+	Store         *eventstore.Store
 	Agents        *agents.Registry
 	// NC carries the live token deltas of replies (core NATS).
 	NC     *nats.Conn

@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/graph/model"
 	"github.com/contrailhq/contrail/internal/commands"
@@ -439,17 +440,17 @@ func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, af
 				continue
 			}
 			// Read it back to learn its sequence; a replica that has not applied it yet leaves the published one.
-			if m, ok, err = find(events.Fresh); err == nil && !ok {
+			if m, ok, err = find(eventstore.Fresh); err == nil && !ok {
 				m, ok = cm, true
 			}
 		case <-time.After(time.Second):
 			// A reconnect may have lost a published answer: the log has it.
-			m, ok, err = find(events.Fresh)
+			m, ok, err = find(eventstore.Fresh)
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
-			if m, ok, err = find(events.Fresh); err != nil || !ok {
+			if m, ok, err = find(eventstore.Fresh); err != nil || !ok {
 				return nil, nil, nil
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/graph/model"
 	"github.com/contrailhq/contrail/internal/agents"
@@ -240,7 +241,7 @@ type followed struct {
 
 // follow runs a follower of one session's events in a goroutine, handing them to a channel until ctx ends; the
 // session's watch ends with it.
-func follow(ctx context.Context, watch *events.Watch, log iter.Seq2[events.Envelope, error]) <-chan followed {
+func follow(ctx context.Context, watch *eventstore.Watch, log iter.Seq2[events.Envelope, error]) <-chan followed {
 	ch := make(chan followed)
 	go func() {
 		defer close(ch)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -61,7 +62,7 @@ func TestFixieReadModelsRebuildEqualLive(t *testing.T) {
 	// Let the runner answer ada's query, then let every read model catch up with the log.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		s, _, err := n.Sessions.Get(ctx, sessions[0], events.Fresh)
+		s, _, err := n.Sessions.Get(ctx, sessions[0], eventstore.Fresh)
 		if err != nil {
 			t.Fatal(err)
 		}

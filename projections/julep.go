@@ -4,6 +4,7 @@ import (
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 )
 
 // The read models of Julep's objects serve its lists (limit, offset, sort_by, direction, metadata_filter); a get
@@ -95,7 +96,7 @@ func (JulepDocs) Apply(tx *Tx, e events.Envelope) error {
 // the state's view and its Object.
 func foldObject[S any, P interface {
 	*S
-	events.State
+	eventstore.State
 }](tx *Tx, key string, e events.Envelope, view func(*S) (any, *julep.Object)) error {
 	s := P(new(S))
 	v, o := view((*S)(s))

@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
@@ -81,7 +82,7 @@ func (t tallies) Apply(tx *projections.Tx, e events.Envelope) error {
 }
 
 type node struct {
-	store  *events.Store
+	store  *eventstore.Store
 	runner *projections.Runner
 }
 
@@ -109,7 +110,7 @@ func startNodeWith(t *testing.T, srv *natstest.Server, holder string, p projecti
 	}
 	reg := events.NewRegistry()
 	reg.Register(added{}, renamed{}, removed{})
-	st := events.NewStore(srv.JS, l.Names, reg)
+	st := eventstore.NewStore(srv.JS, l.Names, reg)
 	r := projections.NewRunner(projections.Config{JS: srv.JS, Store: st, Layout: l, Holder: holder,
 		LeaseTTL: 600 * time.Millisecond, Logger: logger, Metrics: m}, p)
 	if err := r.Start(ctx); err != nil {
@@ -120,7 +121,7 @@ func startNodeWith(t *testing.T, srv *natstest.Server, holder string, p projecti
 }
 
 // appendTallies writes n events over k tallies and returns the last sequence and the expected sums.
-func appendTallies(t *testing.T, st *events.Store, n, k int, prefix string) (uint64, map[string]int) {
+func appendTallies(t *testing.T, st *eventstore.Store, n, k int, prefix string) (uint64, map[string]int) {
 	t.Helper()
 	ctx := context.Background()
 	versions := map[string]events.Version{}
@@ -265,7 +266,7 @@ func TestAProjectionFarBehindReadsTheWholeLogAndMissesNothing(t *testing.T) {
 	}
 	reg := events.NewRegistry()
 	reg.Register(added{}, noise{})
-	writer := events.NewStore(srv.JS, l.Names, reg)
+	writer := eventstore.NewStore(srv.JS, l.Names, reg)
 	sums := map[string]int{}
 	versions := map[string]events.Version{}
 	var lastTally uint64
@@ -439,7 +440,7 @@ func TestSecondNodeTakesOverAndNothingIsAppliedTwice(t *testing.T) {
 	}
 }
 
-func sumsFromLog(t *testing.T, st *events.Store) map[string]int {
+func sumsFromLog(t *testing.T, st *eventstore.Store) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	_, err := st.Read(context.Background(), 0, func(e events.Envelope) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/natsx"
@@ -228,7 +229,7 @@ func (r *Runner) WaitFor(ctx context.Context, name string, seq uint64) error {
 // own write (a model never reaches the sequence of an event it does not fold, so each is waited for at its own).
 // It is how a face that answers from a read model reads what its command just appended; commands themselves never
 // wait. It waits at most Config.ReadWait: past it, it returns the deadline error, and the write stays made.
-func (r *Runner) Shows(ctx context.Context, res events.Appended, models ...Projection) error {
+func (r *Runner) Shows(ctx context.Context, res eventstore.Appended, models ...Projection) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.ReadWait)
 	defer cancel()
 	for _, m := range models {
@@ -250,7 +251,7 @@ func (r *Runner) Shows(ctx context.Context, res events.Appended, models ...Proje
 
 // ShowsWrite is a command's error, or else Shows of what it appended: how a caller that answers from read models
 // finishes a command ("res, err := cmd(...); if err := views.ShowsWrite(ctx, res, err, models...); ...").
-func (r *Runner) ShowsWrite(ctx context.Context, res events.Appended, err error, models ...Projection) error {
+func (r *Runner) ShowsWrite(ctx context.Context, res eventstore.Appended, err error, models ...Projection) error {
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
@@ -23,7 +24,7 @@ import (
 // Config wires a Runner.
 type Config struct {
 	JS     jetstream.JetStream
-	Store  *events.Store
+	Store  *eventstore.Store
 	Layout natsx.Layout
 	// Holder names this node in leases.
 	Holder string

@@ -4,7 +4,7 @@
 //
 // The decisions here are pure: Start, Advance, Complete, Resume and Cancel turn a state (and an input, an effect's
 // result) into events. The engine (handlers/tasks) and the commands (internal/commands) load the state through an
-// events.Repo, decide with these, and append. Besides events and errs it imports internal/workflow, the task
+// eventstore.Repo, decide with these, and append. Besides events and errs it imports internal/workflow, the task
 // language, which is pure too.
 package execution
 

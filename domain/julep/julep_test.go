@@ -7,6 +7,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
@@ -15,7 +16,7 @@ const acct = "acct_a"
 // fold applies events to a state as the log would, numbering them.
 func fold[S any, P interface {
 	*S
-	events.State
+	eventstore.State
 }](s P, id string, evs ...events.Event) {
 	for i, ev := range evs {
 		s.Apply(events.Envelope{AggregateID: events.JulepAggregateID(acct, id), Account: acct, Version: uint64(i + 1),

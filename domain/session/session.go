@@ -354,7 +354,7 @@ func (s *State) AnsweredCount() int {
 	return n
 }
 
-// Clone copies the state so that the fold's later changes do not reach the copy (events.Repo.Get hands out
+// Clone copies the state so that the fold's later changes do not reach the copy (eventstore.Repo.Get hands out
 // copies). Messages and steps are values that never change once appended; queries and paths are copied.
 func (s *State) Clone() State {
 	out := *s

@@ -88,7 +88,7 @@ type Step struct {
 	Outputs map[string]string
 }
 
-// Clone copies the state so that folding more events into either copy leaves the other as it was (events.Repo.Get
+// Clone copies the state so that folding more events into either copy leaves the other as it was (eventstore.Repo.Get
 // hands out copies). What may still change in place is copied: runs still active and steps in progress. The rest
 // (messages, runs that ended, steps that settled) is shared, since Apply replaces such an object with a changed copy
 // rather than change it (see message, run and step). Slices are clipped, so that an append to either copy moves it

@@ -14,6 +14,7 @@ import (
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/apicall"
@@ -24,7 +25,7 @@ import (
 )
 
 // Sessions is the repository of sessions the handlers decide on.
-type Sessions = events.Repo[session.State, *session.State]
+type Sessions = eventstore.Repo[session.State, *session.State]
 
 // DocLister lists an owner's docs (a system tool's doc.list).
 type DocLister interface {

@@ -11,6 +11,7 @@ import (
 	"github.com/contrailhq/contrail/cmd/agents/samples/genrand"
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -59,7 +60,7 @@ func TestKilledMidLoopTheQueryCompletesOnce(t *testing.T) {
 	}
 	// Let any second attempt show itself before counting.
 	time.Sleep(300 * time.Millisecond)
-	sess, _, err := again.Sessions.Get(ctx, sessionID, events.Fresh)
+	sess, _, err := again.Sessions.Get(ctx, sessionID, eventstore.Fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +305,7 @@ func TestKilledBetweenAnAnswerAndTheNextDispatch(t *testing.T) {
 		}
 	}
 	// What the dying node got done: the first query's reply, and not the dispatch after it.
-	_, err := n.Sessions.Update(ctx, sessionID, events.Fresh, events.Meta{Account: p.AccountID, Actor: "agent"},
+	_, err := n.Sessions.Update(ctx, sessionID, eventstore.Fresh, events.Meta{Account: p.AccountID, Actor: "agent"},
 		func(st *session.State) ([]events.Event, error) {
 			q := st.Queries[0]
 			return session.Reply(st, q, q.Top().TargetOf(), "re first", nil), nil

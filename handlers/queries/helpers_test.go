@@ -13,6 +13,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -102,7 +103,7 @@ func waitAnswer(t *testing.T, n *platformtest.Node, sessionID string, nth int) s
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s, _, err := n.Sessions.Get(context.Background(), sessionID, events.Fresh)
+		s, _, err := n.Sessions.Get(context.Background(), sessionID, eventstore.Fresh)
 		if err != nil {
 			t.Fatal(err)
 		}

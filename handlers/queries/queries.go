@@ -34,6 +34,7 @@ import (
 	"github.com/contrailhq/contrail/domain/agent"
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -43,7 +44,7 @@ import (
 )
 
 // Sessions is the repository of sessions the handlers decide on.
-type Sessions = events.Repo[session.State, *session.State]
+type Sessions = eventstore.Repo[session.State, *session.State]
 
 // Embeds is what the handlers need of stored embeds.
 type Embeds interface {

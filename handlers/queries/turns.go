@@ -6,6 +6,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
@@ -19,7 +20,7 @@ import (
 // that answers for it (commands.Fronts). It reports false when the agent cannot be used or looked up now; the
 // query is then posted alone and dispatchNext deals with it.
 func (h *Handlers) Front(ctx context.Context, account, agentID string) (session.Target, bool) {
-	info, seq, err := h.cfg.Agents.Get(ctx, account, agentID, events.Fresh)
+	info, seq, err := h.cfg.Agents.Get(ctx, account, agentID, eventstore.Fresh)
 	if err != nil {
 		return session.Target{}, false
 	}
@@ -55,7 +56,7 @@ func (h *Handlers) dispatchNext(ctx context.Context, e events.Envelope, atLeast 
 		if err != nil || next.MessageID == "" {
 			return err
 		}
-		info, seq, err := h.cfg.Agents.Get(ctx, account, frontID, events.Fresh)
+		info, seq, err := h.cfg.Agents.Get(ctx, account, frontID, eventstore.Fresh)
 		var target session.Target
 		if err == nil {
 			target, err = h.targetOf(info, seq)

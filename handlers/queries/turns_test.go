@@ -12,6 +12,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
@@ -77,7 +78,7 @@ func answers(t *testing.T, n *platformtest.Node, sessionID string, want int) ses
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		s, _, err := n.Sessions.Get(context.Background(), sessionID, events.Fresh)
+		s, _, err := n.Sessions.Get(context.Background(), sessionID, eventstore.Fresh)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func TestQueriesAnsweredInOrder(t *testing.T) {
 	if got != "first" {
 		t.Fatalf("the agent received %q before the first query was answered", got)
 	}
-	if s, _, _ := n.Sessions.Get(context.Background(), sessionID, events.Fresh); s.AnsweredCount() != 0 {
+	if s, _, _ := n.Sessions.Get(context.Background(), sessionID, eventstore.Fresh); s.AnsweredCount() != 0 {
 		t.Fatalf("answered %d before the first query was released", s.AnsweredCount())
 	}
 	close(release)

@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
 
@@ -71,7 +71,7 @@ type DeadLetter struct {
 }
 
 // ListDeadLetters returns what is in the dead-letter queue, oldest first.
-func ListDeadLetters(ctx context.Context, js jetstream.JetStream, store *events.Store, names natsx.Names) ([]DeadLetter, error) {
+func ListDeadLetters(ctx context.Context, js jetstream.JetStream, store *eventstore.Store, names natsx.Names) ([]DeadLetter, error) {
 	cons, err := js.OrderedConsumer(ctx, names.DLQStream(), jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return nil, fmt.Errorf("read dead-letter queue: %w", err)
@@ -103,7 +103,7 @@ func ListDeadLetters(ctx context.Context, js jetstream.JetStream, store *events.
 	}
 }
 
-func deadLetter(store *events.Store, seq uint64, h nats.Header, data []byte) DeadLetter {
+func deadLetter(store *eventstore.Store, seq uint64, h nats.Header, data []byte) DeadLetter {
 	d := DeadLetter{Seq: seq, Handler: h.Get(hdrHandler), Reason: h.Get(hdrReason)}
 	d.EventSeq, _ = strconv.ParseUint(h.Get(hdrSeq), 10, 64)
 	d.Deliveries, _ = strconv.Atoi(h.Get(hdrAttempts))

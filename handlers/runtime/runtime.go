@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
@@ -59,7 +60,7 @@ type Config struct {
 	// given when it closes, so it must not share the node's main one.
 	Connect func() (*nats.Conn, error)
 	JS      jetstream.JetStream
-	Store   *events.Store
+	Store   *eventstore.Store
 	Names   natsx.Names
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
@@ -41,7 +42,7 @@ func (j *job) Apply(e events.Envelope) {
 
 type env struct {
 	srv   *natstest.Server
-	store *events.Store
+	store *eventstore.Store
 	names natsx.Names
 	// retired is the runtime's Retired.
 	retired []string
@@ -57,7 +58,7 @@ func setup(t *testing.T) *env {
 	}
 	reg := events.NewRegistry()
 	reg.Register(submitted{}, done{})
-	return &env{srv: srv, store: events.NewStore(srv.JS, names, reg), names: names}
+	return &env{srv: srv, store: eventstore.NewStore(srv.JS, names, reg), names: names}
 }
 
 // run starts a runtime (one node) with the given handlers and stops it when the test ends or stop is called.
@@ -116,7 +117,7 @@ func (e *env) submit(t *testing.T, id string) events.Envelope {
 // markDone is the idempotent reaction every test handler performs: a derived event, appended once whatever the
 // number of deliveries.
 func (e *env) markDone(ctx context.Context, ev events.Envelope) error {
-	_, err := events.Update(ctx, e.store, events.Ref{Type: "job", ID: ev.AggregateID}, events.Meta{CausationID: ev.ID, CorrelationID: ev.CorrelationID},
+	_, err := eventstore.Update(ctx, e.store, events.Ref{Type: "job", ID: ev.AggregateID}, events.Meta{CausationID: ev.ID, CorrelationID: ev.CorrelationID},
 		func(j *job) ([]events.Event, error) {
 			if j.done > 0 {
 				return nil, nil

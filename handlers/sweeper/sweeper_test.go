@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/sweeper"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/lease"
@@ -34,7 +35,7 @@ func TestOneSweeperLeadsAndAnotherTakesOver(t *testing.T) {
 	if err := natsx.EnsureBucket(ctx, srv.JS, layout, natsx.BucketSpec{Name: lease.Bucket, TTL: ttl}); err != nil {
 		t.Fatal(err)
 	}
-	store := events.NewStore(srv.JS, names, events.NewRegistry())
+	store := eventstore.NewStore(srv.JS, names, events.NewRegistry())
 	views := projections.NewRunner(projections.Config{JS: srv.JS, Store: store, Layout: layout, Holder: "views", LeaseTTL: ttl}, projections.Runs{})
 	if err := views.Start(ctx); err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 	"github.com/contrailhq/contrail/domain/execution"
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/apicall"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -40,7 +41,7 @@ import (
 )
 
 // Executions is the repository of executions the engine decides on.
-type Executions = events.Repo[execution.State, *execution.State]
+type Executions = eventstore.Repo[execution.State, *execution.State]
 
 // Agents reads an account's Julep agents (a task that inherits its agent's tools, the model of its prompts).
 type Agents interface {

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/workflow"
 )
 
@@ -108,7 +109,7 @@ func (g *Engine) fire(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	meta := events.Meta{Account: t.Account, Actor: "system", CorrelationID: t.Execution}
-	if err := g.complete(ctx, t.Execution, events.Fresh, meta, t.Key, workflow.Result{}); err != nil {
+	if err := g.complete(ctx, t.Execution, eventstore.Fresh, meta, t.Key, workflow.Result{}); err != nil {
 		if ctx.Err() == nil {
 			g.cfg.Logger.Warn("a timer could not be recorded; it will be tried again", "execution", t.Execution, "key", t.Key, "err", err)
 		}
@@ -136,7 +137,7 @@ func (g *Engine) sweep(ctx context.Context, due DueTimers) {
 	for _, d := range list {
 		g.cfg.Logger.Info("waking a sleep whose timer did not fire", "execution", d.Execution, "key", d.Key)
 		meta := events.Meta{Account: d.Account, Actor: "system", CorrelationID: d.Execution}
-		if err := g.complete(ctx, d.Execution, events.Fresh, meta, d.Key, workflow.Result{}); err != nil && ctx.Err() == nil {
+		if err := g.complete(ctx, d.Execution, eventstore.Fresh, meta, d.Key, workflow.Result{}); err != nil && ctx.Err() == nil {
 			g.cfg.Logger.Warn("wake a sleep", "execution", d.Execution, "key", d.Key, "err", err)
 		}
 	}

@@ -11,12 +11,13 @@ import (
 
 	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/vsindex"
 )
 
 // Stores is the repository of vector stores.
-type Stores = events.Repo[vectorstore.State, *vectorstore.State]
+type Stores = eventstore.Repo[vectorstore.State, *vectorstore.State]
 
 // Handler processes added files.
 type Handler struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
@@ -33,8 +33,8 @@ import (
 type AccountCommands interface {
 	Create(ctx context.Context, actor auth.Principal, in commands.NewAccount) (commands.IssuedKey, error)
 	IssueKey(ctx context.Context, actor auth.Principal, accountID, name, key string) (commands.IssuedKey, error)
-	RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) (events.Appended, error)
-	SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) (events.Appended, error)
+	RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) (eventstore.Appended, error)
+	SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) (eventstore.Appended, error)
 }
 
 // Deps are what the admin face uses.
@@ -42,7 +42,7 @@ type Deps struct {
 	Accounts AccountCommands
 	Views    *projections.Runner
 	JS       jetstream.JetStream
-	Store    *events.Store
+	Store    *eventstore.Store
 	Names    natsx.Names
 	Logger   *slog.Logger
 	// Signer signs agent tokens; an admin rotates its key.

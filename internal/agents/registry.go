@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/domain/agent"
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
@@ -15,16 +15,16 @@ import (
 
 // Registry is the agent directory.
 type Registry struct {
-	agents    *events.Repo[agent.State, *agent.State]
-	handles   *events.Repo[agent.HandleClaim, *agent.HandleClaim]
-	usernames *events.Repo[agent.UsernameClaim, *agent.UsernameClaim]
+	agents    *eventstore.Repo[agent.State, *agent.State]
+	handles   *eventstore.Repo[agent.HandleClaim, *agent.HandleClaim]
+	usernames *eventstore.Repo[agent.UsernameClaim, *agent.UsernameClaim]
 	views     *projections.Runner
 	builtins  []agent.Info
 }
 
 // NewRegistry returns the directory over the log (registered agents and handle claims), the agents read model
 // (published agents by handle; nil: only IDs and the caller's own handles resolve) and the built-in agents.
-func NewRegistry(store *events.Store, views *projections.Runner, builtins ...agent.Info) *Registry {
+func NewRegistry(store *eventstore.Store, views *projections.Runner, builtins ...agent.Info) *Registry {
 	bs := slices.Clone(builtins)
 	for i := range bs {
 		bs[i].Kind = KindBuiltin
@@ -41,19 +41,21 @@ func NewRegistry(store *events.Store, views *projections.Runner, builtins ...age
 		}
 	}
 	return &Registry{
-		agents:    events.NewRepo[agent.State](store, agent.Aggregate, 0),
-		handles:   events.NewRepo[agent.HandleClaim](store, agent.HandleAggregate, 0),
-		usernames: events.NewRepo[agent.UsernameClaim](store, agent.UsernameAggregate, 0),
+		agents:    eventstore.NewRepo[agent.State](store, agent.Aggregate, 0),
+		handles:   eventstore.NewRepo[agent.HandleClaim](store, agent.HandleAggregate, 0),
+		usernames: eventstore.NewRepo[agent.UsernameClaim](store, agent.UsernameAggregate, 0),
 		views:     views,
 		builtins:  bs,
 	}
 }
 
 // Agents is the repository of registered agents (the commands that change them append through it).
-func (r *Registry) Agents() *events.Repo[agent.State, *agent.State] { return r.agents }
+func (r *Registry) Agents() *eventstore.Repo[agent.State, *agent.State] { return r.agents }
 
 // Handles is the repository of handle claims.
-func (r *Registry) Handles() *events.Repo[agent.HandleClaim, *agent.HandleClaim] { return r.handles }
+func (r *Registry) Handles() *eventstore.Repo[agent.HandleClaim, *agent.HandleClaim] {
+	return r.handles
+}
 
 // Builtins lists the built-in agents.
 func (r *Registry) Builtins() []Info { return slices.Clone(r.builtins) }
@@ -70,11 +72,11 @@ func (r *Registry) Builtin(ref string) (Info, bool) {
 
 // Load rebuilds a registered agent as the log holds it now (consistent: no read model in between).
 func (r *Registry) Load(ctx context.Context, id string) (Record, error) {
-	s, _, err := r.agents.Get(ctx, id, events.Fresh)
+	s, _, err := r.agents.Get(ctx, id, eventstore.Fresh)
 	return s, err
 }
 
-// Get returns the agent with this ID that account may use, as of at least stream sequence atLeast (events.Fresh:
+// Get returns the agent with this ID that account may use, as of at least stream sequence atLeast (eventstore.Fresh:
 // as the log holds it now), and the sequence of its last event (0 for a built-in). An agent the account may not
 // see is not found, as one that does not exist.
 func (r *Registry) Get(ctx context.Context, account, id string, atLeast uint64) (Info, uint64, error) {
@@ -96,7 +98,7 @@ func (r *Registry) Get(ctx context.Context, account, id string, atLeast uint64) 
 
 // HandleOwner says which agent holds a handle of an account, from the claim's own history (consistent).
 func (r *Registry) HandleOwner(ctx context.Context, account, handle string) (string, bool, error) {
-	h, _, err := r.handles.Get(ctx, agent.HandleID(account, handle), events.Fresh)
+	h, _, err := r.handles.Get(ctx, agent.HandleID(account, handle), eventstore.Fresh)
 	if err != nil {
 		return "", false, err
 	}
@@ -108,7 +110,7 @@ const maxRefLen = 256
 
 // UsernameHolder reads which account holds a username ("" for none), from the claim's own history.
 func (r *Registry) UsernameHolder(ctx context.Context, name string) (string, error) {
-	u, _, err := r.usernames.Get(ctx, agent.UsernameID(name), events.Fresh)
+	u, _, err := r.usernames.Get(ctx, agent.UsernameID(name), eventstore.Fresh)
 	return u.Account, err
 }
 
@@ -128,7 +130,7 @@ func (r *Registry) Find(ctx context.Context, account, username, ref string) (Inf
 		return b, 0, nil
 	}
 	if strings.HasPrefix(ref, "agt_") {
-		return r.Get(ctx, account, ref, events.Fresh)
+		return r.Get(ctx, account, ref, eventstore.Fresh)
 	}
 	if owner, handle, ok := strings.Cut(ref, "/"); ok {
 		return r.findByName(ctx, account, username, owner, handle, ref)
@@ -145,7 +147,7 @@ func (r *Registry) ownHandle(ctx context.Context, account, handle string) (Info,
 	if err != nil || !ok {
 		return Info{}, 0, false, err
 	}
-	s, v, err := r.agents.Get(ctx, id, events.Fresh)
+	s, v, err := r.agents.Get(ctx, id, eventstore.Fresh)
 	if err != nil || !s.Live() {
 		return Info{}, 0, false, err
 	}
@@ -203,7 +205,7 @@ func (r *Registry) findPublished(ctx context.Context, handle, owner, ref string)
 		return Info{}, 0, errs.NotFoundf("agent", ref)
 	case 1:
 		// The read model may lag the log: the agent's own history has the last word.
-		return r.Get(ctx, "", match[0].ID, events.Fresh)
+		return r.Get(ctx, "", match[0].ID, eventstore.Fresh)
 	}
 	names := make([]string, 0, len(match))
 	for _, a := range match {

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -46,7 +47,7 @@ type Rig struct {
 	NS    *server.Server
 	NC    *nats.Conn
 	JS    jetstream.JetStream
-	Store *events.Store
+	Store *eventstore.Store
 	Names natsx.Names
 	text  string
 }
@@ -77,7 +78,7 @@ func NewRig(ctx context.Context, dir string, payload int, syncAlways bool) (*Rig
 	for i := range text {
 		text[i] = 'a' + byte(i%26)
 	}
-	return &Rig{NS: ns, NC: nc, JS: js, Store: events.NewStore(js, names, reg), Names: names, text: string(text)}, nil
+	return &Rig{NS: ns, NC: nc, JS: js, Store: eventstore.NewStore(js, names, reg), Names: names, text: string(text)}, nil
 }
 
 // Close stops the server.
@@ -171,9 +172,9 @@ func (r *Rig) StoreAppendBatch(ctx context.Context, n, window int) (time.Duratio
 	start := time.Now()
 	for lo := 0; lo < n; lo += window {
 		hi := min(lo+window, n)
-		batch := make([]events.Batch, 0, hi-lo)
+		batch := make([]eventstore.Batch, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			batch = append(batch, events.Batch{Ref: events.Ref{Type: "bench", ID: prefix + strconv.Itoa(i)},
+			batch = append(batch, eventstore.Batch{Ref: events.Ref{Type: "bench", ID: prefix + strconv.Itoa(i)},
 				Meta: events.Meta{Account: "acct_bench", Actor: "bench"}, Event: benchEvent{Text: r.text, N: i}})
 		}
 		_, errs := r.Store.AppendBatch(ctx, batch)

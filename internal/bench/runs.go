@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
@@ -146,7 +146,7 @@ func startNodeWith(ctx context.Context, dir string, set func(*config.Config)) (*
 	k, err := p.Commands.Accounts.Create(ctx, system, commands.NewAccount{Name: "bench"})
 	if err == nil {
 		// The benchmark measures the platform, not its usage limits.
-		var lifted events.Appended
+		var lifted eventstore.Appended
 		lifted, err = p.Commands.Accounts.SetLimits(ctx, system, k.AccountID, 1<<30, 1<<30)
 		err = p.Views.ShowsWrite(ctx, lifted, err, projections.Accounts{})
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/account"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 )
@@ -40,15 +41,15 @@ type NewAccount struct {
 // IssuedKey is a key as its owner sees it once, and what issuing it appended (nothing when it was issued
 // before). A key works once the accounts read model shows it (projections.Runner.Shows).
 type IssuedKey struct {
-	AccountID string          `json:"account_id"`
-	KeyID     string          `json:"key_id"`
-	Key       string          `json:"key"`
-	Appended  events.Appended `json:"-"`
+	AccountID string              `json:"account_id"`
+	KeyID     string              `json:"key_id"`
+	Key       string              `json:"key"`
+	Appended  eventstore.Appended `json:"-"`
 }
 
 // Accounts are the commands on accounts and their keys; they also report an account's daily usage.
 type Accounts struct {
-	store   *events.Store
+	store   *eventstore.Store
 	queries QueryCounter
 }
 
@@ -80,7 +81,7 @@ func (c *Accounts) Create(ctx context.Context, actor auth.Principal, in NewAccou
 	keyID := auth.KeyID(hash)
 	meta := actor.Meta()
 	meta.Account = id
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: id}, meta, func(a *Account) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "account", ID: id}, meta, func(a *Account) ([]events.Event, error) {
 		if a.Exists {
 			return nil, errs.E(errs.Conflict, "account %s exists", id)
 		}
@@ -110,7 +111,7 @@ func (c *Accounts) IssueKey(ctx context.Context, actor auth.Principal, accountID
 	}
 	hash := auth.HashKey(key)
 	keyID := auth.KeyID(hash)
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
 		if !a.Exists {
 			return nil, errs.NotFoundf("account", accountID)
 		}
@@ -129,11 +130,11 @@ func (c *Accounts) IssueKey(ctx context.Context, actor auth.Principal, accountID
 }
 
 // RevokeKey stops a key from working.
-func (c *Accounts) RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) (events.Appended, error) {
+func (c *Accounts) RevokeKey(ctx context.Context, actor auth.Principal, accountID, keyID string) (eventstore.Appended, error) {
 	if err := mayManage(actor, accountID); err != nil {
-		return events.Appended{}, err
+		return eventstore.Appended{}, err
 	}
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
 		if !a.Exists {
 			return nil, errs.NotFoundf("account", accountID)
 		}
@@ -150,20 +151,20 @@ func (c *Accounts) RevokeKey(ctx context.Context, actor auth.Principal, accountI
 }
 
 // SetLimits changes an account's usage limits. Only an admin may.
-func (c *Accounts) SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) (events.Appended, error) {
+func (c *Accounts) SetLimits(ctx context.Context, actor auth.Principal, accountID string, dailyQueries, perMinute int) (eventstore.Appended, error) {
 	if !actor.System() && !actor.Admin {
-		return events.Appended{}, errs.E(errs.Forbidden, "only an admin account may change limits")
+		return eventstore.Appended{}, errs.E(errs.Forbidden, "only an admin account may change limits")
 	}
 	if dailyQueries < 0 {
-		return events.Appended{}, errs.InvalidField("daily_query_limit", "daily_query_limit must not be negative")
+		return eventstore.Appended{}, errs.InvalidField("daily_query_limit", "daily_query_limit must not be negative")
 	}
 	if perMinute < 0 {
-		return events.Appended{}, errs.InvalidField("requests_per_minute", "requests_per_minute must not be negative")
+		return eventstore.Appended{}, errs.InvalidField("requests_per_minute", "requests_per_minute must not be negative")
 	}
 	if !validID(accountID) {
-		return events.Appended{}, errs.NotFoundf("account", accountID)
+		return eventstore.Appended{}, errs.NotFoundf("account", accountID)
 	}
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "account", ID: accountID}, actor.Meta(), func(a *Account) ([]events.Event, error) {
 		if !a.Exists {
 			return nil, errs.NotFoundf("account", accountID)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/agent"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -37,7 +38,7 @@ type AgentInput struct {
 
 // Agents are the commands on Fixie agents: registration, change, deletion, and their names.
 type Agents struct {
-	store    *events.Store
+	store    *eventstore.Store
 	agents   *agents.Registry
 	metadata AgentMetadata
 }
@@ -53,7 +54,7 @@ func handleRef(account, handle string) events.Ref {
 type AgentChange struct {
 	Agent    agents.Info
 	Warnings []string
-	Appended events.Appended
+	Appended eventstore.Appended
 }
 
 // Register registers an agent of the caller's account. An agent whose URL does not answer yet is registered with
@@ -89,7 +90,7 @@ func (c *Agents) Register(ctx context.Context, actor auth.Principal, in AgentInp
 	if err := c.claimHandle(ctx, actor, handle, id); err != nil {
 		return reg, err
 	}
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
 		if r.Exists {
 			return nil, errs.E(errs.Conflict, "agent %s exists", id)
 		}
@@ -131,7 +132,7 @@ func (c *Agents) Update(ctx context.Context, actor auth.Principal, in AgentInput
 		}
 		upd.Handle = &renamed
 	}
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
 		if !r.Exists || r.Deleted || r.Account != actor.AccountID {
 			return nil, errs.NotFoundf("agent", handle)
 		}
@@ -160,7 +161,7 @@ func (c *Agents) Delete(ctx context.Context, actor auth.Principal, handle string
 		return AgentChange{}, err
 	}
 	var deleted agents.Info
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "agent", ID: id}, actor.Meta(), func(r *agents.Record) ([]events.Event, error) {
 		if !r.Exists || r.Deleted || r.Account != actor.AccountID {
 			return nil, errs.NotFoundf("agent", handle)
 		}
@@ -230,7 +231,7 @@ func (c *Agents) claimHandle(ctx context.Context, actor auth.Principal, handle, 
 		}
 		stale = holder
 	}
-	_, err = events.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *agent.HandleClaim) ([]events.Event, error) {
+	_, err = eventstore.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *agent.HandleClaim) ([]events.Event, error) {
 		switch {
 		case h.Claimed && h.AgentID == id:
 			return nil, nil
@@ -246,7 +247,7 @@ func (c *Agents) claimHandle(ctx context.Context, actor auth.Principal, handle, 
 }
 
 func (c *Agents) releaseHandle(ctx context.Context, actor auth.Principal, handle, id string) error {
-	_, err := events.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *agent.HandleClaim) ([]events.Event, error) {
+	_, err := eventstore.Update(ctx, c.store, handleRef(actor.AccountID, handle), actor.Meta(), func(h *agent.HandleClaim) ([]events.Event, error) {
 		if !h.Claimed || h.AgentID != id {
 			return nil, nil
 		}
@@ -259,7 +260,7 @@ func (c *Agents) releaseHandle(ctx context.Context, actor auth.Principal, handle
 }
 
 // agentInfo folds what an append wrote into the agent as it now is.
-func (c *Agents) agentInfo(ctx context.Context, res events.Appended) (agents.Info, error) {
+func (c *Agents) agentInfo(ctx context.Context, res eventstore.Appended) (agents.Info, error) {
 	if len(res.Events) == 0 {
 		return agents.Info{}, fmt.Errorf("agent append returned no events")
 	}

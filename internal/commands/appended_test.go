@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
@@ -25,11 +26,11 @@ func TestCommandsReturnWhatTheyAppendedWithoutWaitingForReadModels(t *testing.T)
 	type step struct {
 		name  string
 		types []string
-		res   events.Appended
+		res   eventstore.Appended
 		err   error
 	}
 	var steps []step
-	add := func(name string, res events.Appended, err error, types ...string) {
+	add := func(name string, res eventstore.Appended, err error, types ...string) {
 		steps = append(steps, step{name, types, res, err})
 	}
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/assistant"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
@@ -21,37 +22,37 @@ type Assistant = assistant.State
 
 // Assistants are the commands on Assistants API assistants.
 type Assistants struct {
-	store   *events.Store
+	store   *eventstore.Store
 	sandbox func() error
 }
 
 // Create creates an assistant and returns its ID and what it appended.
-func (c *Assistants) Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, events.Appended, error) {
+func (c *Assistants) Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, eventstore.Appended, error) {
 	if err := ValidateAssistant(spec); err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	if err := c.checkSandbox(spec.Tools); err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	id := events.NewPrefixedID("asst_")
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if a.Exists {
 			return nil, errs.E(errs.Conflict, "assistant %s exists", id)
 		}
 		return []events.Event{events.AssistantCreated{AssistantSpec: spec}}, nil
 	})
 	if err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	return id, res, nil
 }
 
 // Modify changes an assistant: change edits a copy of its settings, which must still be valid.
-func (c *Assistants) Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) (events.Appended, error) {
+func (c *Assistants) Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) (eventstore.Appended, error) {
 	if !validID(id) {
-		return events.Appended{}, errs.NotFoundf("assistant", id)
+		return eventstore.Appended{}, errs.NotFoundf("assistant", id)
 	}
-	return events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
+	return eventstore.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if !a.Owned(actor.AccountID) {
 			return nil, errs.NotFoundf("assistant", id)
 		}
@@ -68,11 +69,11 @@ func (c *Assistants) Modify(ctx context.Context, actor auth.Principal, id string
 }
 
 // Delete deletes an assistant.
-func (c *Assistants) Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error) {
+func (c *Assistants) Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error) {
 	if !validID(id) {
-		return events.Appended{}, errs.NotFoundf("assistant", id)
+		return eventstore.Appended{}, errs.NotFoundf("assistant", id)
 	}
-	return events.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
+	return eventstore.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if !a.Owned(actor.AccountID) {
 			return nil, errs.NotFoundf("assistant", id)
 		}

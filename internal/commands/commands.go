@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/domain/thread"
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/projections"
@@ -19,7 +19,7 @@ type ModelNames interface {
 
 // Config wires the commands of the aggregates that New makes.
 type Config struct {
-	Store *events.Store
+	Store *eventstore.Store
 	Views *projections.Runner
 	// Agents knows the built-in agents and loads registered ones (agent and session commands).
 	Agents *agents.Registry
@@ -65,7 +65,7 @@ func New(cfg Config) Set {
 	}
 	files := &Files{store: cfg.Store, blobs: cfg.Blobs}
 	assistants := &Assistants{store: cfg.Store, sandbox: cfg.Sandbox}
-	threads := &Threads{store: cfg.Store, files: files, repo: events.NewRepo[thread.State](cfg.Store, "thread", 1024)}
+	threads := &Threads{store: cfg.Store, files: files, repo: eventstore.NewRepo[thread.State](cfg.Store, "thread", 1024)}
 	return Set{
 		Accounts:   &Accounts{store: cfg.Store, queries: cfg.Queries},
 		Agents:     &Agents{store: cfg.Store, agents: cfg.Agents, metadata: cfg.Metadata},

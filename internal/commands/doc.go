@@ -1,5 +1,5 @@
 // Package commands is the write side: each command loads its aggregate from the log, decides with a pure function,
-// and appends the resulting events with the version it loaded (events.Update retries on conflict). Commands check the
+// and appends the resulting events with the version it loaded (eventstore.Update retries on conflict). Commands check the
 // caller's account on every aggregate they touch. They return the stream sequence they appended so that the caller
 // can wait for its read model before answering.
 //

@@ -14,6 +14,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/embed"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -33,40 +34,40 @@ func embedID(account, contentHash, contentType string) string {
 
 // Embeds are the commands on Fixie embeds: uploaded bytes that messages carry.
 type Embeds struct {
-	store *events.Store
+	store *eventstore.Store
 	blobs *blobs.Store
 }
 
 // Upload stores bytes as an embed of the caller's account. The bytes go to the object store under their
 // content hash, so identical uploads (by anyone) are stored once; the embed record says who may reference them.
-func (c *Embeds) Upload(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (Embed, events.Appended, error) {
+func (c *Embeds) Upload(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (Embed, eventstore.Appended, error) {
 	if c.blobs == nil {
-		return Embed{}, events.Appended{}, errors.New("upload embed: no object store configured")
+		return Embed{}, eventstore.Appended{}, errors.New("upload embed: no object store configured")
 	}
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
 	if err := checkBytes("content_type", contentType, maxContentTypeBytes); err != nil {
-		return Embed{}, events.Appended{}, err
+		return Embed{}, eventstore.Appended{}, err
 	}
 	if err := checkChars("filename", filename, maxFilenameChars); err != nil {
-		return Embed{}, events.Appended{}, err
+		return Embed{}, eventstore.Appended{}, err
 	}
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return Embed{}, events.Appended{}, errs.InvalidField("content_type", "content type %q is not a media type: %v", contentType, err)
+		return Embed{}, eventstore.Appended{}, errs.InvalidField("content_type", "content type %q is not a media type: %v", contentType, err)
 	}
 	contentType = mime.FormatMediaType(mt, params)
 	data, err := io.ReadAll(io.LimitReader(body, MaxEmbedSize+1))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return Embed{}, events.Appended{}, errs.E(errs.TooLarge, "an embed holds at most %d bytes (10 MiB)", MaxEmbedSize)
+			return Embed{}, eventstore.Appended{}, errs.E(errs.TooLarge, "an embed holds at most %d bytes (10 MiB)", MaxEmbedSize)
 		}
-		return Embed{}, events.Appended{}, errs.E(errs.Invalid, "read upload: %v", err)
+		return Embed{}, eventstore.Appended{}, errs.E(errs.Invalid, "read upload: %v", err)
 	}
 	if len(data) > MaxEmbedSize {
-		return Embed{}, events.Appended{}, errs.E(errs.TooLarge, "an embed holds at most %d bytes (10 MiB)", MaxEmbedSize)
+		return Embed{}, eventstore.Appended{}, errs.E(errs.TooLarge, "an embed holds at most %d bytes (10 MiB)", MaxEmbedSize)
 	}
 	sum := sha256.Sum256(data)
 	hash := "sha256:" + hex.EncodeToString(sum[:])
@@ -76,15 +77,15 @@ func (c *Embeds) Upload(ctx context.Context, actor auth.Principal, contentType, 
 		_ = r.Close()
 	} else if errors.Is(err, blobs.ErrNotFound) {
 		if _, err := c.blobs.Put(ctx, object, mt, bytes.NewReader(data)); err != nil {
-			return Embed{}, events.Appended{}, fmt.Errorf("store embed: %w", err)
+			return Embed{}, eventstore.Appended{}, fmt.Errorf("store embed: %w", err)
 		}
 	} else {
-		return Embed{}, events.Appended{}, fmt.Errorf("look up embed bytes: %w", err)
+		return Embed{}, eventstore.Appended{}, fmt.Errorf("look up embed bytes: %w", err)
 	}
 	id := embedID(actor.AccountID, hash, contentType)
 	meta := actor.Meta()
 	var st Embed
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "embed", ID: id}, meta, func(e *Embed) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "embed", ID: id}, meta, func(e *Embed) ([]events.Event, error) {
 		st = *e
 		if e.Exists {
 			return nil, nil // the same bytes, type and account: the embed exists already
@@ -93,7 +94,7 @@ func (c *Embeds) Upload(ctx context.Context, actor auth.Principal, contentType, 
 			Object: object, Filename: filename}}, nil
 	})
 	if err != nil {
-		return Embed{}, events.Appended{}, fmt.Errorf("record embed: %w", err)
+		return Embed{}, eventstore.Appended{}, fmt.Errorf("record embed: %w", err)
 	}
 	for _, env := range res.Events {
 		st.Apply(env)

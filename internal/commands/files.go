@@ -10,6 +10,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/file"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -29,7 +30,7 @@ func validPurpose(p string) bool {
 
 // Files are the commands on Assistants API files: uploads, outputs of code, deletion.
 type Files struct {
-	store *events.Store
+	store *eventstore.Store
 	blobs *blobs.Store
 }
 
@@ -70,27 +71,27 @@ type NewFile struct {
 }
 
 // Create records a stored upload as a file and returns its ID. Invalid input discards the upload.
-func (c *Files) Create(ctx context.Context, actor auth.Principal, in NewFile) (id string, res events.Appended, err error) {
+func (c *Files) Create(ctx context.Context, actor auth.Principal, in NewFile) (id string, res eventstore.Appended, err error) {
 	defer func() {
 		if err != nil && in.Upload.Object != "" {
 			_ = c.DiscardUpload(ctx, in.Upload)
 		}
 	}()
 	if in.Purpose == "" {
-		return "", events.Appended{}, errs.Missing("purpose")
+		return "", eventstore.Appended{}, errs.Missing("purpose")
 	}
 	if !validPurpose(in.Purpose) {
-		return "", events.Appended{}, errs.InvalidField("purpose", "'%s' is not one of ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] - 'purpose'", in.Purpose)
+		return "", eventstore.Appended{}, errs.InvalidField("purpose", "'%s' is not one of ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] - 'purpose'", in.Purpose)
 	}
 	name := strings.TrimSpace(in.Filename)
 	if name == "" || in.Upload.Object == "" {
-		return "", events.Appended{}, errs.Missing("file")
+		return "", eventstore.Appended{}, errs.Missing("file")
 	}
 	if utf8.RuneCountInString(name) > maxFilenameChars {
-		return "", events.Appended{}, errs.InvalidField("file", "file name is longer than %d characters", maxFilenameChars)
+		return "", eventstore.Appended{}, errs.InvalidField("file", "file name is longer than %d characters", maxFilenameChars)
 	}
 	u := in.Upload
-	res, err = events.Update(ctx, c.store, events.Ref{Type: "file", ID: u.FileID}, actor.Meta(), func(f *File) ([]events.Event, error) {
+	res, err = eventstore.Update(ctx, c.store, events.Ref{Type: "file", ID: u.FileID}, actor.Meta(), func(f *File) ([]events.Event, error) {
 		if f.Exists {
 			return nil, errs.E(errs.Conflict, "file %s exists", u.FileID)
 		}
@@ -98,18 +99,18 @@ func (c *Files) Create(ctx context.Context, actor auth.Principal, in NewFile) (i
 			Object: u.Object, Digest: u.Digest, ContentType: u.ContentType}}, nil
 	})
 	if err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	return u.FileID, res, nil
 }
 
 // Delete deletes a file and its bytes.
-func (c *Files) Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error) {
+func (c *Files) Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error) {
 	if !validID(id) {
-		return events.Appended{}, errs.NotFoundf("file", id)
+		return eventstore.Appended{}, errs.NotFoundf("file", id)
 	}
 	var object string
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: id}, actor.Meta(), func(f *File) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "file", ID: id}, actor.Meta(), func(f *File) ([]events.Event, error) {
 		if !f.Exists || f.Deleted || f.Account != actor.AccountID {
 			return nil, errs.NotFoundf("file", id)
 		}
@@ -117,7 +118,7 @@ func (c *Files) Delete(ctx context.Context, actor auth.Principal, id string) (ev
 		return []events.Event{events.FileDeleted{}}, nil
 	})
 	if err != nil {
-		return events.Appended{}, err
+		return eventstore.Appended{}, err
 	}
 	// The event is what counts; a blob left behind by a failure here holds nothing anyone can reach.
 	return res, c.blobs.Delete(ctx, object)
@@ -126,18 +127,18 @@ func (c *Files) Delete(ctx context.Context, actor auth.Principal, id string) (ev
 // SaveOutput stores a file a tool wrote (code_interpreter) as one of account's files, purpose
 // "assistants_output", under the ID given: the run worker derives it from the turn, so that a turn done again after
 // a crash finds the file it saved and records it once. It returns what it appended: nothing when the file exists.
-func (c *Files) SaveOutput(ctx context.Context, account, id, name, contentType string, data []byte) (events.Appended, error) {
+func (c *Files) SaveOutput(ctx context.Context, account, id, name, contentType string, data []byte) (eventstore.Appended, error) {
 	actor := auth.Principal{AccountID: account}
 	f, _, err := c.loadFile(ctx, id)
 	if err != nil || f.Exists {
-		return events.Appended{}, err
+		return eventstore.Appended{}, err
 	}
 	object := "files/" + account + "/" + id
 	info, err := c.blobs.Put(ctx, object, contentType, bytes.NewReader(data))
 	if err != nil {
-		return events.Appended{}, fmt.Errorf("store output file %s: %w", name, err)
+		return eventstore.Appended{}, fmt.Errorf("store output file %s: %w", name, err)
 	}
-	res, err := events.Update(ctx, c.store, events.Ref{Type: "file", ID: id}, actor.Meta(), func(f *File) ([]events.Event, error) {
+	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "file", ID: id}, actor.Meta(), func(f *File) ([]events.Event, error) {
 		if f.Exists {
 			return nil, nil
 		}
@@ -145,7 +146,7 @@ func (c *Files) SaveOutput(ctx context.Context, account, id, name, contentType s
 			Object: object, Digest: info.Digest, ContentType: contentType}}, nil
 	})
 	if err != nil {
-		return events.Appended{}, fmt.Errorf("record output file %s: %w", name, err)
+		return eventstore.Appended{}, fmt.Errorf("record output file %s: %w", name, err)
 	}
 	return res, nil
 }

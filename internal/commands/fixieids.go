@@ -7,6 +7,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/agent"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
@@ -57,19 +58,19 @@ func ParseAgentName(field, name string) (owner, handle string, err error) {
 // fold rebuilds an aggregate from its history, for a read that decides nothing.
 func fold[S any, P interface {
 	*S
-	events.State
-}](ctx context.Context, store *events.Store, ref events.Ref) (S, error) {
+	eventstore.State
+}](ctx context.Context, store *eventstore.Store, ref events.Ref) (S, error) {
 	return foldWith[S, P](ctx, store.Load, ref)
 }
 
 // foldConfirmed is fold for a read that may refuse: when ok says the state is not what the caller needs (it does not
 // exist, it is another account's), the aggregate is folded again from the history the stream's leader holds before
 // the caller refuses. On a cluster the replica that answered a load may lag behind writes made on other nodes, and
-// a 404 for what exists is a wrong answer (events.Update does the same for its refusals).
+// a 404 for what exists is a wrong answer (eventstore.Update does the same for its refusals).
 func foldConfirmed[S any, P interface {
 	*S
-	events.State
-}](ctx context.Context, store *events.Store, ref events.Ref, ok func(*S) bool) (S, error) {
+	eventstore.State
+}](ctx context.Context, store *eventstore.Store, ref events.Ref, ok func(*S) bool) (S, error) {
 	state, err := foldWith[S, P](ctx, store.Load, ref)
 	if err != nil || ok(&state) {
 		return state, err
@@ -79,7 +80,7 @@ func foldConfirmed[S any, P interface {
 
 func foldWith[S any, P interface {
 	*S
-	events.State
+	eventstore.State
 }](ctx context.Context, load func(context.Context, events.Ref) ([]events.Envelope, events.Version, error), ref events.Ref) (S, error) {
 	var state S
 	history, _, err := load(ctx, ref)
@@ -106,7 +107,7 @@ func (c *Agents) username(ctx context.Context, accountID string) (string, error)
 		return accountID, nil
 	}
 	holder := ""
-	_, err = events.Update(ctx, c.store, events.Ref{Type: agent.UsernameAggregate, ID: agent.UsernameID(acct.Name)},
+	_, err = eventstore.Update(ctx, c.store, events.Ref{Type: agent.UsernameAggregate, ID: agent.UsernameID(acct.Name)},
 		events.Meta{Account: accountID, Actor: "system"},
 		func(u *agent.UsernameClaim) ([]events.Event, error) {
 			holder = u.Account

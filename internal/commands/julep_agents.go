@@ -7,6 +7,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/apicall"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -16,8 +17,8 @@ import (
 
 // JulepAgentRepo and JulepUserRepo are the node's repositories of Julep agents and users.
 type (
-	JulepAgentRepo = events.Repo[julep.AgentState, *julep.AgentState]
-	JulepUserRepo  = events.Repo[julep.UserState, *julep.UserState]
+	JulepAgentRepo = eventstore.Repo[julep.AgentState, *julep.AgentState]
+	JulepUserRepo  = eventstore.Repo[julep.UserState, *julep.UserState]
 )
 
 // JulepAgents are the commands on Julep's agents and their tools.
@@ -198,13 +199,13 @@ func (c *JulepAgents) update(ctx context.Context, actor auth.Principal, id, what
 // repository holds it, with no read of the log beyond the append's own).
 func writeJulep[S any, P interface {
 	*S
-	events.State
-}, T any](ctx context.Context, repo *events.Repo[S, P], actor auth.Principal, id, kind, what string, decide func(*S) ([]events.Event, error), view func(*S) T) (Written[T], error) {
+	eventstore.State
+}, T any](ctx context.Context, repo *eventstore.Repo[S, P], actor auth.Principal, id, kind, what string, decide func(*S) ([]events.Event, error), view func(*S) T) (Written[T], error) {
 	if !ids.IsUUID(id) {
 		return Written[T]{}, errs.NotFoundf(kind, id)
 	}
 	key := events.JulepAggregateID(actor.AccountID, id)
-	res, err := repo.Update(ctx, key, events.Fresh, actor.Meta(), decide)
+	res, err := repo.Update(ctx, key, eventstore.Fresh, actor.Meta(), decide)
 	if err != nil {
 		return Written[T]{}, fmt.Errorf("%s %s: %w", what, id, err)
 	}
@@ -226,14 +227,14 @@ func writeJulep[S any, P interface {
 // is the caller's (else it is not found).
 func readJulep[S any, P interface {
 	*S
-	events.State
-}, T any](ctx context.Context, repo *events.Repo[S, P], actor auth.Principal, id, kind string, view func(*S) (T, bool)) (T, error) {
+	eventstore.State
+}, T any](ctx context.Context, repo *eventstore.Repo[S, P], actor auth.Principal, id, kind string, view func(*S) (T, bool)) (T, error) {
 	var out T
 	if !ids.IsUUID(id) {
 		return out, errs.NotFoundf(kind, id)
 	}
 	found := false
-	err := repo.Read(ctx, events.JulepAggregateID(actor.AccountID, id), events.Fresh, func(s *S, _ events.Version) error {
+	err := repo.Read(ctx, events.JulepAggregateID(actor.AccountID, id), eventstore.Fresh, func(s *S, _ events.Version) error {
 		out, found = view(s)
 		return nil
 	})

@@ -8,13 +8,14 @@ import (
 
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/julepdocs"
 )
 
 // JulepDocRepo is the node's repository of Julep docs.
-type JulepDocRepo = events.Repo[julep.DocState, *julep.DocState]
+type JulepDocRepo = eventstore.Repo[julep.DocState, *julep.DocState]
 
 // JulepDocs are the commands on Julep's docs: add one to an agent or a user (embedded and indexed before the call
 // returns), delete one, search an owner's docs, embed text.

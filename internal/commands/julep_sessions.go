@@ -7,6 +7,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/apicall"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -15,7 +16,7 @@ import (
 )
 
 // SessionRepo is the node's repository of sessions (Fixie's and Julep's: one aggregate).
-type SessionRepo = events.Repo[session.State, *session.State]
+type SessionRepo = eventstore.Repo[session.State, *session.State]
 
 // JulepSessions are the commands on Julep sessions: open one (its agents and users the caller's), change its
 // settings, delete it, and ask it a chat, which the Julep chat handler answers (handlers/julep).
@@ -211,7 +212,7 @@ func (c *JulepSessions) Read(ctx context.Context, actor auth.Principal, id strin
 // Get returns the caller's Julep session as it stands.
 func (c *JulepSessions) Get(ctx context.Context, actor auth.Principal, id string) (session.JulepView, error) {
 	var v session.JulepView
-	err := c.Read(ctx, actor, id, events.Fresh, func(s *session.State) error {
+	err := c.Read(ctx, actor, id, eventstore.Fresh, func(s *session.State) error {
 		v = s.JulepView()
 		return nil
 	})
@@ -295,7 +296,7 @@ func (c *JulepSessions) Chat(ctx context.Context, actor auth.Principal, id, requ
 	r.TurnID = events.DeriveUUID(request, "turn")
 	var existing uint64
 	var autoRun bool
-	err := c.Read(ctx, actor, id, events.Fresh, func(s *session.State) error {
+	err := c.Read(ctx, actor, id, eventstore.Fresh, func(s *session.State) error {
 		if r.Agent == "" {
 			r.Agent = s.Julep.Spec.Agents[0]
 		} else if !slices.Contains(s.Julep.Spec.Agents, r.Agent) {
@@ -330,7 +331,7 @@ func (c *JulepSessions) Chat(ctx context.Context, actor auth.Principal, id, requ
 	meta := actor.Meta()
 	meta.CorrelationID = r.TurnID
 	key := events.JulepAggregateID(actor.AccountID, id)
-	res, err := c.repo.Update(ctx, key, events.Fresh, meta, func(s *session.State) ([]events.Event, error) {
+	res, err := c.repo.Update(ctx, key, eventstore.Fresh, meta, func(s *session.State) ([]events.Event, error) {
 		return session.RequestChat(s, actor.AccountID, id, r)
 	})
 	if err != nil {

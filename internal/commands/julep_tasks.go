@@ -8,6 +8,7 @@ import (
 	"github.com/contrailhq/contrail/domain/execution"
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/apicall"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -24,8 +25,8 @@ const (
 
 // TaskRepo and ExecutionRepo are the node's repositories of tasks and executions.
 type (
-	TaskRepo      = events.Repo[julep.TaskState, *julep.TaskState]
-	ExecutionRepo = events.Repo[execution.State, *execution.State]
+	TaskRepo      = eventstore.Repo[julep.TaskState, *julep.TaskState]
+	ExecutionRepo = eventstore.Repo[execution.State, *execution.State]
 )
 
 // JulepTasks are the commands on Julep's tasks.
@@ -186,7 +187,7 @@ func (c *Executions) Get(ctx context.Context, actor auth.Principal, id string) (
 	if !ids.IsUUID(id) {
 		return out, 0, errs.NotFoundf("execution", id)
 	}
-	err := c.repo.Read(ctx, events.JulepAggregateID(actor.AccountID, id), events.Fresh, func(s *execution.State, v events.Version) error {
+	err := c.repo.Read(ctx, events.JulepAggregateID(actor.AccountID, id), eventstore.Fresh, func(s *execution.State, v events.Version) error {
 		out, seq, found = s.Execution, v.Seq, s.Owned(actor.AccountID)
 		return nil
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 )
@@ -17,7 +18,7 @@ import (
 // Runs are the commands on the runs of a thread: those of clients (create, modify, cancel, tool outputs) and those
 // of the run worker and the sweeper (turns.go).
 type Runs struct {
-	store      *events.Store
+	store      *eventstore.Store
 	threads    *Threads
 	assistants *Assistants
 	models     ModelNames
@@ -54,7 +55,7 @@ type NewRun struct {
 type CreatedRun struct {
 	ThreadID string
 	RunID    string
-	Appended events.Appended
+	Appended eventstore.Appended
 }
 
 // Create queues a run on a thread. A thread whose run is still active takes no other, as OpenAI answers.
@@ -91,7 +92,7 @@ func (c *Runs) CreateWithThread(ctx context.Context, actor auth.Principal, threa
 	if id == "" {
 		id = events.NewPrefixedID("thread_")
 	}
-	res, err := c.threads.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(t *Thread) ([]events.Event, error) {
+	res, err := c.threads.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(t *Thread) ([]events.Event, error) {
 		if t.Exists {
 			return nil, errs.E(errs.Conflict, "thread %s exists", id)
 		}
@@ -332,7 +333,7 @@ func ValidateResponseFormat(field string, raw json.RawMessage) error {
 }
 
 // updateClientRun runs decide on a run of a thread the actor may see.
-func (c *Runs) updateClientRun(ctx context.Context, actor auth.Principal, threadID, runID string, decide func(*Thread, *ThreadRun) ([]events.Event, error)) (events.Appended, error) {
+func (c *Runs) updateClientRun(ctx context.Context, actor auth.Principal, threadID, runID string, decide func(*Thread, *ThreadRun) ([]events.Event, error)) (eventstore.Appended, error) {
 	return c.threads.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
 		r := t.Runs[runID]
 		if r == nil {
@@ -343,9 +344,9 @@ func (c *Runs) updateClientRun(ctx context.Context, actor auth.Principal, thread
 }
 
 // Modify replaces a run's metadata.
-func (c *Runs) Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) (events.Appended, error) {
+func (c *Runs) Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) (eventstore.Appended, error) {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
-		return events.Appended{}, err
+		return eventstore.Appended{}, err
 	}
 	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(*Thread, *ThreadRun) ([]events.Event, error) {
 		return []events.Event{events.RunModified{RunID: runID, Metadata: maps.Clone(metadata)}}, nil
@@ -354,7 +355,7 @@ func (c *Runs) Modify(ctx context.Context, actor auth.Principal, threadID, runID
 }
 
 // Cancel asks an active run to stop; the run worker cancels it. Cancelling a run already cancelling is a no-op.
-func (c *Runs) Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) (events.Appended, error) {
+func (c *Runs) Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) (eventstore.Appended, error) {
 	res, err := c.updateClientRun(ctx, actor, threadID, runID, func(_ *Thread, r *ThreadRun) ([]events.Event, error) {
 		switch r.Status {
 		case events.RunStatusQueued, events.RunStatusInProgress, events.RunStatusRequiresAction:
@@ -369,9 +370,9 @@ func (c *Runs) Cancel(ctx context.Context, actor auth.Principal, threadID, runID
 
 // SubmitToolOutputs answers every tool call a run waits for, in one request, and queues the run again. It returns
 // what it appended: a stream of the run's progress starts at its first event.
-func (c *Runs) SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (events.Appended, error) {
+func (c *Runs) SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (eventstore.Appended, error) {
 	if err := validateToolOutputs(outputs); err != nil {
-		return events.Appended{}, err
+		return eventstore.Appended{}, err
 	}
 	return c.updateClientRun(ctx, actor, threadID, runID, func(t *Thread, r *ThreadRun) ([]events.Event, error) {
 		if r.Status != events.RunStatusRequiresAction {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -30,7 +31,7 @@ type Fronts interface {
 // Sessions are the commands on sessions: open one, post a query to it, close it. The session runner and the
 // handlers that answer queries append the rest (handlers/queries).
 type Sessions struct {
-	repo    *events.Repo[session.State, *session.State]
+	repo    *eventstore.Repo[session.State, *session.State]
 	agents  *agents.Registry
 	queries QueryCounter
 	embeds  MessageEmbedder
@@ -39,12 +40,12 @@ type Sessions struct {
 
 // NewSessions returns the session commands over the node's session repository. fronts may be nil: every query is
 // then dispatched by the session runner.
-func NewSessions(repo *events.Repo[session.State, *session.State], reg *agents.Registry, queries QueryCounter, embeds MessageEmbedder, fronts Fronts) *Sessions {
+func NewSessions(repo *eventstore.Repo[session.State, *session.State], reg *agents.Registry, queries QueryCounter, embeds MessageEmbedder, fronts Fronts) *Sessions {
 	return &Sessions{repo: repo, agents: reg, queries: queries, embeds: embeds, fronts: fronts}
 }
 
 // Repo is the repository the commands append through (the handlers share it).
-func (c *Sessions) Repo() *events.Repo[session.State, *session.State] { return c.repo }
+func (c *Sessions) Repo() *eventstore.Repo[session.State, *session.State] { return c.repo }
 
 // NewSession is what creating a session takes.
 type NewSession struct {
@@ -86,7 +87,7 @@ func (c *Sessions) Create(ctx context.Context, actor auth.Principal, in NewSessi
 		return CreatedSession{}, err
 	}
 	id := events.NewPrefixedID("ses_")
-	res, err := c.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(s *session.State) ([]events.Event, error) {
+	res, err := c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(s *session.State) ([]events.Event, error) {
 		return session.Create(s, id, events.SessionCreated{Name: in.Name, Description: in.Description,
 			FrontendAgentID: agent.ID, FrontendAgentHandle: agent.Handle})
 	})
@@ -102,7 +103,7 @@ func (c *Sessions) Delete(ctx context.Context, actor auth.Principal, id string) 
 	if !validID(id) {
 		return 0, errs.NotFoundf("session", id)
 	}
-	res, err := c.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(s *session.State) ([]events.Event, error) {
+	res, err := c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(s *session.State) ([]events.Event, error) {
 		return session.Delete(s, actor.AccountID, id)
 	})
 	if err != nil {
@@ -114,7 +115,7 @@ func (c *Sessions) Delete(ctx context.Context, actor auth.Principal, id string) 
 // Get returns a session of the caller's account as the log holds it now, and where its history ends: another
 // account's is not found.
 func (c *Sessions) Get(ctx context.Context, actor auth.Principal, id string) (session.State, events.Version, error) {
-	s, v, err := c.repo.Get(ctx, id, events.Fresh)
+	s, v, err := c.repo.Get(ctx, id, eventstore.Fresh)
 	if err != nil {
 		return session.State{}, events.Version{}, err
 	}
@@ -178,7 +179,7 @@ func (c *Sessions) Post(ctx context.Context, actor auth.Principal, in NewSession
 	}
 	err := check(cachedOK)
 	if err == nil && !owned {
-		err = check(events.Fresh)
+		err = check(eventstore.Fresh)
 	}
 	if err != nil {
 		return PostedMessage{}, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
@@ -27,11 +28,11 @@ type (
 
 // Threads are the commands on threads and their messages.
 type Threads struct {
-	store *events.Store
+	store *eventstore.Store
 	files *Files
 	// repo keeps threads folded on this node: a run's creation, the worker's turns and its checks decide on the
 	// thread as held, not on its history folded again (a thread with a long conversation has hundreds of events).
-	repo *events.Repo[thread.State, *thread.State]
+	repo *eventstore.Repo[thread.State, *thread.State]
 }
 
 // NewMessage is a message a client adds to a thread.
@@ -219,18 +220,18 @@ func messageEvents(msgs []NewMessage) []events.Event {
 }
 
 // Create creates a thread with its first messages and returns its ID.
-func (c *Threads) Create(ctx context.Context, actor auth.Principal, in NewThread) (string, events.Appended, error) {
+func (c *Threads) Create(ctx context.Context, actor auth.Principal, in NewThread) (string, eventstore.Appended, error) {
 	if err := validateThread(in); err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	if err := c.checkAttachedFiles(ctx, actor, "messages", in.Messages); err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	id := in.ID
 	if id == "" {
 		id = events.NewPrefixedID("thread_")
 	}
-	res, err := c.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(t *Thread) ([]events.Event, error) {
+	res, err := c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(t *Thread) ([]events.Event, error) {
 		if t.Exists {
 			return nil, errs.E(errs.Conflict, "thread %s exists", id)
 		}
@@ -238,18 +239,18 @@ func (c *Threads) Create(ctx context.Context, actor auth.Principal, in NewThread
 		return append(evs, messageEvents(in.Messages)...), nil
 	})
 	if err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	return id, res, nil
 }
 
 // Modify replaces a thread's metadata and, when given, its tool resources.
-func (c *Threads) Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) (events.Appended, error) {
+func (c *Threads) Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) (eventstore.Appended, error) {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
-		return events.Appended{}, err
+		return eventstore.Appended{}, err
 	}
 	if err := checkJSON("tool_resources", toolResources); err != nil {
-		return events.Appended{}, err
+		return eventstore.Appended{}, err
 	}
 	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {
 		m, tr := t.Metadata, t.ToolResources
@@ -265,7 +266,7 @@ func (c *Threads) Modify(ctx context.Context, actor auth.Principal, id string, m
 }
 
 // Delete deletes a thread. A run still active is cancelled first, so that nothing works on a deleted thread.
-func (c *Threads) Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error) {
+func (c *Threads) Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error) {
 	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {
 		var evs []events.Event
 		if r := t.Runs[t.ActiveRun]; r != nil {
@@ -278,12 +279,12 @@ func (c *Threads) Delete(ctx context.Context, actor auth.Principal, id string) (
 
 // CreateMessage adds a message to a thread and returns its ID. A thread with an active run takes none, as OpenAI
 // answers.
-func (c *Threads) CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in NewMessage) (string, events.Appended, error) {
+func (c *Threads) CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in NewMessage) (string, eventstore.Appended, error) {
 	if err := validateMessage("", in); err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	if err := c.checkAttachedFiles(ctx, actor, "", []NewMessage{in}); err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	var id string
 	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
@@ -295,15 +296,15 @@ func (c *Threads) CreateMessage(ctx context.Context, actor auth.Principal, threa
 		return evs, nil
 	})
 	if err != nil {
-		return "", events.Appended{}, err
+		return "", eventstore.Appended{}, err
 	}
 	return id, res, nil
 }
 
 // ModifyMessage replaces a message's metadata.
-func (c *Threads) ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) (events.Appended, error) {
+func (c *Threads) ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) (eventstore.Appended, error) {
 	if err := ValidateMetadata("metadata", metadata); err != nil {
-		return events.Appended{}, err
+		return eventstore.Appended{}, err
 	}
 	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
 		if m := t.Messages[messageID]; m == nil || m.Deleted {
@@ -315,7 +316,7 @@ func (c *Threads) ModifyMessage(ctx context.Context, actor auth.Principal, threa
 }
 
 // DeleteMessage removes a message from a thread.
-func (c *Threads) DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) (events.Appended, error) {
+func (c *Threads) DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) (eventstore.Appended, error) {
 	res, err := c.updateThread(ctx, actor, threadID, func(t *Thread) ([]events.Event, error) {
 		if m := t.Messages[messageID]; m == nil || m.Deleted {
 			return nil, errs.NotFoundf("message", messageID)
@@ -328,11 +329,11 @@ func (c *Threads) DeleteMessage(ctx context.Context, actor auth.Principal, threa
 func threadRef(id string) events.Ref { return events.Ref{Type: "thread", ID: id} }
 
 // updateThread runs decide on a thread the actor may see; any other thread is not found.
-func (c *Threads) updateThread(ctx context.Context, actor auth.Principal, id string, decide func(*Thread) ([]events.Event, error)) (events.Appended, error) {
+func (c *Threads) updateThread(ctx context.Context, actor auth.Principal, id string, decide func(*Thread) ([]events.Event, error)) (eventstore.Appended, error) {
 	if !validID(id) {
-		return events.Appended{}, errs.NotFoundf("thread", id)
+		return eventstore.Appended{}, errs.NotFoundf("thread", id)
 	}
-	return c.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(t *Thread) ([]events.Event, error) {
+	return c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(t *Thread) ([]events.Event, error) {
 		if !t.Owned(actor.AccountID) {
 			return nil, errs.NotFoundf("thread", id)
 		}
@@ -343,7 +344,7 @@ func (c *Threads) updateThread(ctx context.Context, actor auth.Principal, id str
 // Load returns a copy of the thread as the log holds it now (the run worker's view of it, which it goes on to
 // change as it appends).
 func (c *Threads) Load(ctx context.Context, id string) (*Thread, error) {
-	return c.LoadAt(ctx, id, events.Fresh)
+	return c.LoadAt(ctx, id, eventstore.Fresh)
 }
 
 // LoadAt is Load as of at least stream sequence atLeast: a thread this node holds as of it is not asked of the log.
@@ -388,6 +389,6 @@ func (c *Threads) RunNeedsWork(ctx context.Context, threadID, runID string) (boo
 	if ok && last <= held.Seq {
 		return false, nil
 	}
-	err := c.repo.Read(ctx, threadID, events.Fresh, check)
+	err := c.repo.Read(ctx, threadID, eventstore.Fresh, check)
 	return needs, err
 }

@@ -23,7 +23,7 @@ type RunRef struct {
 	ThreadID string
 	RunID    string
 	// Seq is the stream sequence of the event that handed the run to a worker: the thread as of it is enough to go
-	// on. 0 (events.Fresh): as the log holds it now.
+	// on. 0 (eventstore.Fresh): as the log holds it now.
 	Seq uint64
 }
 
@@ -165,7 +165,7 @@ func (c *Runs) Load(ctx context.Context, threadID string) (*Thread, error) {
 	return c.threads.Load(ctx, threadID)
 }
 
-// LoadAt returns a copy of a thread as of at least stream sequence atLeast (events.Fresh: as the log holds it now).
+// LoadAt returns a copy of a thread as of at least stream sequence atLeast (eventstore.Fresh: as the log holds it now).
 func (c *Runs) LoadAt(ctx context.Context, threadID string, atLeast uint64) (*Thread, error) {
 	return c.threads.LoadAt(ctx, threadID, atLeast)
 }

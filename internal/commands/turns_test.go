@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
@@ -15,7 +16,7 @@ import (
 
 // runOnLog is a thread with one run in progress, written straight to a real log.
 type runOnLog struct {
-	store *events.Store
+	store *eventstore.Store
 	cmds  *commands.Runs
 	ref   commands.RunRef
 	turn  string
@@ -29,7 +30,7 @@ func newRunOnLog(t *testing.T) runOnLog {
 	if err := natsx.Provision(ctx, srv.JS, natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	store := events.NewStore(srv.JS, names, events.NewRegistry())
+	store := eventstore.NewStore(srv.JS, names, events.NewRegistry())
 	ref := commands.RunRef{Account: "acct_1", ThreadID: "thread_1", RunID: "run_1"}
 	meta := events.Meta{Account: ref.Account, Actor: "test"}
 	res, err := store.Append(ctx, events.Ref{Type: "thread", ID: ref.ThreadID}, events.Version{}, meta,

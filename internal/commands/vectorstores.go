@@ -9,6 +9,7 @@ import (
 	"github.com/contrailhq/contrail/domain/file"
 	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/chunk"
 	"github.com/contrailhq/contrail/internal/docindex"
@@ -19,8 +20,8 @@ import (
 
 // VectorStoreRepo and FileRepo are the node's repositories of vector stores and files.
 type (
-	VectorStoreRepo = events.Repo[vectorstore.State, *vectorstore.State]
-	FileRepo        = events.Repo[file.State, *file.State]
+	VectorStoreRepo = eventstore.Repo[vectorstore.State, *vectorstore.State]
+	FileRepo        = eventstore.Repo[file.State, *file.State]
 )
 
 // The limits of vector stores (docs/limits.md): OpenAI's where it has them.
@@ -134,7 +135,7 @@ func (c *VectorStores) filesOf(ctx context.Context, actor auth.Principal, field 
 			continue
 		}
 		seen[id] = true
-		f, _, err := c.files.Get(ctx, id, events.Fresh)
+		f, _, err := c.files.Get(ctx, id, eventstore.Fresh)
 		if err != nil {
 			return nil, fmt.Errorf("read file %s: %w", id, err)
 		}
@@ -162,23 +163,23 @@ func clipID(id string) string {
 
 // Create makes a vector store with its first files. The list of stores shows it once the vector_stores read model
 // has folded what it appended.
-func (c *VectorStores) Create(ctx context.Context, actor auth.Principal, in NewVectorStore) (vectorstore.State, events.Appended, error) {
+func (c *VectorStores) Create(ctx context.Context, actor auth.Principal, in NewVectorStore) (vectorstore.State, eventstore.Appended, error) {
 	if err := checkChars("name", in.Name, maxStoreNameChars); err != nil {
-		return vectorstore.State{}, events.Appended{}, err
+		return vectorstore.State{}, eventstore.Appended{}, err
 	}
 	if err := ValidateMetadata("metadata", in.Metadata); err != nil {
-		return vectorstore.State{}, events.Appended{}, err
+		return vectorstore.State{}, eventstore.Appended{}, err
 	}
 	if err := CheckExpiry(in.ExpiresAfter); err != nil {
-		return vectorstore.State{}, events.Appended{}, err
+		return vectorstore.State{}, eventstore.Appended{}, err
 	}
 	chunking, err := CheckChunking(in.Chunking)
 	if err != nil {
-		return vectorstore.State{}, events.Appended{}, err
+		return vectorstore.State{}, eventstore.Appended{}, err
 	}
 	files, err := c.filesOf(ctx, actor, "file_ids", in.FileIDs, nil, chunking)
 	if err != nil {
-		return vectorstore.State{}, events.Appended{}, err
+		return vectorstore.State{}, eventstore.Appended{}, err
 	}
 	id := events.NewPrefixedID("vs_")
 	created := events.VectorStoreCreated{Name: in.Name, Metadata: in.Metadata, ExpiresAfter: in.ExpiresAfter, Chunking: chunking,
@@ -194,11 +195,11 @@ func ThreadStoreID(threadID string) string { return "vs_" + events.DeriveID(thre
 
 // EnsureThreadStore makes the thread's store of attachments, or adds to it the files it lacks, and returns it.
 // OpenAI's thread stores expire 7 days after their last use; so do these.
-func (c *VectorStores) EnsureThreadStore(ctx context.Context, actor auth.Principal, threadID string, fileIDs []string) (vectorstore.State, events.Appended, error) {
+func (c *VectorStores) EnsureThreadStore(ctx context.Context, actor auth.Principal, threadID string, fileIDs []string) (vectorstore.State, eventstore.Appended, error) {
 	chunking, _ := CheckChunking(nil)
 	files, err := c.filesOf(ctx, actor, "attachments", fileIDs, nil, chunking)
 	if err != nil {
-		return vectorstore.State{}, events.Appended{}, err
+		return vectorstore.State{}, eventstore.Appended{}, err
 	}
 	id := ThreadStoreID(threadID)
 	s, res, err := c.apply(ctx, actor, id, "keep a thread's attachments", func(s *vectorstore.State) ([]events.Event, error) {
@@ -225,7 +226,7 @@ func (c *VectorStores) Get(ctx context.Context, actor auth.Principal, id string)
 	if !validID(id) {
 		return vectorstore.State{}, storeNotFound(id)
 	}
-	s, _, err := c.repo.Get(ctx, id, events.Fresh)
+	s, _, err := c.repo.Get(ctx, id, eventstore.Fresh)
 	if err != nil {
 		return vectorstore.State{}, fmt.Errorf("read vector store %s: %w", id, err)
 	}
@@ -262,7 +263,7 @@ func (c *VectorStores) Modify(ctx context.Context, actor auth.Principal, id stri
 }
 
 // Delete deletes a store.
-func (c *VectorStores) Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error) {
+func (c *VectorStores) Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error) {
 	_, res, err := c.apply(ctx, actor, id, "delete vector store", func(s *vectorstore.State) ([]events.Event, error) {
 		return vectorstore.Delete(s, actor.AccountID, id)
 	})
@@ -355,11 +356,11 @@ func (c *VectorStores) update(ctx context.Context, actor auth.Principal, id, wha
 }
 
 // apply decides on a store and returns it as it is after, with what was appended.
-func (c *VectorStores) apply(ctx context.Context, actor auth.Principal, id, what string, decide func(*vectorstore.State) ([]events.Event, error)) (vectorstore.State, events.Appended, error) {
+func (c *VectorStores) apply(ctx context.Context, actor auth.Principal, id, what string, decide func(*vectorstore.State) ([]events.Event, error)) (vectorstore.State, eventstore.Appended, error) {
 	if !validID(id) {
-		return vectorstore.State{}, events.Appended{}, storeNotFound(id)
+		return vectorstore.State{}, eventstore.Appended{}, storeNotFound(id)
 	}
-	res, err := c.repo.Update(ctx, id, events.Fresh, actor.Meta(), func(s *vectorstore.State) ([]events.Event, error) {
+	res, err := c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(s *vectorstore.State) ([]events.Event, error) {
 		evs, err := decide(s)
 		if errs.CodeOf(err) == errs.NotFound && strings.HasPrefix(errs.MessageOf(err), "no vector store") {
 			return nil, storeNotFound(id)
@@ -420,7 +421,7 @@ func (c *VectorStores) SearchStores(ctx context.Context, stores []vectorstore.St
 	var seq uint64
 	for _, s := range stores {
 		ids = append(ids, s.ID)
-		_, v, err := c.repo.Get(ctx, s.ID, events.Fresh)
+		_, v, err := c.repo.Get(ctx, s.ID, eventstore.Fresh)
 		if err != nil {
 			return nil, err
 		}

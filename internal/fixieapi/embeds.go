@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -25,7 +25,7 @@ import (
 
 // EmbedCommands is what the face asks of the embed commands (commands.Embeds).
 type EmbedCommands interface {
-	Upload(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (commands.Embed, events.Appended, error)
+	Upload(ctx context.Context, actor auth.Principal, contentType, filename string, body io.Reader) (commands.Embed, eventstore.Appended, error)
 	Get(ctx context.Context, actor auth.Principal, id string) (commands.Embed, error)
 	Load(ctx context.Context, id string) (commands.Embed, error)
 	Open(ctx context.Context, e commands.Embed) (io.ReadCloser, error)

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -20,12 +21,12 @@ import (
 // SessionsFace is /api/sessions: a session's events read from the log, for replay and debugging.
 type SessionsFace struct {
 	cmds   *commands.Sessions
-	store  *events.Store
+	store  *eventstore.Store
 	logger *slog.Logger
 }
 
 // NewSessionsFace returns the sessions face.
-func NewSessionsFace(cmds *commands.Sessions, store *events.Store, logger *slog.Logger) *SessionsFace {
+func NewSessionsFace(cmds *commands.Sessions, store *eventstore.Store, logger *slog.Logger) *SessionsFace {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

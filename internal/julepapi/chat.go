@@ -15,6 +15,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/julepchat"
@@ -426,7 +427,7 @@ func (f *Face) render(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var snap julepchat.Snapshot
-	err = f.d.Sessions.Read(r.Context(), principal(r), id, events.Fresh, func(s *session.State) error {
+	err = f.d.Sessions.Read(r.Context(), principal(r), id, eventstore.Fresh, func(s *session.State) error {
 		if req.Agent == "" {
 			req.Agent = s.Julep.Spec.Agents[0]
 		} else if !slices.Contains(s.Julep.Spec.Agents, req.Agent) {

@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -37,7 +37,7 @@ type Deps struct {
 	// NC and Store await chats: their answers' subjects and the live subject of their words.
 	NC     *nats.Conn
 	JS     jetstream.JetStream
-	Store  *events.Store
+	Store  *eventstore.Store
 	Names  natsx.Names
 	Models []string
 	Logger *slog.Logger

@@ -9,6 +9,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/llm/tokens"
@@ -288,7 +289,7 @@ func toolCallsOut(calls []events.JulepToolCall) []toolCallJSON {
 func (f *Face) history(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "session_id")
 	var out map[string]any
-	err := f.d.Sessions.Read(r.Context(), principal(r), id, events.Fresh, func(s *session.State) error {
+	err := f.d.Sessions.Read(r.Context(), principal(r), id, eventstore.Fresh, func(s *session.State) error {
 		entries := make([]entryJSON, len(s.Julep.Entries))
 		for i, e := range s.Julep.Entries {
 			entries[i] = entryJSON{ID: e.ID, Role: e.Role, Content: e.Content, Source: e.Source,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/chunk"
 	"github.com/contrailhq/contrail/internal/docindex"
 	"github.com/contrailhq/contrail/internal/logfeed"
@@ -20,7 +21,7 @@ import (
 // Index is a node's index of Julep docs.
 type Index struct {
 	ix     *docindex.Index
-	store  *events.Store
+	store  *eventstore.Store
 	js     jetstream.JetStream
 	logger *slog.Logger
 
@@ -36,7 +37,7 @@ type docMeta struct {
 }
 
 // New returns an index over ix. Run feeds it from the log.
-func New(ix *docindex.Index, store *events.Store, js jetstream.JetStream, logger *slog.Logger) *Index {
+func New(ix *docindex.Index, store *eventstore.Store, js jetstream.JetStream, logger *slog.Logger) *Index {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -57,7 +57,7 @@ func (l Layout) EventsConfig() jetstream.StreamConfig {
 		// The events of one decision are appended all or none (events.WithAtomicBatches).
 		AllowAtomicPublish: true,
 		// Followers of one aggregate (a run's stream, a session's subscription) listen here rather than open a
-		// consumer each: see events.Store.Watch.
+		// consumer each: see eventstore.Store.Watch.
 		RePublish: &jetstream.RePublish{Source: l.Names.EventsWildcard(), Destination: l.Names.CommittedWildcard()},
 	}
 }

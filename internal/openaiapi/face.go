@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/commands"
@@ -37,36 +38,36 @@ type Models interface {
 // appended; the face waits for its read models to show it (projections.Runner.ShowsWrite) before it answers from
 // them.
 type AssistantCommands interface {
-	Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, events.Appended, error)
-	Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) (events.Appended, error)
-	Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error)
+	Create(ctx context.Context, actor auth.Principal, spec events.AssistantSpec) (string, eventstore.Appended, error)
+	Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) (eventstore.Appended, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
 }
 
 // ThreadCommands is what the face asks of the thread commands (commands.Threads).
 type ThreadCommands interface {
-	Create(ctx context.Context, actor auth.Principal, in commands.NewThread) (string, events.Appended, error)
-	Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) (events.Appended, error)
-	Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error)
-	CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in commands.NewMessage) (string, events.Appended, error)
-	ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) (events.Appended, error)
-	DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) (events.Appended, error)
+	Create(ctx context.Context, actor auth.Principal, in commands.NewThread) (string, eventstore.Appended, error)
+	Modify(ctx context.Context, actor auth.Principal, id string, metadata map[string]string, setMetadata bool, toolResources json.RawMessage) (eventstore.Appended, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
+	CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in commands.NewMessage) (string, eventstore.Appended, error)
+	ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) (eventstore.Appended, error)
+	DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) (eventstore.Appended, error)
 }
 
 // RunCommands is what the face asks of the run commands (commands.Runs).
 type RunCommands interface {
 	Create(ctx context.Context, actor auth.Principal, threadID string, in commands.NewRun) (commands.CreatedRun, error)
 	CreateWithThread(ctx context.Context, actor auth.Principal, thread commands.NewThread, in commands.NewRun) (commands.CreatedRun, error)
-	Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) (events.Appended, error)
-	Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) (events.Appended, error)
-	SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (events.Appended, error)
+	Modify(ctx context.Context, actor auth.Principal, threadID, runID string, metadata map[string]string) (eventstore.Appended, error)
+	Cancel(ctx context.Context, actor auth.Principal, threadID, runID string) (eventstore.Appended, error)
+	SubmitToolOutputs(ctx context.Context, actor auth.Principal, threadID, runID string, outputs []events.ToolOutput) (eventstore.Appended, error)
 }
 
 // FileCommands is what the face asks of the file commands (commands.Files).
 type FileCommands interface {
 	StoreUpload(ctx context.Context, actor auth.Principal, contentType string, body io.Reader) (commands.Upload, error)
 	DiscardUpload(ctx context.Context, u commands.Upload) error
-	Create(ctx context.Context, actor auth.Principal, in commands.NewFile) (string, events.Appended, error)
-	Delete(ctx context.Context, actor auth.Principal, id string) (events.Appended, error)
+	Create(ctx context.Context, actor auth.Principal, in commands.NewFile) (string, eventstore.Appended, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
 }
 
 // Deps are what the /v1 face uses.
@@ -79,7 +80,7 @@ type Deps struct {
 	VectorStores *commands.VectorStores
 	Views        *projections.Runner
 	// Store, JS and NC serve streams: the run's events from the log, its token deltas from the live subject.
-	Store  *events.Store
+	Store  *eventstore.Store
 	JS     jetstream.JetStream
 	NC     *nats.Conn
 	Names  natsx.Names

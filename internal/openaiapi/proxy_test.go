@@ -14,7 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -249,7 +249,7 @@ func TestAgentCallsTheModelThroughTheProxy(t *testing.T) {
 	}
 	var answer string
 	waitFor(t, func() bool {
-		ls, _, err := n.Sessions.Get(ctxFor(t), s.ID, events.Fresh)
+		ls, _, err := n.Sessions.Get(ctxFor(t), s.ID, eventstore.Fresh)
 		if err != nil || len(ls.Messages) < 2 {
 			return false
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
@@ -110,7 +111,7 @@ func (f *Face) createRun(w http.ResponseWriter, r *http.Request) {
 	// It reads the log itself, so it does not wait for the read models: a GET of the run meanwhile finds it in the
 	// log if its model has not folded it yet (committed.go).
 	nr.ID = events.NewPrefixedID("run_")
-	f.stream(w, r, threadID, nr.ID, true, false, func() (events.Appended, error) {
+	f.stream(w, r, threadID, nr.ID, true, false, func() (eventstore.Appended, error) {
 		created, err := f.d.Runs.Create(r.Context(), principal(r), threadID, nr)
 		return created.Appended, err
 	})
@@ -156,7 +157,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
-	f.stream(w, r, t.ID, nr.ID, true, true, func() (events.Appended, error) {
+	f.stream(w, r, t.ID, nr.ID, true, true, func() (eventstore.Appended, error) {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
 		return created.Appended, err
 	})
@@ -289,7 +290,7 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// As a streamed create, the stream reads the log and waits for no read model.
-	f.stream(w, r, threadID, runID, false, false, func() (events.Appended, error) {
+	f.stream(w, r, threadID, runID, false, false, func() (eventstore.Appended, error) {
 		return f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/runlive"
@@ -28,7 +29,7 @@ import (
 //
 // A stream of a new run follows the log from the run's first event; a stream that continues a run (submitted tool
 // outputs) reads the thread from its start, to know the run and its steps as they were.
-func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID string, newRun, withThread bool, start func() (events.Appended, error)) {
+func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID string, newRun, withThread bool, start func() (eventstore.Appended, error)) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		f.WriteError(w, r, fmt.Errorf("stream: the response writer cannot flush"))
@@ -113,7 +114,7 @@ type logItem struct {
 }
 
 // follow sends the thread's events after `after` until ctx ends.
-func follow(ctx context.Context, watch *events.Watch, after events.Version, out chan<- logItem) {
+func follow(ctx context.Context, watch *eventstore.Watch, after events.Version, out chan<- logItem) {
 	defer close(out)
 	for env, err := range watch.Follow(ctx, after) {
 		select {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/queries"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agents"
@@ -51,7 +52,7 @@ func (p *Platform) assembleAgents(ctx context.Context) error {
 	p.AgentClient = agentproto.NewClient(agentproto.WithTokenSource(p.AgentTokens()), agentproto.WithAudience(p.Config.Public()),
 		agentproto.WithLogger(p.Logger.With("component", "agent-client")))
 	p.Agents = agents.NewRegistry(p.Store, p.Views, agents.Builtins()...)
-	p.Sessions = events.NewRepo[session.State](p.Store, session.Aggregate, 4096)
+	p.Sessions = eventstore.NewRepo[session.State](p.Store, session.Aggregate, 4096)
 	p.EmbedURLs = fixieapi.NewSigner(p.JS, p.Layout, p.Config.Public(), 0, p.Now)
 	feedCtx, cancel := context.WithCancel(context.Background())
 	p.stopFeed, p.feedDone = cancel, make(chan struct{})
@@ -69,7 +70,7 @@ func (p *Platform) QueryHandlers(ownRepo bool) *queries.Handlers {
 	provider, _, _ := p.Models.Resolve(model)
 	repo := p.Sessions
 	if ownRepo {
-		repo = events.NewRepo[session.State](p.Store, session.Aggregate, 0)
+		repo = eventstore.NewRepo[session.State](p.Store, session.Aggregate, 0)
 	}
 	return queries.New(queries.Config{
 		Sessions: repo, Agents: p.Agents, Models: p.agentModels, DefaultModel: model,

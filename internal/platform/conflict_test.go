@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/graph"
 	"github.com/contrailhq/contrail/internal/adminapi"
 	"github.com/contrailhq/contrail/internal/httpapi"
@@ -34,7 +35,7 @@ func TestContentionPastTheRetriesIsAConflictInEveryFace(t *testing.T) {
 	n.Store.Registry().Register(noteAdded{})
 	ctx := t.Context()
 	ref := events.Ref{Type: "contended", ID: "c1"}
-	_, err := events.Update(ctx, n.Store, ref, events.Meta{}, func(s *notes) ([]events.Event, error) {
+	_, err := eventstore.Update(ctx, n.Store, ref, events.Meta{}, func(s *notes) ([]events.Event, error) {
 		// Another writer gets in between every load and append.
 		_, v, lerr := n.Store.Load(ctx, ref)
 		if lerr != nil {
@@ -45,7 +46,7 @@ func TestContentionPastTheRetriesIsAConflictInEveryFace(t *testing.T) {
 		}
 		return []events.Event{noteAdded{N: 2}}, nil
 	})
-	if !errors.Is(err, events.ErrConflict) {
+	if !errors.Is(err, eventstore.ErrConflict) {
 		t.Fatalf("the contended update: %v; want a conflict", err)
 	}
 	faces := map[string]httpapi.Face{

@@ -12,6 +12,7 @@ import (
 	"github.com/contrailhq/contrail/domain/execution"
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/chats"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/tasks"
@@ -67,13 +68,13 @@ func (p *Platform) assembleJulep(ctx context.Context) error {
 	}
 	j := &JulepParts{docIndex: ix, scratchLock: scratchLock, APICalls: apicall.NewClient(hosts, nil), done: make(chan struct{})}
 	j.Index = julepdocs.New(ix, p.Store, p.JS, p.Logger.With("component", "julep-docs"))
-	j.Agents = commands.NewJulepAgents(events.NewRepo[julep.AgentState](p.Store, julep.AgentAggregate, 0), hosts)
-	j.Users = commands.NewJulepUsers(events.NewRepo[julep.UserState](p.Store, julep.UserAggregate, 0))
-	j.Docs = commands.NewJulepDocs(events.NewRepo[julep.DocState](p.Store, julep.DocAggregate, 0), j.Agents, j.Users, j.Index)
+	j.Agents = commands.NewJulepAgents(eventstore.NewRepo[julep.AgentState](p.Store, julep.AgentAggregate, 0), hosts)
+	j.Users = commands.NewJulepUsers(eventstore.NewRepo[julep.UserState](p.Store, julep.UserAggregate, 0))
+	j.Docs = commands.NewJulepDocs(eventstore.NewRepo[julep.DocState](p.Store, julep.DocAggregate, 0), j.Agents, j.Users, j.Index)
 	j.Sessions = commands.NewJulepSessions(p.Sessions, j.Agents, j.Users, hosts)
 	j.Preparer = julepchat.NewPreparer(julepLookup{j, p.Views}, j.Index, p.Config.DefaultModel())
-	j.Tasks = commands.NewJulepTasks(events.NewRepo[julep.TaskState](p.Store, julep.TaskAggregate, 0), j.Agents, hosts)
-	j.Executions = commands.NewExecutions(events.NewRepo[execution.State](p.Store, execution.Aggregate, 4096), j.Tasks)
+	j.Tasks = commands.NewJulepTasks(eventstore.NewRepo[julep.TaskState](p.Store, julep.TaskAggregate, 0), j.Agents, hosts)
+	j.Executions = commands.NewExecutions(eventstore.NewRepo[execution.State](p.Store, execution.Aggregate, 4096), j.Tasks)
 	j.chats = chats.New(chats.Config{Sessions: p.Sessions, Preparer: j.Preparer, Lookup: julepLookup{j, p.Views}, Docs: j.Index,
 		DocList: julepLookup{j, p.Views}, Models: p.agentModels, APICalls: j.APICalls, NC: p.NC, Names: p.Layout.Names,
 		Logger: p.Logger.With("component", "julep-chat")})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/queries"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/runworker"
@@ -54,7 +55,7 @@ type Platform struct {
 	NC      *nats.Conn
 	JS      jetstream.JetStream
 	Layout  natsx.Layout
-	Store   *events.Store
+	Store   *eventstore.Store
 	Views   *projections.Runner
 	// Commands are the commands of the Fixie and Assistants aggregates, one type per aggregate.
 	Commands commands.Set
@@ -86,7 +87,7 @@ type Platform struct {
 	Index       *router.Index
 	AgentClient *agentproto.Client
 	// Sessions is the node's session repository, shared by the session commands and the query handlers.
-	Sessions *events.Repo[session.State, *session.State]
+	Sessions *eventstore.Repo[session.State, *session.State]
 	// SessionCommands open sessions and post queries.
 	SessionCommands *commands.Sessions
 	// Julep is Julep's API on this node (julepwiring.go).
@@ -169,12 +170,12 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := natsx.Provision(ctx, p.JS, p.Layout, logger); err != nil {
 		return nil, fmt.Errorf("provision streams and buckets: %w", err)
 	}
-	storeOpts := []events.Option{events.WithHistoryCache(4096), events.WithClock(opts.Now),
-		events.WithMetrics(p.Metrics), events.WithLogger(logger)}
+	storeOpts := []eventstore.Option{eventstore.WithHistoryCache(4096), eventstore.WithClock(opts.Now),
+		eventstore.WithMetrics(p.Metrics), eventstore.WithLogger(logger)}
 	if p.Layout.Replicas > 1 {
-		storeOpts = append(storeOpts, events.WithAtomicBatches())
+		storeOpts = append(storeOpts, eventstore.WithAtomicBatches())
 	}
-	p.Store = events.NewStore(p.JS, names, events.NewRegistry(), storeOpts...)
+	p.Store = eventstore.NewStore(p.JS, names, events.NewRegistry(), storeOpts...)
 	p.Views = projections.NewRunner(projections.Config{
 		JS: p.JS, Store: p.Store, Layout: p.Layout, Holder: cfg.NodeName, LeaseTTL: cfg.LeaseTTL,
 		Metrics: p.Metrics, Logger: logger.With("component", "projections"),

@@ -12,6 +12,7 @@ import (
 	"github.com/contrailhq/contrail/domain/file"
 	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/vectorstores"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -40,10 +41,10 @@ func (p *Platform) assembleVectorStores() error {
 			return err
 		}
 	}
-	repo := events.NewRepo[vectorstore.State](p.Store, vectorstore.Aggregate, 1024)
+	repo := eventstore.NewRepo[vectorstore.State](p.Store, vectorstore.Aggregate, 1024)
 	v := &VectorParts{Index: vsindex.New(p.Julep.docIndex, p.Store, p.Blobs, p.JS, tmp, p.Logger.With("component", "vector-stores")),
 		done: make(chan struct{})}
-	v.Commands = commands.NewVectorStores(repo, events.NewRepo[file.State](p.Store, "file", 0), v.Index)
+	v.Commands = commands.NewVectorStores(repo, eventstore.NewRepo[file.State](p.Store, "file", 0), v.Index)
 	v.handler = vectorstores.New(repo, v.Index, 2)
 	feed, cancel := context.WithCancel(context.Background())
 	v.stop = cancel

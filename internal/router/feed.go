@@ -7,6 +7,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/agent"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 )
 
 // AgentLoader loads an agent as the log holds it.
@@ -17,7 +18,7 @@ type AgentLoader interface {
 // Feed keeps the index current with the registry: it follows every agent event from the start of the log (history,
 // then live) and puts each changed agent in the index or takes it out. Each node runs its own; vectors computed by
 // one node are found by the others in the index's vector bucket. It returns when ctx ends.
-func (ix *Index) Feed(ctx context.Context, store *events.Store, agents AgentLoader, logger *slog.Logger) {
+func (ix *Index) Feed(ctx context.Context, store *eventstore.Store, agents AgentLoader, logger *slog.Logger) {
 	names := store.Names()
 	for ctx.Err() == nil {
 		for e, err := range store.Follow(ctx, 0, names.TypeFilter("agent.*")) {

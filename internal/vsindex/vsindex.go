@@ -23,6 +23,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/chunk"
 	"github.com/contrailhq/contrail/internal/docindex"
@@ -33,7 +34,7 @@ import (
 // Index is a node's index of vector stores.
 type Index struct {
 	ix     *docindex.Index
-	store  *events.Store
+	store  *eventstore.Store
 	blobs  *blobs.Store
 	js     jetstream.JetStream
 	tmp    string
@@ -46,7 +47,7 @@ type Index struct {
 }
 
 // New returns an index over ix; tmp is where files are spooled while they are read. Run feeds it from the log.
-func New(ix *docindex.Index, store *events.Store, b *blobs.Store, js jetstream.JetStream, tmp string, logger *slog.Logger) *Index {
+func New(ix *docindex.Index, store *eventstore.Store, b *blobs.Store, js jetstream.JetStream, tmp string, logger *slog.Logger) *Index {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
@@ -167,7 +167,7 @@ func (n *Node) DeleteAgent(t testing.TB, actor auth.Principal, handle string) {
 }
 
 // Shown fails the test if a command (what) failed, or if the read models did not come to show what it appended.
-func (n *Node) Shown(t testing.TB, what string, res events.Appended, err error, models ...projections.Projection) {
+func (n *Node) Shown(t testing.TB, what string, res eventstore.Appended, err error, models ...projections.Projection) {
 	t.Helper()
 	err = n.Views.ShowsWrite(context.Background(), res, err, models...)
 	if err != nil {

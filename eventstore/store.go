@@ -1,4 +1,4 @@
-package events
+package eventstore
 
 import (
 	"cmp"
@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
@@ -26,7 +27,7 @@ import (
 type Store struct {
 	js      jetstream.JetStream
 	names   natsx.Names
-	reg     *Registry
+	reg     *events.Registry
 	now     func() time.Time
 	metrics *metrics.Metrics
 	logger  *slog.Logger
@@ -61,7 +62,7 @@ func WithAtomicBatches() Option { return func(s *Store) { s.atomicBatches = true
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } }
 
 // NewStore returns a store over the deployment's EVENTS stream.
-func NewStore(js jetstream.JetStream, names natsx.Names, reg *Registry, opts ...Option) *Store {
+func NewStore(js jetstream.JetStream, names natsx.Names, reg *events.Registry, opts ...Option) *Store {
 	s := &Store{js: js, names: names, reg: reg, now: time.Now, logger: slog.New(slog.DiscardHandler), replies: newReplies(js.Conn())}
 	for _, o := range opts {
 		o(s)
@@ -73,7 +74,7 @@ func NewStore(js jetstream.JetStream, names natsx.Names, reg *Registry, opts ...
 func (s *Store) Names() natsx.Names { return s.names }
 
 // Registry returns the event types the store decodes.
-func (s *Store) Registry() *Registry { return s.reg }
+func (s *Store) Registry() *events.Registry { return s.reg }
 
 // clustered reports whether the log is replicated over several servers (whose replicas may lag the leader).
 func (s *Store) clustered() bool { return s.js.Conn().ConnectedClusterName() != "" }
@@ -83,8 +84,8 @@ func (s *Store) Now() time.Time { return s.now() }
 
 // Appended is the result of an append: the stored envelopes (with their sequences) and the aggregate's new head.
 type Appended struct {
-	Events  []Envelope
-	Version Version
+	Events  []events.Envelope
+	Version events.Version
 }
 
 // LastSeq is the stream sequence of the last appended event, what a reader waits for to see its own write.
@@ -103,7 +104,7 @@ func (a Appended) FirstSeq() uint64 {
 // Each event is published with its ID as Nats-Msg-Id and the expected last sequence of the aggregate's subjects,
 // so a concurrent writer makes it fail with a ConflictError rather than interleave. Appending events that are already
 // in the history (same IDs, a retry or a redelivery) succeeds and appends nothing.
-func (s *Store) Append(ctx context.Context, ref Ref, expected Version, meta Meta, evs ...Event) (Appended, error) {
+func (s *Store) Append(ctx context.Context, ref events.Ref, expected events.Version, meta events.Meta, evs ...events.Event) (Appended, error) {
 	start := time.Now()
 	envs, err := s.envelopes(ref, expected, meta, evs)
 	if err != nil {
@@ -132,17 +133,17 @@ func (s *Store) Append(ctx context.Context, ref Ref, expected Version, meta Meta
 // aggregate's subjects from a sequence makes the server walk every message stored since, by every aggregate.
 // The envelopes are cached as a reader would have decoded them, not as the caller built them (an empty map and
 // an absent one decode alike).
-func (s *Store) cacheAppended(ref Ref, from Version, envs []Envelope) {
+func (s *Store) cacheAppended(ref events.Ref, from events.Version, envs []events.Envelope) {
 	if !s.cache.extends(ref, from) {
 		return // not worth decoding for: the cache holds another part of the history, or none of it
 	}
-	stored := make([]Envelope, 0, len(envs))
+	stored := make([]events.Envelope, 0, len(envs))
 	for i := range envs {
-		body, err := encodeEnvelope(&envs[i])
+		body, err := events.EncodeEnvelope(&envs[i])
 		if err != nil {
 			return
 		}
-		env, err := decodeEnvelope(s.reg, body)
+		env, err := events.DecodeEnvelope(s.reg, body)
 		if err != nil {
 			return
 		}
@@ -152,7 +153,7 @@ func (s *Store) cacheAppended(ref Ref, from Version, envs []Envelope) {
 	s.cache.extend(ref, from, stored)
 }
 
-func (s *Store) envelopes(ref Ref, expected Version, meta Meta, evs []Event) ([]Envelope, error) {
+func (s *Store) envelopes(ref events.Ref, expected events.Version, meta events.Meta, evs []events.Event) ([]events.Envelope, error) {
 	if err := checkRef(ref); err != nil {
 		return nil, err
 	}
@@ -160,14 +161,14 @@ func (s *Store) envelopes(ref Ref, expected Version, meta Meta, evs []Event) ([]
 		return nil, fmt.Errorf("append to %s: no events", ref)
 	}
 	now := s.now().UTC()
-	envs := make([]Envelope, len(evs))
+	envs := make([]events.Envelope, len(evs))
 	for i, e := range evs {
-		id, e := unwrap(e)
+		id, e := events.Unwrap(e)
 		if id == "" {
-			id = NewID()
+			id = events.NewID()
 		}
 		typ := e.EventType()
-		agg, name := SplitType(typ)
+		agg, name := events.SplitType(typ)
 		if agg != ref.Type || !natsx.ValidToken(name) {
 			return nil, fmt.Errorf("append %s to %s: event belongs to aggregate %q", typ, ref, agg)
 		}
@@ -175,7 +176,7 @@ func (s *Store) envelopes(ref Ref, expected Version, meta Meta, evs []Event) ([]
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", typ, err)
 		}
-		envs[i] = Envelope{
+		envs[i] = events.Envelope{
 			ID: id, Type: typ, Aggregate: ref.Type, AggregateID: ref.ID,
 			Version: expected.Count + uint64(i) + 1, Time: now,
 			Account: meta.Account, Actor: meta.Actor, CorrelationID: meta.CorrelationID, CausationID: meta.CausationID,
@@ -186,7 +187,7 @@ func (s *Store) envelopes(ref Ref, expected Version, meta Meta, evs []Event) ([]
 }
 
 // publish stores one envelope, expecting the aggregate's subjects to end at lastSeq.
-func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filter string) (uint64, error) {
+func (s *Store) publish(ctx context.Context, env *events.Envelope, lastSeq uint64, filter string) (uint64, error) {
 	msg, err := s.message(env)
 	if err != nil {
 		return 0, err
@@ -202,8 +203,8 @@ func (s *Store) publish(ctx context.Context, env *Envelope, lastSeq uint64, filt
 
 // message is env as the log stores it, on its subject, refused before it is sent if the server would refuse it for
 // its size. Its headers are empty: each way of publishing sets its own.
-func (s *Store) message(env *Envelope) (*nats.Msg, error) {
-	body, err := encodeEnvelope(env)
+func (s *Store) message(env *events.Envelope) (*nats.Msg, error) {
+	body, err := events.EncodeEnvelope(env)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +220,7 @@ func (s *Store) message(env *Envelope) (*nats.Msg, error) {
 const headerRoom = 1 << 10
 
 // checkSize refuses an event that the server would refuse for its size, before it is sent.
-func (s *Store) checkSize(env *Envelope, n int) error {
+func (s *Store) checkSize(env *events.Envelope, n int) error {
 	if max := s.js.Conn().MaxPayload(); max > 0 && int64(n)+headerRoom > max {
 		return tooLarge(env, n, max)
 	}
@@ -228,14 +229,14 @@ func (s *Store) checkSize(env *Envelope, n int) error {
 
 // tooLarge says that an event is bigger than the log takes: every field has its own limit, but some events carry
 // several fields at their limits (a run copies its assistant's instructions and tools) and the sum may not fit.
-func tooLarge(env *Envelope, n int, max int64) error {
+func tooLarge(env *events.Envelope, n int, max int64) error {
 	return &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("the %s event this request makes is %d bytes; "+
 		"the log takes events of up to %d bytes: send less (shorter texts, fewer tools or messages)",
 		env.Type, n, max-headerRoom)}
 }
 
 func eventName(eventType string) string {
-	_, name := SplitType(eventType)
+	_, name := events.SplitType(eventType)
 	return name
 }
 
@@ -246,18 +247,18 @@ func eventName(eventType string) string {
 // refused an expectation because the aggregate's previous write, whose answer the writer already had, was not yet
 // applied everywhere on the leader (nats-server answers "wrong last sequence" without a number then). A decision is
 // thus stored whole, never half, when nobody else wrote in between. Otherwise it is a real conflict.
-func (s *Store) reconcile(ctx context.Context, ref Ref, expected Version, done, pending []Envelope) (Appended, error) {
+func (s *Store) reconcile(ctx context.Context, ref events.Ref, expected events.Version, done, pending []events.Envelope) (Appended, error) {
 	for round := range maxReconciles {
 		// From the leader: a lagging replica may not hold the events a retried publish did store.
 		history, head, err := s.LoadLatest(ctx, ref)
 		if err != nil {
 			return Appended{}, fmt.Errorf("append to %s: check for a repeated append after a conflict: %w", ref, err)
 		}
-		byID := make(map[string]Envelope, len(history))
+		byID := make(map[string]events.Envelope, len(history))
 		for _, e := range history {
 			byID[e.ID] = e
 		}
-		out := append([]Envelope(nil), done...)
+		out := append([]events.Envelope(nil), done...)
 		stored := 0
 		for _, p := range pending {
 			e, ok := byID[p.ID]
@@ -301,7 +302,7 @@ const maxReconciles = 5
 
 // publishAfter publishes envs in order after the aggregate's head, setting each one's stream sequence, and stops at
 // the first that fails (ErrConflict when the head moved). It returns how many it stored.
-func (s *Store) publishAfter(ctx context.Context, ref Ref, head Version, envs []Envelope) (int, error) {
+func (s *Store) publishAfter(ctx context.Context, ref events.Ref, head events.Version, envs []events.Envelope) (int, error) {
 	filter := s.names.AggregateFilter(ref.Type, ref.ID)
 	if s.atomicBatches && len(envs) > 1 && len(envs) <= maxAtomicBatch {
 		seq, err := s.publishAtomic(ctx, envs, head.Seq, filter)
@@ -319,40 +320,40 @@ func (s *Store) publishAfter(ctx context.Context, ref Ref, head Version, envs []
 			return i, err
 		}
 		envs[i].Sequence = seq
-		head = Version{Count: envs[i].Version, Seq: seq}
+		head = events.Version{Count: envs[i].Version, Seq: seq}
 	}
 	return len(envs), nil
 }
 
 // lastVersion is the aggregate's version after envs, stored after v.
-func lastVersion(v Version, envs []Envelope) Version {
+func lastVersion(v events.Version, envs []events.Envelope) events.Version {
 	if n := len(envs); n > 0 {
-		return Version{Count: envs[n-1].Version, Seq: envs[n-1].Sequence}
+		return events.Version{Count: envs[n-1].Version, Seq: envs[n-1].Sequence}
 	}
 	return v
 }
 
 // Load replays one aggregate's history, in order, with each event decoded.
-func (s *Store) Load(ctx context.Context, ref Ref) ([]Envelope, Version, error) {
+func (s *Store) Load(ctx context.Context, ref events.Ref) ([]events.Envelope, events.Version, error) {
 	if err := checkRef(ref); err != nil {
-		return nil, Version{}, err
+		return nil, events.Version{}, err
 	}
-	var out []Envelope
+	var out []events.Envelope
 	var err error
 	if s.cache != nil {
 		out, err = s.loadCached(ctx, ref)
 	} else {
-		_, err = s.Read(ctx, 0, func(e Envelope) error {
+		_, err = s.Read(ctx, 0, func(e events.Envelope) error {
 			out = append(out, e)
 			return nil
 		}, s.names.AggregateFilter(ref.Type, ref.ID))
 	}
 	if err != nil {
-		return nil, Version{}, fmt.Errorf("load %s: %w", ref, err)
+		return nil, events.Version{}, fmt.Errorf("load %s: %w", ref, err)
 	}
-	var v Version
+	var v events.Version
 	if n := len(out); n > 0 {
-		v = Version{Count: uint64(n), Seq: out[n-1].Sequence}
+		v = events.Version{Count: uint64(n), Seq: out[n-1].Sequence}
 	}
 	return out, v, nil
 }
@@ -360,7 +361,7 @@ func (s *Store) Load(ctx context.Context, ref Ref) ([]Envelope, Version, error) 
 // Read calls fn for every event matching the filter from stream sequence `from` (0 or 1 = the beginning) up to
 // the end of the log, in order. It returns the sequence of the last event delivered. With several filters it reads
 // each and merges them in sequence order.
-func (s *Store) Read(ctx context.Context, from uint64, fn func(Envelope) error, filters ...string) (uint64, error) {
+func (s *Store) Read(ctx context.Context, from uint64, fn func(events.Envelope) error, filters ...string) (uint64, error) {
 	if len(filters) == 0 {
 		filters = []string{s.names.EventsWildcard()}
 	}
@@ -387,14 +388,14 @@ func (s *Store) Read(ctx context.Context, from uint64, fn func(Envelope) error, 
 }
 
 // readMerged reads several filters and delivers their events in stream order.
-func (s *Store) readMerged(ctx context.Context, from uint64, fn func(Envelope) error, filters []string) (uint64, error) {
-	var all []Envelope
+func (s *Store) readMerged(ctx context.Context, from uint64, fn func(events.Envelope) error, filters []string) (uint64, error) {
+	var all []events.Envelope
 	for _, f := range filters {
-		if _, err := s.Read(ctx, from, func(e Envelope) error { all = append(all, e); return nil }, f); err != nil {
+		if _, err := s.Read(ctx, from, func(e events.Envelope) error { all = append(all, e); return nil }, f); err != nil {
 			return 0, err
 		}
 	}
-	slices.SortFunc(all, func(a, b Envelope) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	slices.SortFunc(all, func(a, b events.Envelope) int { return cmp.Compare(a.Sequence, b.Sequence) })
 	var last uint64
 	for _, e := range all {
 		if e.Sequence == last {
@@ -413,10 +414,10 @@ func (s *Store) readMerged(ctx context.Context, from uint64, fn func(Envelope) e
 // which it yields. Its consumer is deleted when it ends (and would expire soon after a crash), so subscriptions that
 // come and go do not pile consumers up on the server. A consumer that stops delivering while events wait for it (its
 // server died) is replaced by a new one from the next sequence, so a follower never stands still for long.
-func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter.Seq2[Envelope, error] {
-	return func(yield func(Envelope, error) bool) {
+func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter.Seq2[events.Envelope, error] {
+	return func(yield func(events.Envelope, error) bool) {
 		if err := checkFilters(filters); err != nil {
-			yield(Envelope{}, err)
+			yield(events.Envelope{}, err)
 			return
 		}
 		deadline := time.Now().Add(failoverWait)
@@ -438,7 +439,7 @@ func (s *Store) Follow(ctx context.Context, from uint64, filters ...string) iter
 					return
 				}
 			default:
-				yield(Envelope{}, err)
+				yield(events.Envelope{}, err)
 				return
 			}
 			from = next
@@ -455,7 +456,7 @@ const stallAfter = 2 * time.Second
 
 // followOnce serves Follow with one consumer. It returns nil when the caller stopped (yield returned false) and
 // errStalled, with the sequence to go on from, when the consumer stalled.
-func (s *Store) followOnce(ctx context.Context, from uint64, filters []string, yield func(Envelope, error) bool) (uint64, error) {
+func (s *Store) followOnce(ctx context.Context, from uint64, filters []string, yield func(events.Envelope, error) bool) (uint64, error) {
 	cons, err := s.orderedConsumer(ctx, from, filters)
 	if err != nil {
 		return from, err
@@ -532,14 +533,14 @@ func (s *Store) orderedConsumer(ctx context.Context, from uint64, filters []stri
 }
 
 // decode turns a stored message into an envelope; it also returns how many matching messages follow it.
-func (s *Store) decode(msg jetstream.Msg) (Envelope, uint64, error) {
+func (s *Store) decode(msg jetstream.Msg) (events.Envelope, uint64, error) {
 	md, err := msg.Metadata()
 	if err != nil {
-		return Envelope{}, 0, fmt.Errorf("read message metadata: %w", err)
+		return events.Envelope{}, 0, fmt.Errorf("read message metadata: %w", err)
 	}
 	env, err := s.DecodeEnvelope(msg.Data())
 	if err != nil {
-		return Envelope{}, 0, fmt.Errorf("decode event at sequence %d: %w", md.Sequence.Stream, err)
+		return events.Envelope{}, 0, fmt.Errorf("decode event at sequence %d: %w", md.Sequence.Stream, err)
 	}
 	env.Sequence = md.Sequence.Stream
 	return env, md.NumPending, nil
@@ -547,13 +548,13 @@ func (s *Store) decode(msg jetstream.Msg) (Envelope, uint64, error) {
 
 // DecodeEnvelope parses a stored envelope and its payload. An event type this build does not know leaves Event nil
 // (it is kept and skipped, not fatal).
-func (s *Store) DecodeEnvelope(data []byte) (Envelope, error) {
-	return decodeEnvelope(s.reg, data)
+func (s *Store) DecodeEnvelope(data []byte) (events.Envelope, error) {
+	return events.DecodeEnvelope(s.reg, data)
 }
 
 // State is an aggregate rebuilt from its events.
 type State interface {
-	Apply(Envelope)
+	Apply(events.Envelope)
 }
 
 // maxUpdateAttempts bounds Update's retries: past it, contention is a fault to report, not to hide.
@@ -565,7 +566,7 @@ const maxUpdateAttempts = 40
 func Update[S any, P interface {
 	*S
 	State
-}](ctx context.Context, st *Store, ref Ref, meta Meta, decide func(*S) ([]Event, error)) (Appended, error) {
+}](ctx context.Context, st *Store, ref events.Ref, meta events.Meta, decide func(*S) ([]events.Event, error)) (Appended, error) {
 	load, latest := st.Load, false
 	for attempt := 1; ; attempt++ {
 		history, v, err := load(ctx, ref)

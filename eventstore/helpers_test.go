@@ -1,4 +1,4 @@
-package events_test
+package eventstore_test
 
 import "log/slog"
 

@@ -1,4 +1,4 @@
-package events
+package eventstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
 
@@ -21,7 +22,7 @@ import (
 // LoadAt replays one aggregate's history up to at least stream sequence atLeast: an event the caller knows is part
 // of the aggregate (the event a handler reacts to, an append the caller made). A replica that has not applied it
 // yet is passed over for the stream's leader. Events after atLeast are included as far as the replica has them.
-func (s *Store) LoadAt(ctx context.Context, ref Ref, atLeast uint64) ([]Envelope, Version, error) {
+func (s *Store) LoadAt(ctx context.Context, ref events.Ref, atLeast uint64) ([]events.Envelope, events.Version, error) {
 	history, v, err := s.Load(ctx, ref)
 	if err != nil || v.Seq >= atLeast {
 		return history, v, err
@@ -29,7 +30,7 @@ func (s *Store) LoadAt(ctx context.Context, ref Ref, atLeast uint64) ([]Envelope
 	// Behind: a moment usually suffices for a follower; then the leader settles it.
 	select {
 	case <-ctx.Done():
-		return nil, Version{}, ctx.Err()
+		return nil, events.Version{}, ctx.Err()
 	case <-time.After(2 * time.Millisecond):
 	}
 	if history, v, err = s.Load(ctx, ref); err != nil || v.Seq >= atLeast {
@@ -44,33 +45,33 @@ func (s *Store) LoadAt(ctx context.Context, ref Ref, atLeast uint64) ([]Envelope
 // LoadLatest replays one aggregate's whole history as the stream's leader holds it: what Load returns, checked
 // against the leader for anything after it. It costs one more round trip than Load; use it where a stale history
 // would be a wrong answer rather than a conflict to retry.
-func (s *Store) LoadLatest(ctx context.Context, ref Ref) ([]Envelope, Version, error) {
+func (s *Store) LoadLatest(ctx context.Context, ref events.Ref) ([]events.Envelope, events.Version, error) {
 	history, _, err := s.Load(ctx, ref)
 	if err != nil {
-		return nil, Version{}, err
+		return nil, events.Version{}, err
 	}
 	return s.completeFromLeader(ctx, ref, history)
 }
 
 // completeFromLeader appends to history what the stream's leader holds after it.
-func (s *Store) completeFromLeader(ctx context.Context, ref Ref, history []Envelope) ([]Envelope, Version, error) {
+func (s *Store) completeFromLeader(ctx context.Context, ref events.Ref, history []events.Envelope) ([]events.Envelope, events.Version, error) {
 	var from uint64 = 1
 	if n := len(history); n > 0 {
 		from = history[n-1].Sequence + 1
 	}
-	err := s.readLeader(ctx, s.names.AggregateFilter(ref.Type, ref.ID), from, func(e Envelope) error {
+	err := s.readLeader(ctx, s.names.AggregateFilter(ref.Type, ref.ID), from, func(e events.Envelope) error {
 		history = append(history, e)
 		return nil
 	})
 	if err != nil {
-		return nil, Version{}, fmt.Errorf("load %s from the stream leader: %w", ref, err)
+		return nil, events.Version{}, fmt.Errorf("load %s from the stream leader: %w", ref, err)
 	}
 	if s.cache != nil {
 		s.cache.put(ref, history)
 	}
-	var v Version
+	var v events.Version
 	if n := len(history); n > 0 {
-		v = Version{Count: uint64(n), Seq: history[n-1].Sequence}
+		v = events.Version{Count: uint64(n), Seq: history[n-1].Sequence}
 	}
 	return history, v, nil
 }
@@ -94,7 +95,7 @@ const jsNoMessageFound = 10037
 
 // readLeader reads the messages matching filter from sequence `from`, one leader get each, until none is left.
 // It serves the rare reads that must not come from a lagging replica; bulk reads stay on direct gets.
-func (s *Store) readLeader(ctx context.Context, filter string, from uint64, fn func(Envelope) error) error {
+func (s *Store) readLeader(ctx context.Context, filter string, from uint64, fn func(events.Envelope) error) error {
 	nc := s.js.Conn()
 	subject := "$JS.API.STREAM.MSG.GET." + s.names.EventsStream()
 	deadline := time.Now().Add(failoverWait)

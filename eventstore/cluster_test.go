@@ -1,4 +1,4 @@
-package events_test
+package eventstore_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
@@ -109,10 +110,10 @@ func connectTo(t testing.TB, url string) jetstream.JetStream {
 }
 
 // counterStore is a store of the counter events the tests append.
-func counterStore(js jetstream.JetStream, names natsx.Names, opts ...events.Option) *events.Store {
+func counterStore(js jetstream.JetStream, names natsx.Names, opts ...eventstore.Option) *eventstore.Store {
 	reg := events.NewRegistry()
 	reg.Register(incremented{})
-	return events.NewStore(js, names, reg, opts...)
+	return eventstore.NewStore(js, names, reg, opts...)
 }
 
 func streamLeader(t *testing.T, ctx context.Context, js jetstream.JetStream, stream string) string {
@@ -142,7 +143,7 @@ func TestClusterLoadAtSeesTheEventItWasGiven(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	names, _ := natsx.NewNames("")
-	stores := make([]*events.Store, len(c.Servers))
+	stores := make([]*eventstore.Store, len(c.Servers))
 	for i, ns := range c.Servers {
 		nc, err := nats.Connect(ns.ClientURL())
 		if err != nil {
@@ -161,7 +162,7 @@ func TestClusterLoadAtSeesTheEventItWasGiven(t *testing.T) {
 		}
 		reg := events.NewRegistry()
 		reg.Register(incremented{})
-		stores[i] = events.NewStore(js, names, reg)
+		stores[i] = eventstore.NewStore(js, names, reg)
 	}
 	stale := 0
 	const rounds = 300
@@ -196,7 +197,7 @@ func TestClusterLoadAtSeesTheEventItWasGiven(t *testing.T) {
 		if _, err := stores[i%3].Append(ctx, ref, events.Version{}, events.Meta{}, incremented{By: 1}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := events.Update(ctx, stores[(i+1)%3], ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
+		_, err := eventstore.Update(ctx, stores[(i+1)%3], ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
 			if c.Total == 0 {
 				return nil, errs.NotFoundf("counter", ref.ID)
 			}
@@ -214,7 +215,7 @@ func TestClusterLoadAtSeesTheEventItWasGiven(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for k := 0; k < 30; k++ {
-				if _, err := events.Update(ctx, stores[w], ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
+				if _, err := eventstore.Update(ctx, stores[w], ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
 					return []events.Event{incremented{By: 1}}, nil
 				}); err != nil {
 					t.Error(err)
@@ -245,7 +246,7 @@ func TestClusterFollowGoesOnWhenTheStreamLeaderDies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	names, _ := natsx.NewNames("")
-	connect := func(url string) (*events.Store, jetstream.JetStream) {
+	connect := func(url string) (*eventstore.Store, jetstream.JetStream) {
 		js := connectTo(t, url)
 		return counterStore(js, names), js
 	}

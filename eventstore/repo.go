@@ -1,4 +1,4 @@
-package events
+package eventstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
 
@@ -38,7 +39,7 @@ type repoEntry[S any] struct {
 	// this node, so that a node does not conflict with itself.
 	mu      sync.Mutex
 	state   *S // nil: not loaded (or dropped after a surprise)
-	version Version
+	version events.Version
 	used    uint64
 }
 
@@ -56,7 +57,7 @@ func NewRepo[S any, P interface {
 // Store is the log the repository reads and appends to.
 func (r *Repo[S, P]) Store() *Store { return r.store }
 
-func (r *Repo[S, P]) ref(id string) Ref { return Ref{Type: r.aggregate, ID: id} }
+func (r *Repo[S, P]) ref(id string) events.Ref { return events.Ref{Type: r.aggregate, ID: id} }
 
 // entry returns the entry of an aggregate, locked.
 func (r *Repo[S, P]) entry(id string) *repoEntry[S] {
@@ -112,8 +113,8 @@ func (r *Repo[S, P]) current(ctx context.Context, id string, e *repoEntry[S], at
 		}
 	}
 	// Read only what came after the state.
-	var fresh []Envelope
-	_, err := r.store.Read(ctx, e.version.Seq+1, func(env Envelope) error {
+	var fresh []events.Envelope
+	_, err := r.store.Read(ctx, e.version.Seq+1, func(env events.Envelope) error {
 		fresh = append(fresh, env)
 		return nil
 	}, r.store.names.AggregateFilter(r.aggregate, id))
@@ -124,8 +125,8 @@ func (r *Repo[S, P]) current(ctx context.Context, id string, e *repoEntry[S], at
 		return r.reload(ctx, id, e, atLeast, latest)
 	}
 	if latest {
-		var tail []Envelope
-		err := r.store.readLeader(ctx, r.store.names.AggregateFilter(r.aggregate, id), e.version.Seq+1, func(env Envelope) error {
+		var tail []events.Envelope
+		err := r.store.readLeader(ctx, r.store.names.AggregateFilter(r.aggregate, id), e.version.Seq+1, func(env events.Envelope) error {
 			tail = append(tail, env)
 			return nil
 		})
@@ -145,8 +146,8 @@ func (r *Repo[S, P]) current(ctx context.Context, id string, e *repoEntry[S], at
 
 // reload folds the aggregate's whole history again, from the leader when latest is set.
 func (r *Repo[S, P]) reload(ctx context.Context, id string, e *repoEntry[S], atLeast uint64, latest bool) error {
-	var history []Envelope
-	var v Version
+	var history []events.Envelope
+	var v events.Version
 	var err error
 	switch {
 	case latest:
@@ -172,7 +173,7 @@ func (r *Repo[S, P]) reload(ctx context.Context, id string, e *repoEntry[S], atL
 
 // advance applies events that follow the entry's version, in order. It reports false when they do not follow it
 // (a gap or an overlap: the state is then dropped and reloaded).
-func (r *Repo[S, P]) advance(e *repoEntry[S], evs []Envelope) bool {
+func (r *Repo[S, P]) advance(e *repoEntry[S], evs []events.Envelope) bool {
 	for _, env := range evs {
 		if env.Version != e.version.Count+1 {
 			if env.Version <= e.version.Count && env.Sequence <= e.version.Seq {
@@ -184,17 +185,17 @@ func (r *Repo[S, P]) advance(e *repoEntry[S], evs []Envelope) bool {
 		if env.Event != nil {
 			P(e.state).Apply(env)
 		}
-		e.version = Version{Count: env.Version, Seq: env.Sequence}
+		e.version = events.Version{Count: env.Version, Seq: env.Sequence}
 	}
 	return true
 }
 
 // Read calls fn with the aggregate's state: as of at least stream sequence atLeast, or as the log holds it now when
 // atLeast is Fresh. fn must neither keep nor change the state; it runs while the aggregate is held on this node.
-func (r *Repo[S, P]) Read(ctx context.Context, id string, atLeast uint64, fn func(s *S, v Version) error) error {
+func (r *Repo[S, P]) Read(ctx context.Context, id string, atLeast uint64, fn func(s *S, v events.Version) error) error {
 	if !validAggregateID(id) {
 		var zero S
-		return fn(&zero, Version{})
+		return fn(&zero, events.Version{})
 	}
 	e := r.entry(id)
 	defer e.mu.Unlock()
@@ -212,10 +213,10 @@ type Cloner[S any] interface {
 
 // Get returns a copy of the aggregate's state, which the caller may keep: deep when the state is a Cloner, else a
 // plain copy (a state whose fold only replaces what it changes).
-func (r *Repo[S, P]) Get(ctx context.Context, id string, atLeast uint64) (S, Version, error) {
+func (r *Repo[S, P]) Get(ctx context.Context, id string, atLeast uint64) (S, events.Version, error) {
 	var out S
-	var ver Version
-	err := r.Read(ctx, id, atLeast, func(s *S, v Version) error {
+	var ver events.Version
+	err := r.Read(ctx, id, atLeast, func(s *S, v events.Version) error {
 		if c, ok := any(s).(Cloner[S]); ok {
 			out = c.Clone()
 		} else {
@@ -231,7 +232,7 @@ func (r *Repo[S, P]) Get(ctx context.Context, id string, atLeast uint64) (S, Ver
 // expecting the version decide saw. On a conflict (another node appended first) it reloads from the stream's leader
 // and decides again. decide must be pure: it may run several times and must not change the state. No events, no
 // append (and no error): the returned Appended then holds the version decided on.
-func (r *Repo[S, P]) Update(ctx context.Context, id string, atLeast uint64, meta Meta, decide func(s *S) ([]Event, error)) (Appended, error) {
+func (r *Repo[S, P]) Update(ctx context.Context, id string, atLeast uint64, meta events.Meta, decide func(s *S) ([]events.Event, error)) (Appended, error) {
 	if !validAggregateID(id) {
 		return Appended{}, fmt.Errorf("update %s: the aggregate id must be a subject token", r.ref(id))
 	}

@@ -1,4 +1,4 @@
-package events_test
+package eventstore_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
@@ -28,18 +29,18 @@ func TestStoreRefusesReferencesThatAreNotSubjectTokens(t *testing.T) {
 	}
 	for _, id := range []string{"*", ">", "c1.>", "c 1", "c1\x00", "", strings.Repeat("A", 4000), strings.Repeat("A", 100<<10)} {
 		history, _, err := st.Load(ctx, events.Ref{Type: "counter", ID: id})
-		if !errors.Is(err, events.ErrInvalidRef) || errs.CodeOf(err) != errs.Invalid || len(history) != 0 {
+		if !errors.Is(err, eventstore.ErrInvalidRef) || errs.CodeOf(err) != errs.Invalid || len(history) != 0 {
 			t.Errorf("Load(%.20q): %d events, err %v; want ErrInvalidRef", id, len(history), err)
 		}
 		if strings.Contains(errs.MessageOf(err), id) && id != "" {
 			t.Errorf("Load(%.20q): the message repeats the ID", id)
 		}
 		filter := st.Names().AggregateFilter("counter", id)
-		if _, err := st.Read(ctx, 0, func(events.Envelope) error { return nil }, filter); id != "*" && !errors.Is(err, events.ErrInvalidRef) {
+		if _, err := st.Read(ctx, 0, func(events.Envelope) error { return nil }, filter); id != "*" && !errors.Is(err, eventstore.ErrInvalidRef) {
 			t.Errorf("Read(%.40q): err %v; want ErrInvalidRef", filter, err)
 		}
 		for _, err := range st.Follow(ctx, 0, filter) {
-			if id != "*" && !errors.Is(err, events.ErrInvalidRef) {
+			if id != "*" && !errors.Is(err, eventstore.ErrInvalidRef) {
 				t.Errorf("Follow(%.40q): err %v; want ErrInvalidRef", filter, err)
 			}
 			break
@@ -63,7 +64,7 @@ func TestAnEventTooLargeForTheLogIsTooLargeNotAnInternalError(t *testing.T) {
 	if e := errs.As(err); e == nil || e.Code != errs.TooLarge || strings.Contains(e.Message, big[:1000]) {
 		t.Fatalf("append of an event over the max payload: %v; want a too_large error that does not repeat the event", err)
 	}
-	res, errList := st.AppendBatch(ctx, []events.Batch{{Ref: events.Ref{Type: "counter", ID: "c2"}, Event: noted{Text: big}}})
+	res, errList := st.AppendBatch(ctx, []eventstore.Batch{{Ref: events.Ref{Type: "counter", ID: "c2"}, Event: noted{Text: big}}})
 	if errs.CodeOf(errList[0]) != errs.TooLarge || len(res[0].Events) != 0 {
 		t.Fatalf("a batched append of an event over the max payload: %v", errList[0])
 	}
@@ -82,7 +83,7 @@ func TestUpdateReportsContentionPastItsRetriesAsAConflict(t *testing.T) {
 	ctx := context.Background()
 	ref := events.Ref{Type: "counter", ID: "contended"}
 	attempts := 0
-	_, err := events.Update(ctx, st, ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
+	_, err := eventstore.Update(ctx, st, ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
 		attempts++
 		// Another writer gets in between every load and append.
 		if _, err := st.Append(ctx, ref, events.Version{Count: uint64(len(c.Versions)), Seq: lastSeq(t, st, ref)}, events.Meta{}, incremented{By: 1}); err != nil {
@@ -90,15 +91,15 @@ func TestUpdateReportsContentionPastItsRetriesAsAConflict(t *testing.T) {
 		}
 		return []events.Event{incremented{By: 100}}, nil
 	})
-	if errs.CodeOf(err) != errs.Conflict || !errors.Is(err, events.ErrConflict) {
-		t.Fatalf("after %d attempts: %v; want an errs.Conflict that is an events.ErrConflict", attempts, err)
+	if errs.CodeOf(err) != errs.Conflict || !errors.Is(err, eventstore.ErrConflict) {
+		t.Fatalf("after %d attempts: %v; want an errs.Conflict that is an eventstore.ErrConflict", attempts, err)
 	}
 	if attempts < 2 {
 		t.Fatalf("gave up after %d attempts", attempts)
 	}
 }
 
-func lastSeq(t *testing.T, st *events.Store, ref events.Ref) uint64 {
+func lastSeq(t *testing.T, st *eventstore.Store, ref events.Ref) uint64 {
 	t.Helper()
 	_, v, err := st.Load(context.Background(), ref)
 	if err != nil {

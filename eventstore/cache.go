@@ -1,9 +1,11 @@
-package events
+package eventstore
 
 import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/contrailhq/contrail/events"
 )
 
 // historyCache keeps the decoded histories of recently loaded aggregates, so that loading a long-lived aggregate
@@ -17,22 +19,22 @@ type historyCache struct {
 	mu      sync.Mutex
 	max     int
 	tick    uint64
-	entries map[Ref]*cachedHistory
+	entries map[events.Ref]*cachedHistory
 }
 
 type cachedHistory struct {
-	events []Envelope
+	events []events.Envelope
 	used   uint64
 }
 
 // WithHistoryCache keeps the histories of up to n aggregates in memory (see historyCache). Loads and updates of
 // those aggregates then cost one request for what is new.
 func WithHistoryCache(n int) Option {
-	return func(s *Store) { s.cache = &historyCache{max: n, entries: map[Ref]*cachedHistory{}} }
+	return func(s *Store) { s.cache = &historyCache{max: n, entries: map[events.Ref]*cachedHistory{}} }
 }
 
 // get returns a copy of the cached history of ref (nil when not cached).
-func (c *historyCache) get(ref Ref) []Envelope {
+func (c *historyCache) get(ref events.Ref) []events.Envelope {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[ref]
@@ -41,11 +43,11 @@ func (c *historyCache) get(ref Ref) []Envelope {
 	}
 	c.tick++
 	e.used = c.tick
-	return append([]Envelope(nil), e.events...)
+	return append([]events.Envelope(nil), e.events...)
 }
 
 // put stores a history, unless a longer one is already there (a concurrent load got further).
-func (c *historyCache) put(ref Ref, history []Envelope) {
+func (c *historyCache) put(ref events.Ref, history []events.Envelope) {
 	if len(history) == 0 {
 		return
 	}
@@ -62,14 +64,14 @@ func (c *historyCache) put(ref Ref, history []Envelope) {
 }
 
 // extends reports whether extend would take an append to ref that began at from.
-func (c *historyCache) extends(ref Ref, from Version) bool {
+func (c *historyCache) extends(ref events.Ref, from events.Version) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[ref]
 	return ok && e.endsAt(from)
 }
 
-func (e *cachedHistory) endsAt(v Version) bool {
+func (e *cachedHistory) endsAt(v events.Version) bool {
 	n := len(e.events)
 	return uint64(n) == v.Count && (n == 0 || e.events[n-1].Sequence == v.Seq)
 }
@@ -78,7 +80,7 @@ func (e *cachedHistory) endsAt(v Version) bool {
 // is left as it is: the next load reads what it lacks. An aggregate the cache does not hold starts no history: it
 // may never be loaded through the cache (a session is folded by its repository), and decoding every append of
 // it would be work for nothing.
-func (c *historyCache) extend(ref Ref, from Version, appended []Envelope) {
+func (c *historyCache) extend(ref events.Ref, from events.Version, appended []events.Envelope) {
 	if len(appended) == 0 {
 		return
 	}
@@ -115,7 +117,7 @@ func (c *historyCache) evict() {
 }
 
 // loadCached is Load through the cache: the cached history and what the log holds after it.
-func (s *Store) loadCached(ctx context.Context, ref Ref) ([]Envelope, error) {
+func (s *Store) loadCached(ctx context.Context, ref events.Ref) ([]events.Envelope, error) {
 	history := s.cache.get(ref)
 	filter := s.names.AggregateFilter(ref.Type, ref.ID)
 	var from uint64
@@ -129,7 +131,7 @@ func (s *Store) loadCached(ctx context.Context, ref Ref) ([]Envelope, error) {
 		}
 		from = last + 1
 	}
-	_, err := s.Read(ctx, from, func(e Envelope) error {
+	_, err := s.Read(ctx, from, func(e events.Envelope) error {
 		history = append(history, e)
 		return nil
 	}, filter)

@@ -1,9 +1,10 @@
-package events
+package eventstore
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
@@ -14,8 +15,8 @@ var ErrConflict = errors.New("aggregate changed concurrently")
 // ConflictError says that an append expected the aggregate to end at one sequence and it ended elsewhere: somebody
 // else appended first. Reload and decide again (Update does), or report it.
 type ConflictError struct {
-	Ref      Ref
-	Expected Version
+	Ref      events.Ref
+	Expected events.Version
 }
 
 func (e *ConflictError) Error() string {
@@ -31,7 +32,7 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 var ErrInvalidRef = errors.New("not a valid aggregate reference")
 
 // checkRef refuses a reference whose type or ID is not one subject token.
-func checkRef(r Ref) error {
+func checkRef(r events.Ref) error {
 	if natsx.ValidToken(r.Type) && natsx.ValidToken(r.ID) {
 		return nil
 	}

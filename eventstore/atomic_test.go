@@ -1,4 +1,4 @@
-package events_test
+package eventstore_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
 )
@@ -44,7 +45,7 @@ func TestAnAtomicAppendStoresADecisionWholeOrNotAtAll(t *testing.T) {
 	}
 	reg := events.NewRegistry()
 	reg.Register(incremented{})
-	st := events.NewStore(srv.JS, names, reg, events.WithAtomicBatches())
+	st := eventstore.NewStore(srv.JS, names, reg, eventstore.WithAtomicBatches())
 	ctx := context.Background()
 
 	ref := events.Ref{Type: "counter", ID: "whole"}
@@ -80,14 +81,14 @@ func TestAnAtomicAppendStoresADecisionWholeOrNotAtAll(t *testing.T) {
 
 	// A decision made on a stale version: a conflict, and none of it stored.
 	stale := []string{events.NewID(), events.NewID()}
-	if _, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, decisionOf(stale...)...); !errors.Is(err, events.ErrConflict) {
+	if _, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, decisionOf(stale...)...); !errors.Is(err, eventstore.ErrConflict) {
 		t.Fatalf("stale decision: %v, want a conflict", err)
 	}
 
 	// A decision whose second event the server refuses (its ID is already in the log): the first is not stored
 	// either. Published one by one, the first would have gone in before the second was refused.
 	fresh := events.NewID()
-	if _, err := st.Append(ctx, ref, v, events.Meta{}, decisionOf(fresh, ids[0])...); !errors.Is(err, events.ErrConflict) {
+	if _, err := st.Append(ctx, ref, v, events.Meta{}, decisionOf(fresh, ids[0])...); !errors.Is(err, eventstore.ErrConflict) {
 		t.Fatalf("decision repeating a stored event: %v, want a conflict", err)
 	}
 	history, after, err := st.Load(ctx, ref)
@@ -109,7 +110,7 @@ func TestClusterStoresEveryDecisionWholeWhenTheStreamLeaderDies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c, js, names := clusterLog(t, ctx)
-	st := counterStore(js, names, events.WithAtomicBatches())
+	st := counterStore(js, names, eventstore.WithAtomicBatches())
 
 	const decisions, writers = 240, 8
 	acked := make([][]string, decisions)
@@ -197,9 +198,9 @@ func TestClusterStoresEveryDecisionWholeWhenTheStreamLeaderDies(t *testing.T) {
 func BenchmarkClusterDecision(b *testing.B) {
 	ctx := context.Background()
 	_, js, names := clusterLog(b, ctx)
-	stores := map[string]*events.Store{
+	stores := map[string]*eventstore.Store{
 		"one-by-one": counterStore(js, names),
-		"atomic":     counterStore(js, names, events.WithAtomicBatches()),
+		"atomic":     counterStore(js, names, eventstore.WithAtomicBatches()),
 	}
 	var n sync.Mutex
 	id := 0
@@ -258,7 +259,7 @@ func TestAnAtomicAppendToALogThatTakesNoBatchesSaysWhatToDo(t *testing.T) {
 	}
 	reg := events.NewRegistry()
 	reg.Register(incremented{})
-	st := events.NewStore(srv.JS, names, reg, events.WithAtomicBatches())
+	st := eventstore.NewStore(srv.JS, names, reg, eventstore.WithAtomicBatches())
 	ref := events.Ref{Type: "counter", ID: "refused"}
 	_, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, decisionOf(events.NewID(), events.NewID())...)
 	if err == nil || !strings.Contains(err.Error(), "allow_atomic") {

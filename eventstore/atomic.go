@@ -1,4 +1,4 @@
-package events
+package eventstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -36,7 +37,7 @@ const maxAtomicBatch = 1000
 // publishAtomic stores envs as one atomic batch, expecting the aggregate's subjects to end at lastSeq, and returns
 // the stream sequence of the last; the others precede it one by one. Either every event of the decision is in the
 // log or none is, whatever happens to this node or the server between them.
-func (s *Store) publishAtomic(ctx context.Context, envs []Envelope, lastSeq uint64, filter string) (uint64, error) {
+func (s *Store) publishAtomic(ctx context.Context, envs []events.Envelope, lastSeq uint64, filter string) (uint64, error) {
 	msgs := make([]*nats.Msg, len(envs))
 	largest := 0
 	for i := range envs {
@@ -65,7 +66,7 @@ func (s *Store) publishAtomic(ctx context.Context, envs []Envelope, lastSeq uint
 // new batch, of new messages: what the server held of an earlier attempt is dropped when its leader changes or its
 // time runs out, and nats.go may still hold the earlier attempt's messages.
 func (s *Store) sendBatch(ctx context.Context, templates []*nats.Msg) (uint64, error) {
-	id := NewID()
+	id := events.NewID()
 	msgs := make([]*nats.Msg, len(templates))
 	for i, t := range templates {
 		h := maps.Clone(t.Header)
@@ -103,7 +104,7 @@ func (s *Store) sendBatch(ctx context.Context, templates []*nats.Msg) (uint64, e
 // retrying runs one attempt at storing env after another while the stream elects a leader, until failoverWait
 // passes. Sending again is safe: the same Nats-Msg-Id and expected sequence mean that, if an earlier attempt did go
 // in, the retry meets a conflict and reconcile finds the events already in the history.
-func (s *Store) retrying(ctx context.Context, env *Envelope, size int, subject string, attempt func(context.Context) (uint64, error)) (uint64, error) {
+func (s *Store) retrying(ctx context.Context, env *events.Envelope, size int, subject string, attempt func(context.Context) (uint64, error)) (uint64, error) {
 	deadline := time.Now().Add(failoverWait)
 	for n := 0; ; n++ {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)

@@ -1,4 +1,4 @@
-package events_test
+package eventstore_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 )
 
 // Two repositories over one log stand for two nodes: each decides on the state it holds, and what the other
@@ -16,11 +17,11 @@ func TestRepoTwoNodesNeverOverwriteEachOther(t *testing.T) {
 	ctx := context.Background()
 	a, b, _ := twoNodesHoldingC1(t)
 	// b holds c1 at version 1; a moves it to 3.
-	if _, _, err := b.Get(ctx, "c1", events.Fresh); err != nil {
+	if _, _, err := b.Get(ctx, "c1", eventstore.Fresh); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		if _, err := a.Update(ctx, "c1", eventstore.Fresh, events.Meta{}, inc); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -39,7 +40,7 @@ func TestRepoTwoNodesNeverOverwriteEachOther(t *testing.T) {
 	if len(sawTotals) != 2 || sawTotals[0] != 1 || sawTotals[1] != 3 {
 		t.Fatalf("b's decide saw totals %v, want [1 3] (stale, then reloaded)", sawTotals)
 	}
-	c, v, err := a.Get(ctx, "c1", events.Fresh)
+	c, v, err := a.Get(ctx, "c1", eventstore.Fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +55,8 @@ func TestRepoReadAtLeastAndGaps(t *testing.T) {
 	t.Parallel()
 	st, _ := newStore(t)
 	ctx := context.Background()
-	r := events.NewRepo[counter](st, "counter", 0)
-	if _, _, err := r.Get(ctx, "c2", events.Fresh); err != nil {
+	r := eventstore.NewRepo[counter](st, "counter", 0)
+	if _, _, err := r.Get(ctx, "c2", eventstore.Fresh); err != nil {
 		t.Fatal(err)
 	}
 	// Written behind the repository's back.
@@ -71,11 +72,11 @@ func TestRepoReadAtLeastAndGaps(t *testing.T) {
 		t.Fatalf("state %+v at %+v, want total 5 at %+v with versions [1 2]", c, v, res.Version)
 	}
 	// An invalid ID names no aggregate: an empty state, never a wildcard read.
-	c, v, err = r.Get(ctx, "*", events.Fresh)
+	c, v, err = r.Get(ctx, "*", eventstore.Fresh)
 	if err != nil || c.Total != 0 || v.Count != 0 {
 		t.Fatalf("Get(*) = %+v, %+v, %v", c, v, err)
 	}
-	if _, err := r.Update(ctx, "a.b", events.Fresh, events.Meta{}, func(*counter) ([]events.Event, error) {
+	if _, err := r.Update(ctx, "a.b", eventstore.Fresh, events.Meta{}, func(*counter) ([]events.Event, error) {
 		return []events.Event{incremented{By: 1}}, nil
 	}); err == nil {
 		t.Fatal("Update of an invalid id succeeded")
@@ -88,7 +89,7 @@ func TestRepoSerialisesWritersOnANode(t *testing.T) {
 	t.Parallel()
 	st, _ := newStore(t)
 	ctx := context.Background()
-	r := events.NewRepo[counter](st, "counter", 0)
+	r := eventstore.NewRepo[counter](st, "counter", 0)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
@@ -97,7 +98,7 @@ func TestRepoSerialisesWritersOnANode(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 25; i++ {
-				if _, err := r.Update(ctx, "c3", events.Fresh, events.Meta{}, func(*counter) ([]events.Event, error) {
+				if _, err := r.Update(ctx, "c3", eventstore.Fresh, events.Meta{}, func(*counter) ([]events.Event, error) {
 					return []events.Event{incremented{By: 1}}, nil
 				}); err != nil {
 					mu.Lock()
@@ -112,7 +113,7 @@ func TestRepoSerialisesWritersOnANode(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Forget("c3")
-	c, v, err := r.Get(ctx, "c3", events.Fresh)
+	c, v, err := r.Get(ctx, "c3", eventstore.Fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,20 +130,20 @@ func TestARepoReadsTheLogOnlyWhenItHoldsLessThanIt(t *testing.T) {
 	a, b, readsSoFar := twoNodesHoldingC1(t)
 	before := readsSoFar()
 	for range 3 {
-		if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+		if _, err := a.Update(ctx, "c1", eventstore.Fresh, events.Meta{}, inc); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if c, v, err := a.Get(ctx, "c1", events.Fresh); err != nil || c.Total != 4 || v.Count != 4 {
+	if c, v, err := a.Get(ctx, "c1", eventstore.Fresh); err != nil || c.Total != 4 || v.Count != 4 {
 		t.Fatalf("a reads total %d at version %d (%v), want 4 at 4", c.Total, v.Count, err)
 	}
 	if n := readsSoFar() - before; n != 0 {
 		t.Fatalf("deciding and reading on what the repository appended itself read the log %d times", n)
 	}
-	if _, err := b.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+	if _, err := b.Update(ctx, "c1", eventstore.Fresh, events.Meta{}, inc); err != nil {
 		t.Fatal(err)
 	}
-	if c, v, err := a.Get(ctx, "c1", events.Fresh); err != nil || c.Total != 5 || v.Count != 5 {
+	if c, v, err := a.Get(ctx, "c1", eventstore.Fresh); err != nil || c.Total != 5 || v.Count != 5 {
 		t.Fatalf("after another node's append a reads total %d at version %d (%v), want 5 at 5", c.Total, v.Count, err)
 	}
 }
@@ -152,12 +153,12 @@ func inc(*counter) ([]events.Event, error) { return []events.Event{incremented{B
 
 // twoNodesHoldingC1 is two repositories over one log, standing for two nodes; a has appended c1's first event.
 // readsSoFar counts the reads of events the server has been asked for since.
-func twoNodesHoldingC1(t *testing.T) (a, b *events.Repo[counter, *counter], readsSoFar func() int) {
+func twoNodesHoldingC1(t *testing.T) (a, b *eventstore.Repo[counter, *counter], readsSoFar func() int) {
 	t.Helper()
 	st, srv := newStore(t)
-	a = events.NewRepo[counter](st, "counter", 0)
-	b = events.NewRepo[counter](st, "counter", 0)
-	if _, err := a.Update(context.Background(), "c1", events.Fresh, events.Meta{}, inc); err != nil {
+	a = eventstore.NewRepo[counter](st, "counter", 0)
+	b = eventstore.NewRepo[counter](st, "counter", 0)
+	if _, err := a.Update(context.Background(), "c1", eventstore.Fresh, events.Meta{}, inc); err != nil {
 		t.Fatal(err)
 	}
 	return a, b, countReads(t, srv)
@@ -171,19 +172,19 @@ func TestARepoWritesOnWhatItHoldsAndTheLogChecksIt(t *testing.T) {
 	ctx := context.Background()
 	a, b, readsSoFar := twoNodesHoldingC1(t)
 	before := readsSoFar()
-	if _, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+	if _, err := a.Update(ctx, "c1", eventstore.Fresh, events.Meta{}, inc); err != nil {
 		t.Fatal(err)
 	}
 	if n := readsSoFar() - before; n != 0 {
 		t.Fatalf("a write on a state the repository held read the log %d times", n)
 	}
 	// b moves c1 to 3 behind a's back.
-	if _, err := b.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+	if _, err := b.Update(ctx, "c1", eventstore.Fresh, events.Meta{}, inc); err != nil {
 		t.Fatal(err)
 	}
 	errFull := errors.New("full")
 	var saw []int
-	_, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, func(c *counter) ([]events.Event, error) {
+	_, err := a.Update(ctx, "c1", eventstore.Fresh, events.Meta{}, func(c *counter) ([]events.Event, error) {
 		saw = append(saw, c.Total)
 		if c.Total >= 3 {
 			return nil, errFull
@@ -194,11 +195,11 @@ func TestARepoWritesOnWhatItHoldsAndTheLogChecksIt(t *testing.T) {
 		t.Fatalf("a stale yes: err %v after deciding on totals %v, want the refusal after [2 3]", err, saw)
 	}
 	// b moves c1 to 4; a holds 3 and would refuse below 4.
-	if _, err := b.Update(ctx, "c1", events.Fresh, events.Meta{}, inc); err != nil {
+	if _, err := b.Update(ctx, "c1", eventstore.Fresh, events.Meta{}, inc); err != nil {
 		t.Fatal(err)
 	}
 	saw = nil
-	res, err := a.Update(ctx, "c1", events.Fresh, events.Meta{}, func(c *counter) ([]events.Event, error) {
+	res, err := a.Update(ctx, "c1", eventstore.Fresh, events.Meta{}, func(c *counter) ([]events.Event, error) {
 		saw = append(saw, c.Total)
 		if c.Total < 4 {
 			return nil, errFull

@@ -1,4 +1,4 @@
-package events
+package eventstore
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/nats-io/nats.go"
 )
 
@@ -27,7 +28,7 @@ import (
 // is then in the watch. A log without republishing (a stream set up by hand) is followed with a consumer instead.
 type Watch struct {
 	s      *Store
-	ref    Ref
+	ref    events.Ref
 	filter string
 	ch     chan *nats.Msg // nil: the log does not republish; Follow reads with a consumer
 }
@@ -37,7 +38,7 @@ type Watch struct {
 const watchBuffer = 512
 
 // Watch starts watching one aggregate. Close it when done.
-func (s *Store) Watch(ctx context.Context, ref Ref) (*Watch, error) {
+func (s *Store) Watch(ctx context.Context, ref events.Ref) (*Watch, error) {
 	if err := checkRef(ref); err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (w *Watch) Close() {
 type watches struct {
 	mu     sync.Mutex
 	byType map[string]*nats.Subscription
-	byRef  map[Ref]map[*Watch]struct{}
+	byRef  map[events.Ref]map[*Watch]struct{}
 }
 
 func (ws *watches) add(s *Store, w *Watch) error {
@@ -78,7 +79,7 @@ func (ws *watches) add(s *Store, w *Watch) error {
 			return err
 		}
 		if ws.byType == nil {
-			ws.byType, ws.byRef = map[string]*nats.Subscription{}, map[Ref]map[*Watch]struct{}{}
+			ws.byType, ws.byRef = map[string]*nats.Subscription{}, map[events.Ref]map[*Watch]struct{}{}
 		}
 		ws.byType[w.ref.Type] = sub
 	}
@@ -111,7 +112,7 @@ func (ws *watches) deliver(s *Store, m *nats.Msg) {
 	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	for w := range ws.byRef[Ref{Type: typ, ID: id}] {
+	for w := range ws.byRef[events.Ref{Type: typ, ID: id}] {
 		select {
 		case w.ch <- m:
 		default:
@@ -122,8 +123,8 @@ func (ws *watches) deliver(s *Store, m *nats.Msg) {
 // Follow yields the aggregate's events after `after` (the version a read made after the watch began ended at: the
 // zero Version for its whole history), in order, with no gap and no duplicate, until ctx ends or an error, which it
 // yields.
-func (w *Watch) Follow(ctx context.Context, after Version) iter.Seq2[Envelope, error] {
-	return func(yield func(Envelope, error) bool) {
+func (w *Watch) Follow(ctx context.Context, after events.Version) iter.Seq2[events.Envelope, error] {
+	return func(yield func(events.Envelope, error) bool) {
 		if w.ch == nil {
 			w.followLog(ctx, after.Seq+1, yield)
 			return
@@ -136,8 +137,8 @@ func (w *Watch) Follow(ctx context.Context, after Version) iter.Seq2[Envelope, e
 // FollowFrom yields the aggregate's events from stream sequence `from` on (0: its whole history), in order, with
 // no gap and no duplicate, until ctx ends or an error, which it yields. It reads what the log holds from `from`
 // first, then follows the watch.
-func (w *Watch) FollowFrom(ctx context.Context, from uint64) iter.Seq2[Envelope, error] {
-	return func(yield func(Envelope, error) bool) {
+func (w *Watch) FollowFrom(ctx context.Context, from uint64) iter.Seq2[events.Envelope, error] {
+	return func(yield func(events.Envelope, error) bool) {
 		if w.ch == nil {
 			w.followLog(ctx, from, yield)
 			return
@@ -154,7 +155,7 @@ func (w *Watch) FollowFrom(ctx context.Context, from uint64) iter.Seq2[Envelope,
 }
 
 // followLog is Follow on a log that does not republish: a consumer reads it.
-func (w *Watch) followLog(ctx context.Context, from uint64, yield func(Envelope, error) bool) {
+func (w *Watch) followLog(ctx context.Context, from uint64, yield func(events.Envelope, error) bool) {
 	for e, err := range w.s.Follow(ctx, from, w.filter) {
 		if !yield(e, err) {
 			return
@@ -164,11 +165,11 @@ func (w *Watch) followLog(ctx context.Context, from uint64, yield func(Envelope,
 
 // FollowAggregate yields one aggregate's events from stream sequence `from` on (0: its whole history), history
 // first and then live, with no gap and no duplicate: a Watch made for the one reader.
-func (s *Store) FollowAggregate(ctx context.Context, ref Ref, from uint64) iter.Seq2[Envelope, error] {
-	return func(yield func(Envelope, error) bool) {
+func (s *Store) FollowAggregate(ctx context.Context, ref events.Ref, from uint64) iter.Seq2[events.Envelope, error] {
+	return func(yield func(events.Envelope, error) bool) {
 		w, err := s.Watch(ctx, ref)
 		if err != nil {
-			yield(Envelope{}, err)
+			yield(events.Envelope{}, err)
 			return
 		}
 		defer w.Close()
@@ -194,7 +195,7 @@ type follower struct {
 	next    uint64
 	version uint64
 	known   bool
-	yield   func(Envelope, error) bool
+	yield   func(events.Envelope, error) bool
 }
 
 func (f *follower) run(ctx context.Context) {
@@ -235,7 +236,7 @@ func (f *follower) committed(ctx context.Context, m *nats.Msg) bool {
 	}
 	env, err := f.w.s.DecodeEnvelope(m.Data)
 	if err != nil {
-		f.yield(Envelope{}, fmt.Errorf("follow %s: decode event at sequence %d: %w", f.w.ref, seq, err))
+		f.yield(events.Envelope{}, fmt.Errorf("follow %s: decode event at sequence %d: %w", f.w.ref, seq, err))
 		return false
 	}
 	if !f.known || env.Version != f.version+1 {
@@ -248,7 +249,7 @@ func (f *follower) committed(ctx context.Context, m *nats.Msg) bool {
 // catchUp yields what the log holds from f.next on.
 func (f *follower) catchUp(ctx context.Context) bool {
 	goOn := true
-	_, err := f.w.s.Read(ctx, f.next, func(e Envelope) error {
+	_, err := f.w.s.Read(ctx, f.next, func(e events.Envelope) error {
 		if goOn = f.emit(e); !goOn {
 			return errStopped
 		}
@@ -256,7 +257,7 @@ func (f *follower) catchUp(ctx context.Context) bool {
 	}, f.w.filter)
 	if err != nil && goOn {
 		if ctx.Err() == nil {
-			f.yield(Envelope{}, fmt.Errorf("follow %s: %w", f.w.ref, err))
+			f.yield(events.Envelope{}, fmt.Errorf("follow %s: %w", f.w.ref, err))
 		}
 		return false
 	}
@@ -268,7 +269,7 @@ func (f *follower) learnVersion(ctx context.Context) bool {
 	last, ok := f.w.s.last(ctx, f.w.filter)
 	if !ok {
 		if ctx.Err() == nil {
-			f.yield(Envelope{}, fmt.Errorf("follow %s: the log did not say where the aggregate ends", f.w.ref))
+			f.yield(events.Envelope{}, fmt.Errorf("follow %s: the log did not say where the aggregate ends", f.w.ref))
 		}
 		return false
 	}
@@ -278,7 +279,7 @@ func (f *follower) learnVersion(ctx context.Context) bool {
 	if last.seq > 0 {
 		env, err := f.w.s.DecodeEnvelope(last.data)
 		if err != nil {
-			f.yield(Envelope{}, fmt.Errorf("follow %s: decode event at sequence %d: %w", f.w.ref, last.seq, err))
+			f.yield(events.Envelope{}, fmt.Errorf("follow %s: decode event at sequence %d: %w", f.w.ref, last.seq, err))
 			return false
 		}
 		f.version = env.Version
@@ -287,7 +288,7 @@ func (f *follower) learnVersion(ctx context.Context) bool {
 	return true
 }
 
-func (f *follower) emit(e Envelope) bool {
+func (f *follower) emit(e events.Envelope) bool {
 	if e.Sequence < f.next {
 		return true
 	}

@@ -1,19 +1,20 @@
-package events
+package eventstore
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Batch is one aggregate's share of a batched append: one event at the end of its history.
 type Batch struct {
-	Ref      Ref
-	Expected Version
-	Meta     Meta
-	Event    Event
+	Ref      events.Ref
+	Expected events.Version
+	Meta     events.Meta
+	Event    events.Event
 }
 
 // AppendBatch appends one event to each of many aggregates at once: the publishes are pipelined (async) and then
@@ -23,10 +24,10 @@ func (s *Store) AppendBatch(ctx context.Context, batch []Batch) ([]Appended, []e
 	results := make([]Appended, len(batch))
 	errs := make([]error, len(batch))
 	futures := make([]jetstream.PubAckFuture, len(batch))
-	envs := make([][]Envelope, len(batch))
+	envs := make([][]events.Envelope, len(batch))
 	start := time.Now()
 	for i, b := range batch {
-		es, err := s.envelopes(b.Ref, b.Expected, b.Meta, []Event{b.Event})
+		es, err := s.envelopes(b.Ref, b.Expected, b.Meta, []events.Event{b.Event})
 		if err != nil {
 			errs[i] = err
 			continue
@@ -52,7 +53,7 @@ func (s *Store) AppendBatch(ctx context.Context, batch []Batch) ([]Appended, []e
 		select {
 		case ack := <-f.Ok():
 			envs[i][0].Sequence = ack.Sequence
-			results[i] = Appended{Events: envs[i], Version: Version{Count: envs[i][0].Version, Seq: ack.Sequence}}
+			results[i] = Appended{Events: envs[i], Version: events.Version{Count: envs[i][0].Version, Seq: ack.Sequence}}
 			appended++
 		case err := <-f.Err():
 			if isWrongLastSequence(err) {

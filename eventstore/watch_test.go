@@ -1,4 +1,4 @@
-package events_test
+package eventstore_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
 )
@@ -43,7 +44,7 @@ func collect(t *testing.T, ctx context.Context, it func(func(events.Envelope, er
 	return got
 }
 
-func appendTo(t *testing.T, st *events.Store, ref events.Ref, v *events.Version, n int) {
+func appendTo(t *testing.T, st *eventstore.Store, ref events.Ref, v *events.Version, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
 		res, err := st.Append(context.Background(), ref, *v, events.Meta{}, incremented{By: 1})
@@ -56,7 +57,7 @@ func appendTo(t *testing.T, st *events.Store, ref events.Ref, v *events.Version,
 }
 
 // watchedLog is a log, and a context that ends with the test or after 30 s.
-func watchedLog(t *testing.T) (*events.Store, *natstest.Server, context.Context) {
+func watchedLog(t *testing.T) (*eventstore.Store, *natstest.Server, context.Context) {
 	t.Helper()
 	st, srv := newStore(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -64,7 +65,7 @@ func watchedLog(t *testing.T) (*events.Store, *natstest.Server, context.Context)
 	return st, srv, ctx
 }
 
-func watch(t *testing.T, ctx context.Context, st *events.Store, ref events.Ref) *events.Watch {
+func watch(t *testing.T, ctx context.Context, st *eventstore.Store, ref events.Ref) *eventstore.Watch {
 	t.Helper()
 	w, err := st.Watch(ctx, ref)
 	if err != nil {
@@ -104,7 +105,7 @@ func TestAWatchFollowsWhatTheLogCommitsWithNoConsumer(t *testing.T) {
 	wg.Go(func() {
 		appendTo(t, st, ref, &v, 5)
 		appendTo(t, st, noise, &nv, 5)
-		if _, err := st.Append(ctx, ref, stale, events.Meta{}, incremented{By: 100}); !errors.Is(err, events.ErrConflict) {
+		if _, err := st.Append(ctx, ref, stale, events.Meta{}, incremented{By: 100}); !errors.Is(err, eventstore.ErrConflict) {
 			t.Errorf("an append at a stale version: %v, want a conflict", err)
 		}
 		appendTo(t, st, ref, &v, 2)
@@ -200,7 +201,7 @@ func TestAWatchOnALogThatDoesNotRepublishReadsWithAConsumer(t *testing.T) {
 	}
 	reg := events.NewRegistry()
 	reg.Register(incremented{})
-	st := events.NewStore(srv.JS, names, reg)
+	st := eventstore.NewStore(srv.JS, names, reg)
 	ref := events.Ref{Type: "counter", ID: "c1"}
 	w := watch(t, ctx, st, ref)
 	var wg sync.WaitGroup
@@ -213,7 +214,7 @@ func TestAWatchOnALogThatDoesNotRepublishReadsWithAConsumer(t *testing.T) {
 	if err := natsx.Provision(ctx, srv.JS, natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}, discard()); err != nil {
 		t.Fatal(err)
 	}
-	st = events.NewStore(srv.JS, names, reg)
+	st = eventstore.NewStore(srv.JS, names, reg)
 	w2 := watch(t, ctx, st, ref)
 	read := v
 	wg.Go(func() { appendTo(t, st, ref, &v, 2) })

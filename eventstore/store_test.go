@@ -1,4 +1,4 @@
-package events_test
+package eventstore_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
 )
@@ -37,16 +38,16 @@ func (c *counter) Apply(e events.Envelope) {
 }
 
 // newCachedStore is newStore and a second store on the same log that keeps histories in memory.
-func newCachedStore(t *testing.T) (plain, cached *events.Store, srv *natstest.Server) {
+func newCachedStore(t *testing.T) (plain, cached *eventstore.Store, srv *natstest.Server) {
 	t.Helper()
 	plain, srv = newStore(t)
 	names, _ := natsx.NewNames("")
 	reg := events.NewRegistry()
 	reg.Register(incremented{})
-	return plain, events.NewStore(srv.JS, names, reg, events.WithHistoryCache(16)), srv
+	return plain, eventstore.NewStore(srv.JS, names, reg, eventstore.WithHistoryCache(16)), srv
 }
 
-func newStore(t *testing.T) (*events.Store, *natstest.Server) {
+func newStore(t *testing.T) (*eventstore.Store, *natstest.Server) {
 	t.Helper()
 	srv := natstest.Start(t)
 	names, _ := natsx.NewNames("")
@@ -56,7 +57,7 @@ func newStore(t *testing.T) (*events.Store, *natstest.Server) {
 	}
 	reg := events.NewRegistry()
 	reg.Register(incremented{})
-	return events.NewStore(srv.JS, names, reg), srv
+	return eventstore.NewStore(srv.JS, names, reg), srv
 }
 
 func TestAppendLoadRoundTrip(t *testing.T) {
@@ -106,8 +107,8 @@ func TestAppendRefusesStaleVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := st.Append(ctx, ref, events.Version{}, events.Meta{}, incremented{By: 1})
-	var conflict *events.ConflictError
-	if !errors.As(err, &conflict) || !errors.Is(err, events.ErrConflict) {
+	var conflict *eventstore.ConflictError
+	if !errors.As(err, &conflict) || !errors.Is(err, eventstore.ErrConflict) {
 		t.Fatalf("append at a stale version: err = %v, want a ConflictError", err)
 	}
 	history, _, _ := st.Load(ctx, ref)
@@ -142,7 +143,7 @@ func TestConcurrentUpdatesWinEachVersionOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				_, err := events.Update(ctx, st, ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
+				_, err := eventstore.Update(ctx, st, ref, events.Meta{}, func(c *counter) ([]events.Event, error) {
 					return []events.Event{incremented{By: 1}}, nil
 				})
 				errs <- err
@@ -468,7 +469,7 @@ func TestACachedStoreFindsItsOwnAppendsWithoutReadingThemBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cached.Append(ctx, ref, res.Version, meta, incremented{By: 99}); !errors.Is(err, events.ErrConflict) {
+	if _, err := cached.Append(ctx, ref, res.Version, meta, incremented{By: 99}); !errors.Is(err, eventstore.ErrConflict) {
 		t.Fatalf("an append on a stale version: %v, want a conflict", err)
 	}
 	if _, err := cached.Append(ctx, ref, other.Version, meta, incremented{By: 5}); err != nil {
@@ -524,7 +525,7 @@ func TestAnAppendWhoseFirstEventWentInStoresTheRest(t *testing.T) {
 	}
 	reg := events.NewRegistry()
 	reg.Register(incremented{})
-	st := events.NewStore(srv.JS, names, reg)
+	st := eventstore.NewStore(srv.JS, names, reg)
 	ctx := context.Background()
 
 	decision := func(ids ...string) []events.Event {
@@ -570,7 +571,7 @@ func TestAnAppendWhoseFirstEventWentInStoresTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * window)
-	if _, err := st.Append(ctx, other, events.Version{}, events.Meta{}, decision(a, b)...); !errors.Is(err, events.ErrConflict) {
+	if _, err := st.Append(ctx, other, events.Version{}, events.Meta{}, decision(a, b)...); !errors.Is(err, eventstore.ErrConflict) {
 		t.Fatalf("a retried append after another writer's event: %v, want a conflict", err)
 	}
 	if history, _, _ := st.Load(ctx, other); len(history) != 2 {
