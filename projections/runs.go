@@ -100,43 +100,6 @@ func ApplyRun(r *RunView, e events.Envelope) {
 	}
 }
 
-// RunOf names the run an event of a thread concerns, or "" when it concerns none.
-func RunOf(ev events.Event) string {
-	switch d := ev.(type) {
-	case events.RunCreated:
-		return d.RunID
-	case events.RunStarted:
-		return d.RunID
-	case events.RunRequiresAction:
-		return d.RunID
-	case events.RunToolOutputsSubmitted:
-		return d.RunID
-	case events.RunCompleted:
-		return d.RunID
-	case events.RunIncomplete:
-		return d.RunID
-	case events.RunFailed:
-		return d.RunID
-	case events.RunCancelling:
-		return d.RunID
-	case events.RunCancelled:
-		return d.RunID
-	case events.RunExpired:
-		return d.RunID
-	case events.RunModified:
-		return d.RunID
-	case events.StepCreated:
-		return d.RunID
-	case events.StepCompleted:
-		return d.RunID
-	case events.StepEnded:
-		return d.RunID
-	case events.MessageCreated:
-		return d.RunID
-	}
-	return ""
-}
-
 // RunKey is the document key of a run.
 func RunKey(account, threadID, runID string) string { return account + "." + threadID + "." + runID }
 
@@ -179,7 +142,7 @@ func (Runs) EventTypes() []string {
 
 // Apply implements Projection.
 func (Runs) Apply(tx *Tx, e events.Envelope) error {
-	runID := RunOf(e.Event)
+	runID := thread.RunOf(e.Event)
 	if runID == "" {
 		return nil
 	}

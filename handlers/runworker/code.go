@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/llm"
 )
 
@@ -37,7 +37,7 @@ type SavedFile struct {
 
 // codeTool is how code_interpreter is offered to the model.
 var codeTool = llm.Tool{
-	Name: commands.CodeInterpreterTool,
+	Name: thread.CodeInterpreterTool,
 	Description: "Run Python 3 code in a sandbox without network access, like a notebook cell: variables stay " +
 		"between calls of this conversation. The user's files are in /mnt/data; save files you make there (charts " +
 		"as PNG with matplotlib). What the code prints is returned.",
@@ -45,8 +45,8 @@ var codeTool = llm.Tool{
 }
 
 // runCode answers the turn's code_interpreter calls and records them; the run goes on to its next turn.
-func (w *Worker) runCode(ctx context.Context, ref commands.RunRef, t *commands.Thread, r *commands.ThreadRun, turn string,
-	calls []llm.ToolCall, usage events.TokenUsage) (*commands.Thread, error) {
+func (w *Worker) runCode(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, turn string,
+	calls []llm.ToolCall, usage events.TokenUsage) (*thread.State, error) {
 	var recorded []events.ToolCall
 	var outputs []events.ToolOutput
 	for i, c := range calls {
@@ -110,7 +110,7 @@ func codeOf(args string) (string, error) {
 }
 
 // codeImages returns the images the run's code wrote that no message of the run shows yet.
-func codeImages(t *commands.Thread, r *commands.ThreadRun) []string {
+func codeImages(t *thread.State, r *thread.Run) []string {
 	shown := map[string]bool{}
 	for _, m := range t.Messages {
 		if m.RunID != r.RunID {
@@ -142,7 +142,7 @@ func codeImages(t *commands.Thread, r *commands.ThreadRun) []string {
 var sandboxLink = regexp.MustCompile(`sandbox:(/mnt/data/[^\s)\]"'>]+)`)
 
 // filePaths turns the text's links to files the run's code wrote into file_path annotations.
-func filePaths(text string, t *commands.Thread, r *commands.ThreadRun) []events.Annotation {
+func filePaths(text string, t *thread.State, r *thread.Run) []events.Annotation {
 	saved := map[string]string{}
 	for _, id := range r.Steps {
 		for _, c := range t.Steps[id].ToolCalls {

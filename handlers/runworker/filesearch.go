@@ -9,8 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/llm"
 )
 
@@ -25,7 +25,7 @@ type FileSearcher interface {
 // fileSearchTool is how file_search is offered to the model: a function the worker answers. Its description tells
 // the model how to cite, which the final message's annotations are made from.
 var fileSearchTool = llm.Tool{
-	Name: commands.FileSearchTool,
+	Name: thread.FileSearchTool,
 	Description: "Search the files the user and the assistant have provided. Each result starts with a marker such " +
 		"as 【0:1†manual.pdf】; when you use a result, cite it by copying its marker into your answer. If nothing " +
 		"relevant is found, say so rather than answer from memory.",
@@ -34,7 +34,7 @@ var fileSearchTool = llm.Tool{
 }
 
 // fileSearchOf returns the run's file_search tool, if it has one.
-func fileSearchOf(r *commands.ThreadRun) (events.Tool, bool) {
+func fileSearchOf(r *thread.Run) (events.Tool, bool) {
 	for _, t := range r.Tools {
 		if t.Type == "file_search" {
 			return t, true
@@ -44,7 +44,7 @@ func fileSearchOf(r *commands.ThreadRun) (events.Tool, bool) {
 }
 
 // hasTool reports whether the run has a tool of a type.
-func hasTool(r *commands.ThreadRun, typ string) bool {
+func hasTool(r *thread.Run, typ string) bool {
 	for _, t := range r.Tools {
 		if t.Type == typ {
 			return true
@@ -54,7 +54,7 @@ func hasTool(r *commands.ThreadRun, typ string) bool {
 }
 
 // searchCalls returns the run's file_search calls so far, in order: a citation's first number is a place in it.
-func searchCalls(t *commands.Thread, r *commands.ThreadRun) []events.ToolCall {
+func searchCalls(t *thread.State, r *thread.Run) []events.ToolCall {
 	var out []events.ToolCall
 	for _, id := range r.Steps {
 		for _, c := range t.Steps[id].ToolCalls {
@@ -67,8 +67,8 @@ func searchCalls(t *commands.Thread, r *commands.ThreadRun) []events.ToolCall {
 }
 
 // fileSearch answers the turn's file_search calls and records them; the run goes on to its next turn.
-func (w *Worker) fileSearch(ctx context.Context, ref commands.RunRef, t *commands.Thread, r *commands.ThreadRun, turn string,
-	tool events.Tool, calls []llm.ToolCall, usage events.TokenUsage) (*commands.Thread, error) {
+func (w *Worker) fileSearch(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, turn string,
+	tool events.Tool, calls []llm.ToolCall, usage events.TokenUsage) (*thread.State, error) {
 	limit, threshold, ranker := 20, 0.0, "auto"
 	if o := tool.FileSearch; o != nil {
 		if o.MaxNumResults > 0 {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/internal/livejoin"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/runlive"
@@ -17,7 +17,7 @@ import (
 type publisher struct {
 	nc      *nats.Conn
 	subject string
-	run     *commands.ThreadRun
+	run     *thread.Run
 	turn    string
 	after   uint64
 	at      int64
@@ -36,17 +36,17 @@ func (p *publisher) delta(d llm.Delta) {
 	case d.Text != "":
 		if !p.announcedMsg {
 			p.announcedMsg = true
-			p.publish(runlive.Frame{Kind: runlive.KindMessage, StepID: commands.TurnMessageStepID(p.turn),
-				MessageID: commands.TurnMessageID(p.turn)})
+			p.publish(runlive.Frame{Kind: runlive.KindMessage, StepID: thread.TurnMessageStepID(p.turn),
+				MessageID: thread.TurnMessageID(p.turn)})
 			p.text = livejoin.New(func(text string) {
-				p.publish(runlive.Frame{Kind: runlive.KindText, MessageID: commands.TurnMessageID(p.turn), Offset: p.textSent, Text: text})
+				p.publish(runlive.Frame{Kind: runlive.KindText, MessageID: thread.TurnMessageID(p.turn), Offset: p.textSent, Text: text})
 				p.textSent += len(text)
 			})
 		}
 		p.text.Write(d.Text)
 	case d.ToolCall != nil:
 		p.text.Flush() // frames go out in the order the model gave them
-		step := commands.TurnToolStepID(p.turn)
+		step := thread.TurnToolStepID(p.turn)
 		if !p.announcedStp {
 			p.announcedStp = true
 			p.args, p.callIDs = map[int]int{}, map[int]string{}

@@ -7,21 +7,21 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/llm"
 )
 
 // offlineFileSearch answers a run of the offline model that has file_search the only honest way it can: it
 // searches the files with the user's question, then quotes the passage that best matches it, cited, or says that
 // nothing in the files matches. It never writes an answer of its own.
-func (w *Worker) offlineFileSearch(ctx context.Context, ref commands.RunRef, t *commands.Thread, r *commands.ThreadRun, turn string,
-	tool events.Tool) (*commands.Thread, error) {
+func (w *Worker) offlineFileSearch(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, turn string,
+	tool events.Tool) (*thread.State, error) {
 	question := lastUserText(t)
 	calls := searchCalls(t, r)
 	if len(calls) == 0 {
 		args, _ := json.Marshal(map[string][]string{"queries": {question}})
-		return w.fileSearch(ctx, ref, t, r, turn, tool, []llm.ToolCall{{Name: commands.FileSearchTool, Arguments: string(args)}}, events.TokenUsage{})
+		return w.fileSearch(ctx, ref, t, r, turn, tool, []llm.ToolCall{{Name: thread.FileSearchTool, Arguments: string(args)}}, events.TokenUsage{})
 	}
 	n := len(calls) - 1
 	last := calls[n]
@@ -36,11 +36,11 @@ func (w *Worker) offlineFileSearch(ctx context.Context, ref commands.RunRef, t *
 		text = fmt.Sprintf("I searched the files of this assistant and thread and found nothing that matches \u201c%s\u201d. "+
 			"Add a file that covers it, or ask in other words.", clipText(question, 200))
 	}
-	return w.cfg.Runs.RecordTurn(ctx, ref, t, turn, commands.TurnResult{Text: text, Annotations: citations(text, calls)})
+	return w.cfg.Runs.RecordTurn(ctx, ref, t, turn, thread.TurnResult{Text: text, Annotations: citations(text, calls)})
 }
 
 // lastUserText is the text of the thread's last user message.
-func lastUserText(t *commands.Thread) string {
+func lastUserText(t *thread.State) string {
 	live := t.Live()
 	for i := len(live) - 1; i >= 0; i-- {
 		if live[i].Role == "user" {
@@ -51,7 +51,7 @@ func lastUserText(t *commands.Thread) string {
 }
 
 // stepOutput is the output recorded for a call of the run.
-func stepOutput(t *commands.Thread, r *commands.ThreadRun, callID string) string {
+func stepOutput(t *thread.State, r *thread.Run, callID string) string {
 	for _, id := range r.Steps {
 		if out, ok := t.Steps[id].Outputs[callID]; ok {
 			return out

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/tokens"
 )
@@ -33,7 +33,7 @@ type entry struct {
 // planTurn builds the model request of the run's current turn: the instructions, the thread's messages, and the
 // run's tool calls so far with their outputs, in the order they happened; truncated as the run asks, and checked
 // against the run's token budgets (which count every turn of the run, as OpenAI counts them).
-func planTurn(t *commands.Thread, r *commands.ThreadRun) (plan, error) {
+func planTurn(t *thread.State, r *thread.Run) (plan, error) {
 	var p plan
 	req := llm.Request{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP}
 	for _, tool := range r.Tools {
@@ -53,7 +53,7 @@ func planTurn(t *commands.Thread, r *commands.ThreadRun) (plan, error) {
 			Parameters: tool.Function.Parameters, Strict: strict})
 	}
 	if len(req.Tools) > 0 {
-		choice, err := commands.ToolChoiceOf(r.ToolChoice, r.Tools)
+		choice, err := thread.ToolChoiceOf(r.ToolChoice, r.Tools)
 		if err != nil {
 			return p, err
 		}

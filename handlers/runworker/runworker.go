@@ -26,26 +26,25 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // Recorder is what the worker asks of the run commands (commands.Runs): the thread as it stands, and the record
 // of each step of a run.
 type Recorder interface {
-	Load(ctx context.Context, threadID string) (*commands.Thread, error)
-	LoadAt(ctx context.Context, threadID string, atLeast uint64) (*commands.Thread, error)
+	Load(ctx context.Context, threadID string) (*thread.State, error)
+	LoadAt(ctx context.Context, threadID string, atLeast uint64) (*thread.State, error)
 	NeedsWork(ctx context.Context, threadID, runID string) (bool, error)
-	Start(ctx context.Context, ref commands.RunRef, t *commands.Thread) (*commands.Thread, error)
-	RecordTurn(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn string, res commands.TurnResult) (*commands.Thread, error)
-	RecordServerTools(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*commands.Thread, error)
-	Fail(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn, code, message string) (*commands.Thread, error)
-	Incomplete(ctx context.Context, ref commands.RunRef, t *commands.Thread, turn, reason string) (*commands.Thread, error)
-	FinishCancel(ctx context.Context, ref commands.RunRef, t *commands.Thread) (*commands.Thread, error)
+	Start(ctx context.Context, ref thread.RunRef, t *thread.State) (*thread.State, error)
+	RecordTurn(ctx context.Context, ref thread.RunRef, t *thread.State, turn string, res thread.TurnResult) (*thread.State, error)
+	RecordServerTools(ctx context.Context, ref thread.RunRef, t *thread.State, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*thread.State, error)
+	Fail(ctx context.Context, ref thread.RunRef, t *thread.State, turn, code, message string) (*thread.State, error)
+	Incomplete(ctx context.Context, ref thread.RunRef, t *thread.State, turn, reason string) (*thread.State, error)
+	FinishCancel(ctx context.Context, ref thread.RunRef, t *thread.State) (*thread.State, error)
 }
 
 // Config wires a Worker.
@@ -116,7 +115,7 @@ func (w *Worker) Handler() runtime.Handler {
 }
 
 func (w *Worker) handle(ctx context.Context, e events.Envelope) error {
-	ref := commands.RunRef{Account: e.Account, ThreadID: e.AggregateID, RunID: projections.RunOf(e.Event), Seq: e.Sequence}
+	ref := thread.RunRef{Account: e.Account, ThreadID: e.AggregateID, RunID: thread.RunOf(e.Event), Seq: e.Sequence}
 	if ref.RunID == "" {
 		return nil
 	}
@@ -133,7 +132,7 @@ func (w *Worker) handle(ctx context.Context, e events.Envelope) error {
 
 // Kick drives a run if this node has a free slot (the sweeper's way to take over a run nobody drives). It never
 // waits.
-func (w *Worker) Kick(ref commands.RunRef) bool {
+func (w *Worker) Kick(ref thread.RunRef) bool {
 	select {
 	case w.slots <- struct{}{}:
 	default:
@@ -143,7 +142,7 @@ func (w *Worker) Kick(ref commands.RunRef) bool {
 	return true
 }
 
-func (w *Worker) start(ref commands.RunRef) {
+func (w *Worker) start(ref thread.RunRef) {
 	if w.ctx.Err() != nil {
 		<-w.slots
 		return
@@ -180,7 +179,7 @@ const maxFailures = 5
 // drive takes the run's lock and works on the run until it needs nothing more. After letting go of the lock it
 // looks once more: an event that came while it held the lock found the lock taken and left the run to it. A run
 // that ended needs neither: its lock is left to expire.
-func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
+func (w *Worker) drive(ctx context.Context, ref thread.RunRef) {
 	log := w.cfg.Logger.With("thread", ref.ThreadID, "run", ref.RunID)
 	for failures := 0; ctx.Err() == nil; {
 		l, ok, err := tryLock(ctx, w.cfg.Locks, ref.RunID, w.cfg.Holder, w.cfg.LockTTL)
@@ -219,7 +218,7 @@ func (w *Worker) drive(ctx context.Context, ref commands.RunRef) {
 // that may end the run (stops) as they are published, so that a cancel or an expiry that comes while it works
 // stops the model call at once; it listens before it reads the thread, so no such event after the read goes
 // unheard.
-func (w *Worker) work(ctx context.Context, ref commands.RunRef) (ended bool, err error) {
+func (w *Worker) work(ctx context.Context, ref thread.RunRef) (ended bool, err error) {
 	stop := newSignal()
 	defer w.stops.add(ref.ThreadID, stop)()
 	t, err := w.cfg.Runs.LoadAt(ctx, ref.ThreadID, ref.Seq)
@@ -248,7 +247,7 @@ func (w *Worker) work(ctx context.Context, ref commands.RunRef) (ended bool, err
 
 // turn asks the model once and records its answer, returning the thread after. A turn that recorded its first
 // event before an interruption is finished from the log without asking again.
-func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thread, r *commands.ThreadRun, stop *signal) (*commands.Thread, error) {
+func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, stop *signal) (*thread.State, error) {
 	turn := r.Turn
 	if res, ok := t.RecordedTurn(r); ok {
 		return w.cfg.Runs.RecordTurn(ctx, ref, t, turn, res)
@@ -307,7 +306,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 		// still wanted, once the model has read what the search found.
 		var searches []llm.ToolCall
 		for _, c := range resp.ToolCalls {
-			if c.Name == commands.FileSearchTool {
+			if c.Name == thread.FileSearchTool {
 				searches = append(searches, c)
 			}
 		}
@@ -318,7 +317,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 	if hasTool(r, "code_interpreter") && w.cfg.Code != nil {
 		var code []llm.ToolCall
 		for _, c := range resp.ToolCalls {
-			if c.Name == commands.CodeInterpreterTool {
+			if c.Name == thread.CodeInterpreterTool {
 				code = append(code, c)
 			}
 		}
@@ -326,7 +325,7 @@ func (w *Worker) turn(ctx context.Context, ref commands.RunRef, t *commands.Thre
 			return w.runCode(ctx, ref, t, r, turn, code, usage)
 		}
 	}
-	res := commands.TurnResult{Text: resp.Text, Usage: usage, Annotations: citations(resp.Text, searchCalls(t, r))}
+	res := thread.TurnResult{Text: resp.Text, Usage: usage, Annotations: citations(resp.Text, searchCalls(t, r))}
 	if len(resp.ToolCalls) == 0 {
 		res.Images = codeImages(t, r)
 		res.Annotations = append(res.Annotations, filePaths(resp.Text, t, r)...)
@@ -382,7 +381,7 @@ func (s *signal) reset() {
 // afterStop reads the thread again after an event that may end the run was published. The signal comes as the
 // event is published, a moment before the log stores it: the thread is read until it holds something newer than t
 // (briefly; past that, the run goes on as read, and its next append meets the newer event as a conflict).
-func (w *Worker) afterStop(ctx context.Context, ref commands.RunRef, t *commands.Thread) (*commands.Thread, error) {
+func (w *Worker) afterStop(ctx context.Context, ref thread.RunRef, t *thread.State) (*thread.State, error) {
 	for attempt := 0; ; attempt++ {
 		now, err := w.cfg.Runs.Load(ctx, ref.ThreadID)
 		if err != nil || now.Version.Seq > t.Version.Seq || attempt == 20 {

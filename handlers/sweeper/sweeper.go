@@ -13,8 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -24,7 +24,7 @@ const LeaseName = "run_sweeper"
 
 // Expirer expires a run that has outlived its expires_at (commands.Runs).
 type Expirer interface {
-	Expire(ctx context.Context, ref commands.RunRef, now time.Time) (bool, error)
+	Expire(ctx context.Context, ref thread.RunRef, now time.Time) (bool, error)
 }
 
 // Config wires a Sweeper.
@@ -41,7 +41,7 @@ type Config struct {
 	// worker again (default: twice the lease TTL, past which a dead worker's run lock has expired).
 	Stalled time.Duration
 	// Kick hands a run to the run worker; it does nothing when a worker already drives the run.
-	Kick   func(commands.RunRef) bool
+	Kick   func(thread.RunRef) bool
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -106,7 +106,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Result, error) {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		ref := commands.RunRef{Account: a.Account, ThreadID: a.ThreadID, RunID: a.RunID}
+		ref := thread.RunRef{Account: a.Account, ThreadID: a.ThreadID, RunID: a.RunID}
 		if !now.Before(a.ExpiresAt) {
 			expired, err := s.cfg.Runs.Expire(ctx, ref, now)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contrailhq/contrail/domain/assistant"
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -221,8 +222,8 @@ var functionName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // The names the model calls file_search and code_interpreter by: they are offered as functions the run worker
 // answers.
 const (
-	FileSearchTool      = "file_search"
-	CodeInterpreterTool = "code_interpreter"
+	FileSearchTool      = thread.FileSearchTool
+	CodeInterpreterTool = thread.CodeInterpreterTool
 )
 
 // ValidateTools checks a list of tools: functions, file_search and code_interpreter (whether this node can run

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -243,60 +244,8 @@ func validateRun(r events.RunCreated) error {
 	return ValidateResponseFormat("response_format", r.ResponseFormat)
 }
 
-// ToolChoiceOf reads a run's tool_choice: "auto", "none", "required", or the name of the function the model must
-// call ({"type":"function","function":{"name":...}}, which must be one of the run's tools). Empty means "auto".
-func ToolChoiceOf(raw json.RawMessage, tools []events.Tool) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		switch s {
-		case "auto", "none", "required":
-			return s, nil
-		}
-		return "", errs.InvalidField("tool_choice", "invalid value: '%s'. Supported values are: 'none', 'auto' and 'required', or an object naming a function", s)
-	}
-	var obj struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return "", errs.InvalidField("tool_choice", "expected a string or an object")
-	}
-	switch obj.Type {
-	case "function":
-	case "file_search":
-		for _, t := range tools {
-			if t.Type == "file_search" {
-				return FileSearchTool, nil
-			}
-		}
-		return "", errs.InvalidField("tool_choice.type", "the run has no file_search tool")
-	case "code_interpreter":
-		for _, t := range tools {
-			if t.Type == "code_interpreter" {
-				return CodeInterpreterTool, nil
-			}
-		}
-		return "", errs.InvalidField("tool_choice.type", "the run has no code_interpreter tool")
-	case "":
-		return "", errs.Missing("tool_choice.type")
-	default:
-		return "", errs.InvalidField("tool_choice.type", "invalid value: '%s'. Supported values are: 'function', 'code_interpreter' and 'file_search'", obj.Type)
-	}
-	if obj.Function.Name == "" {
-		return "", errs.Missing("tool_choice.function.name")
-	}
-	for _, t := range tools {
-		if t.Function != nil && t.Function.Name == obj.Function.Name {
-			return obj.Function.Name, nil
-		}
-	}
-	return "", errs.InvalidField("tool_choice.function.name", "the run has no function tool named '%s'", obj.Function.Name)
-}
+// ToolChoiceOf reads a run's tool_choice (domain/thread's).
+var ToolChoiceOf = thread.ToolChoiceOf
 
 // ValidateResponseFormat checks a response_format: "auto", or {"type": "text" | "json_object" | "json_schema"}
 // (json_schema with its schema).

@@ -17,15 +17,8 @@ import (
 // so that a turn interrupted by a crash is finished from the log alone and one interrupted before it recorded
 // anything is asked again: no message or step is ever recorded twice.
 
-// RunRef names a run for the workers that drive it (they act for the platform, not for a key).
-type RunRef struct {
-	Account  string
-	ThreadID string
-	RunID    string
-	// Seq is the stream sequence of the event that handed the run to a worker: the thread as of it is enough to go
-	// on. 0 (eventstore.Fresh): as the log holds it now.
-	Seq uint64
-}
+// RunRef names a run for the workers that drive it (domain/thread's).
+type RunRef = thread.RunRef
 
 // Actors recorded on the events the platform appends on its own.
 const (

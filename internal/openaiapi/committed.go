@@ -84,7 +84,7 @@ func (f *Face) runInLog(ctx context.Context, account, threadID, runID string) (p
 		if d, ok := e.Event.(events.RunCreated); ok && d.RunID == runID {
 			obj := projections.NewRunView(e, d)
 			run = &obj
-		} else if run != nil && projections.RunOf(e.Event) == runID {
+		} else if run != nil && thread.RunOf(e.Event) == runID {
 			projections.ApplyRun(run, e)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -340,7 +341,7 @@ func (s *runStream) flushQueueBefore(seq uint64) {
 
 // runEvent folds a change of the run's status and shows it.
 func (s *runStream) runEvent(e events.Envelope, show bool) {
-	if projections.RunOf(e.Event) != s.runID {
+	if thread.RunOf(e.Event) != s.runID {
 		return
 	}
 	if d, ok := e.Event.(events.RunCreated); ok {
