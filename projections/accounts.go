@@ -236,3 +236,15 @@ func (d *Directory) Account(ctx context.Context, id string) (auth.Account, bool,
 	return auth.Account{ID: a.ID, Name: a.Name, Admin: a.Admin, RequestsPerMinute: a.RequestsPerMinute,
 		DailyQueryLimit: a.DailyQueryLimit}, ok, err
 }
+
+// AccountLimits reads an account's own limits from the accounts read model (it is internal/limits' Accounts).
+type AccountLimits struct{ Views *Runner }
+
+// Limits returns what the account sets itself (0: the platform's default) and whether the account exists.
+func (a AccountLimits) Limits(ctx context.Context, accountID string) (dailyQueries, requestsPerMinute int, found bool, err error) {
+	acct, ok, err := Get[AccountView](ctx, a.Views, "accounts", AccountKey(accountID))
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return acct.DailyQueryLimit, acct.RequestsPerMinute, ok, nil
+}

@@ -1,6 +1,8 @@
 package projections
 
 import (
+	"context"
+
 	"github.com/contrailhq/contrail/domain/agent"
 	"github.com/contrailhq/contrail/events"
 )
@@ -133,4 +135,21 @@ func putAgent(tx *Tx, old *AgentView, v AgentView) error {
 		}
 	}
 	return nil
+}
+
+// PublishedAgents finds the published agents of a handle in the agents read model (it is internal/agents'
+// Published).
+type PublishedAgents struct{ Views *Runner }
+
+// PublishedAgents lists the published agents called handle, of any owner.
+func (p PublishedAgents) PublishedAgents(ctx context.Context, handle string) ([]agent.Listing, error) {
+	found, err := ListAll[AgentView](ctx, p.Views, "agents", PublishedHandleFilter(handle))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agent.Listing, len(found))
+	for i, a := range found {
+		out[i] = agent.Listing{ID: a.ID, Account: a.Account, OwnerName: a.OwnerName, Handle: a.Handle}
+	}
+	return out, nil
 }

@@ -6,6 +6,12 @@ package account
 
 import "github.com/contrailhq/contrail/events"
 
+// DefaultDailyQueryLimit is seed 000's per-user daily limit: the quota of an account that sets none.
+const DefaultDailyQueryLimit = 1000
+
+// DefaultRequestsPerMinute bounds one key's request rate unless its account says otherwise.
+const DefaultRequestsPerMinute = 600
+
 // State is an account rebuilt from its events.
 type State struct {
 	ID                string

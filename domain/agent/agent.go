@@ -114,3 +114,11 @@ func updated(info Info, e events.Envelope, d events.AgentUpdated) Info {
 	info.Modified = e.Time
 	return info
 }
+
+// Listing is an agent as a list of agents names it: enough to choose one by its handle and owner.
+type Listing struct {
+	ID        string
+	Account   string
+	OwnerName string
+	Handle    string
+}

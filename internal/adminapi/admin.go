@@ -223,7 +223,7 @@ func (f *Face) listAccounts(w http.ResponseWriter, r *http.Request) {
 	out := make([]listedAccount, len(accts))
 	for i, a := range accts {
 		out[i].AccountView = a
-		out[i].EffectiveDailyQueryLimit, out[i].EffectiveRequestsPerMinute = f.d.Limits.Effective(a)
+		out[i].EffectiveDailyQueryLimit, out[i].EffectiveRequestsPerMinute = f.d.Limits.Effective(limits.Own{DailyQueryLimit: a.DailyQueryLimit, RequestsPerMinute: a.RequestsPerMinute})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"accounts": out})
 }

@@ -10,21 +10,26 @@ import (
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
-	"github.com/contrailhq/contrail/projections"
 )
+
+// Published finds the published agents of a handle (the agents read model: projections.PublishedAgents), so that
+// the registry depends on no read model.
+type Published interface {
+	PublishedAgents(ctx context.Context, handle string) ([]agent.Listing, error)
+}
 
 // Registry is the agent directory.
 type Registry struct {
 	agents    *eventstore.Repo[agent.State, *agent.State]
 	handles   *eventstore.Repo[agent.HandleClaim, *agent.HandleClaim]
 	usernames *eventstore.Repo[agent.UsernameClaim, *agent.UsernameClaim]
-	views     *projections.Runner
+	published Published
 	builtins  []agent.Info
 }
 
 // NewRegistry returns the directory over the log (registered agents and handle claims), the agents read model
 // (published agents by handle; nil: only IDs and the caller's own handles resolve) and the built-in agents.
-func NewRegistry(store *eventstore.Store, views *projections.Runner, builtins ...agent.Info) *Registry {
+func NewRegistry(store *eventstore.Store, published Published, builtins ...agent.Info) *Registry {
 	bs := slices.Clone(builtins)
 	for i := range bs {
 		bs[i].Kind = KindBuiltin
@@ -44,7 +49,7 @@ func NewRegistry(store *eventstore.Store, views *projections.Runner, builtins ..
 		agents:    eventstore.NewRepo[agent.State](store, agent.Aggregate, 0),
 		handles:   eventstore.NewRepo[agent.HandleClaim](store, agent.HandleAggregate, 0),
 		usernames: eventstore.NewRepo[agent.UsernameClaim](store, agent.UsernameAggregate, 0),
-		views:     views,
+		published: published,
 		builtins:  bs,
 	}
 }
@@ -187,14 +192,14 @@ func (r *Registry) findByName(ctx context.Context, account, username, owner, han
 // findPublished looks for a published agent by handle (and owner name, when given) in the read model: handles are
 // unique per owner only, so a bare handle may name several.
 func (r *Registry) findPublished(ctx context.Context, handle, owner, ref string) (Info, uint64, error) {
-	if r.views == nil || len(handle) > maxRefLen || len(owner) > maxRefLen {
+	if r.published == nil || len(handle) > maxRefLen || len(owner) > maxRefLen {
 		return Info{}, 0, errs.NotFoundf("agent", ref)
 	}
-	found, err := projections.ListAll[projections.AgentView](ctx, r.views, "agents", projections.PublishedHandleFilter(handle))
+	found, err := r.published.PublishedAgents(ctx, handle)
 	if err != nil {
 		return Info{}, 0, err
 	}
-	var match []projections.AgentView
+	var match []agent.Listing
 	for _, a := range found {
 		if owner == "" || a.OwnerName == owner || a.Account == owner {
 			match = append(match, a)

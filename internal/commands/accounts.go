@@ -11,11 +11,11 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
-// DefaultDailyQueryLimit is seed 000's per-user daily limit.
-const DefaultDailyQueryLimit = 1000
+// DefaultDailyQueryLimit is seed 000's per-user daily limit (domain/account's).
+const DefaultDailyQueryLimit = account.DefaultDailyQueryLimit
 
-// DefaultRequestsPerMinute bounds one key's request rate unless the account says otherwise.
-const DefaultRequestsPerMinute = 600
+// DefaultRequestsPerMinute bounds one key's request rate unless the account says otherwise (domain/account's).
+const DefaultRequestsPerMinute = account.DefaultRequestsPerMinute
 
 // AdminAccountID is the account created on first start. A fixed ID makes the bootstrap safe when several nodes
 // start at once: only one creation can win.

@@ -61,7 +61,11 @@ func New(cfg Config) Set {
 		cfg.Queries = Unlimited{Views: cfg.Views}
 	}
 	if cfg.Agents == nil {
-		cfg.Agents = agents.NewRegistry(cfg.Store, cfg.Views, agents.Builtins()...)
+		var published agents.Published
+		if cfg.Views != nil {
+			published = projections.PublishedAgents{Views: cfg.Views}
+		}
+		cfg.Agents = agents.NewRegistry(cfg.Store, published, agents.Builtins()...)
 	}
 	files := &Files{store: cfg.Store, blobs: cfg.Blobs}
 	assistants := &Assistants{store: cfg.Store, sandbox: cfg.Sandbox}

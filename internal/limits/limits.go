@@ -17,11 +17,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/domain/account"
 	"github.com/contrailhq/contrail/internal/auth"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // The buckets, without the deployment prefix.
@@ -45,16 +44,29 @@ func Buckets() []natsx.BucketSpec {
 type Config struct {
 	JS    jetstream.JetStream
 	Names natsx.Names
-	// Views is where each account's own limits are read (the accounts read model); nil gives every account the
+	// Accounts is where each account's own limits are read (the accounts read model); nil gives every account the
 	// defaults.
-	Views *projections.Runner
+	Accounts Accounts
 	// Now is the clock that decides the minute and the day (tests inject one).
 	Now func() time.Time
-	// DailyQueries is the quota of an account that sets none (default commands.DefaultDailyQueryLimit).
+	// DailyQueries is the quota of an account that sets none (default account.DefaultDailyQueryLimit).
 	DailyQueries int
-	// RequestsPerMinute is the rate of a key whose account sets none (default commands.DefaultRequestsPerMinute).
+	// RequestsPerMinute is the rate of a key whose account sets none (default account.DefaultRequestsPerMinute).
 	RequestsPerMinute int
 	Logger            *slog.Logger
+}
+
+// Accounts reads an account's own limits. The accounts read model implements it (projections.AccountLimits), so
+// that limits depends on no read model.
+type Accounts interface {
+	// Limits returns what the account sets itself (0: the default) and whether it exists.
+	Limits(ctx context.Context, accountID string) (dailyQueries, requestsPerMinute int, found bool, err error)
+}
+
+// Own is what an account sets itself: 0 means "the platform's default" (the read model keeps 0 for it).
+type Own struct {
+	DailyQueryLimit   int
+	RequestsPerMinute int
 }
 
 // Limits counts and enforces usage. It implements httpapi.Limiter.
@@ -74,10 +86,10 @@ func Open(ctx context.Context, cfg Config) (*Limits, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.DailyQueries <= 0 {
-		cfg.DailyQueries = commands.DefaultDailyQueryLimit
+		cfg.DailyQueries = account.DefaultDailyQueryLimit
 	}
 	if cfg.RequestsPerMinute <= 0 {
-		cfg.RequestsPerMinute = commands.DefaultRequestsPerMinute
+		cfg.RequestsPerMinute = account.DefaultRequestsPerMinute
 	}
 	rate, err := cfg.JS.KeyValue(ctx, cfg.Names.Bucket(RateBucket))
 	if err != nil {
@@ -210,26 +222,26 @@ func (l *Limits) queryLimit(ctx context.Context, p auth.Principal) (int, error) 
 	if !p.LimitsFound {
 		return l.dailyLimit(ctx, p.AccountID)
 	}
-	daily, _ := l.Effective(projections.AccountView{DailyQueryLimit: p.DailyQueryLimit})
+	daily, _ := l.Effective(Own{DailyQueryLimit: p.DailyQueryLimit})
 	return daily, nil
 }
 
 // dailyLimit is the account's own quota, or the default.
 func (l *Limits) dailyLimit(ctx context.Context, accountID string) (int, error) {
-	if l.cfg.Views == nil {
+	if l.cfg.Accounts == nil {
 		return l.cfg.DailyQueries, nil
 	}
-	acct, _, err := projections.Get[projections.AccountView](ctx, l.cfg.Views, "accounts", projections.AccountKey(accountID))
+	own, _, _, err := l.cfg.Accounts.Limits(ctx, accountID)
 	if err != nil {
 		return 0, fmt.Errorf("daily quota of %s: %w", accountID, err)
 	}
-	daily, _ := l.Effective(acct)
+	daily, _ := l.Effective(Own{DailyQueryLimit: own})
 	return daily, nil
 }
 
 // Effective returns the limits that apply to an account: its own, or the platform's defaults where it sets none
 // (the read model keeps 0 for "the default", which is not what a person reading a list of accounts should see).
-func (l *Limits) Effective(acct projections.AccountView) (dailyQueries, requestsPerMinute int) {
+func (l *Limits) Effective(acct Own) (dailyQueries, requestsPerMinute int) {
 	dailyQueries, requestsPerMinute = l.cfg.DailyQueries, l.cfg.RequestsPerMinute
 	if acct.DailyQueryLimit > 0 {
 		dailyQueries = acct.DailyQueryLimit
@@ -254,10 +266,11 @@ type Usage struct {
 
 // Of returns an account's limits and today's use of its quota, or errs.NotFound when there is no such account.
 func (l *Limits) Of(ctx context.Context, accountID string) (Usage, error) {
-	if l.cfg.Views == nil {
+	if l.cfg.Accounts == nil {
 		return Usage{}, errors.New("limits: no accounts read model")
 	}
-	acct, ok, err := projections.Get[projections.AccountView](ctx, l.cfg.Views, "accounts", projections.AccountKey(accountID))
+	daily, perMinute, ok, err := l.cfg.Accounts.Limits(ctx, accountID)
+	acct := Own{DailyQueryLimit: daily, RequestsPerMinute: perMinute}
 	if err != nil {
 		return Usage{}, fmt.Errorf("limits of %s: %w", accountID, err)
 	}

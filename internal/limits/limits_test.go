@@ -25,6 +25,7 @@ import (
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/projections"
 )
 
 type clock struct{ ns atomic.Int64 }
@@ -125,7 +126,7 @@ func TestQuotaIsExactAcrossNodesAndRestarts(t *testing.T) {
 	// Three nodes' worth of Limits (each with its own memory of the counters) count against one bucket at once.
 	nodes := []*limits.Limits{n.Limits}
 	for range 2 {
-		l, err := limits.Open(ctx, limits.Config{JS: n.JS, Names: n.Layout.Names, Views: n.Views, Now: clk.Now})
+		l, err := limits.Open(ctx, limits.Config{JS: n.JS, Names: n.Layout.Names, Accounts: projections.AccountLimits{Views: n.Views}, Now: clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func (p *Platform) assembleAgents(ctx context.Context) error {
 	}
 	p.AgentClient = agentproto.NewClient(agentproto.WithTokenSource(p.AgentTokens()), agentproto.WithAudience(p.Config.Public()),
 		agentproto.WithLogger(p.Logger.With("component", "agent-client")))
-	p.Agents = agents.NewRegistry(p.Store, p.Views, agents.Builtins()...)
+	p.Agents = agents.NewRegistry(p.Store, projections.PublishedAgents{Views: p.Views}, agents.Builtins()...)
 	p.Sessions = eventstore.NewRepo[session.State](p.Store, session.Aggregate, 4096)
 	p.EmbedURLs = fixieapi.NewSigner(p.JS, p.Layout, p.Config.Public(), 0, p.Now)
 	feedCtx, cancel := context.WithCancel(context.Background())

@@ -262,7 +262,7 @@ func (p *Platform) openSecurity(ctx context.Context) error {
 	// Agents call back with the token they were given: the platform's audience, or the one Fixie SDK agents
 	// insist on. Both are audiences only this platform's keys sign for.
 	p.Auth = auth.NewAuthenticator(p.Keys, p.Signer, public, auth.FixieAudience)
-	p.Limits, err = limits.Open(ctx, limits.Config{JS: p.JS, Names: p.Layout.Names, Views: p.Views, Now: p.Now, Logger: p.Logger.With("component", "limits"),
+	p.Limits, err = limits.Open(ctx, limits.Config{JS: p.JS, Names: p.Layout.Names, Accounts: projections.AccountLimits{Views: p.Views}, Now: p.Now, Logger: p.Logger.With("component", "limits"),
 		DailyQueries: p.Config.DailyQueries, RequestsPerMinute: p.Config.RequestsPerMinute})
 	if err != nil {
 		return err
