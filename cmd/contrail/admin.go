@@ -12,9 +12,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/deadletter"
 	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -109,7 +109,7 @@ func newDLQCmd() *cobra.Command {
 			return err
 		}
 		var out struct {
-			DeadLetters []runtime.DeadLetter `json:"dead_letters"`
+			DeadLetters []deadletter.DeadLetter `json:"dead_letters"`
 		}
 		if err := c.do(cmd.Context(), "GET", "/admin/dlq", nil, &out); err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
+	"github.com/contrailhq/contrail/internal/deadletter"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
@@ -162,15 +163,6 @@ const (
 	mdSeq      = "contrail_seq"      // stream sequence in EVENTS
 	mdHandler  = "contrail_handler"
 	mdRedriven = "contrail_redriven"
-)
-
-// Headers of dead-letter and re-drive messages.
-const (
-	hdrHandler  = "Contrail-Handler"
-	hdrSeq      = "Contrail-Seq"
-	hdrReason   = "Contrail-Reason"
-	hdrAttempts = "Contrail-Deliveries"
-	hdrTime     = "Contrail-Poisoned-At"
 )
 
 // Run starts every handler and blocks until ctx ends; then it stops taking events, waits for those in flight (up to
@@ -491,7 +483,7 @@ func (u unmarshaler) Unmarshal(m jetstream.Msg) (*message.Message, error) {
 	wm.Metadata.Set(mdDelivery, delivery)
 	wm.Metadata.Set(mdHandler, strings.TrimPrefix(strings.TrimPrefix(md.Consumer, u.rt.cfg.Names.Consumer("h", "")), u.rt.cfg.Names.Consumer("redrive", "")))
 	seq := md.Sequence.Stream
-	if s := m.Headers().Get(hdrSeq); s != "" {
+	if s := m.Headers().Get(deadletter.HeaderSeq); s != "" {
 		seq, _ = strconv.ParseUint(s, 10, 64)
 		wm.Metadata.Set(mdRedriven, "true")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/deadletter"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
 )
@@ -208,10 +209,10 @@ func TestPoisonEventGoesToTheDeadLetterQueueAndCanBeRedriven(t *testing.T) {
 	bad := e.submit(t, "bad")
 	e.submit(t, "good")
 	eventually(t, "the good job done", func() bool { return e.doneCount(t, "good") == 1 })
-	var letters []runtime.DeadLetter
+	var letters []deadletter.DeadLetter
 	eventually(t, "a dead letter", func() bool {
 		var err error
-		letters, err = runtime.ListDeadLetters(context.Background(), e.srv.JS, e.store, e.names)
+		letters, err = deadletter.List(context.Background(), e.srv.JS, e.store, e.names)
 		return err == nil && len(letters) == 1
 	})
 	d := letters[0]
@@ -227,15 +228,15 @@ func TestPoisonEventGoesToTheDeadLetterQueueAndCanBeRedriven(t *testing.T) {
 	}
 
 	broken.Store(false)
-	if _, err := runtime.Redrive(context.Background(), e.srv.JS, e.names, d.Seq); err != nil {
+	if _, err := deadletter.Redrive(context.Background(), e.srv.JS, e.names, d.Seq); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the re-driven job done", func() bool { return e.doneCount(t, "bad") == 1 })
-	letters, err := runtime.ListDeadLetters(context.Background(), e.srv.JS, e.store, e.names)
+	letters, err := deadletter.List(context.Background(), e.srv.JS, e.store, e.names)
 	if err != nil || len(letters) != 0 {
 		t.Fatalf("dead-letter queue after re-drive: %v, %v", letters, err)
 	}
-	if _, err := runtime.Redrive(context.Background(), e.srv.JS, e.names, d.Seq); !errors.Is(err, runtime.ErrNoDeadLetter) {
+	if _, err := deadletter.Redrive(context.Background(), e.srv.JS, e.names, d.Seq); !errors.Is(err, deadletter.ErrNotFound) {
 		t.Fatalf("re-driving twice: %v", err)
 	}
 }
@@ -300,7 +301,7 @@ func TestStopHandsBackWorkAndRestartFinishesIt(t *testing.T) {
 	if e.doneCount(t, "j1") != 0 {
 		t.Fatal("interrupted work had an effect")
 	}
-	letters, _ := runtime.ListDeadLetters(context.Background(), e.srv.JS, e.store, e.names)
+	letters, _ := deadletter.List(context.Background(), e.srv.JS, e.store, e.names)
 	if len(letters) != 0 {
 		t.Fatalf("a stop sent work to the dead-letter queue: %+v", letters)
 	}
@@ -391,7 +392,7 @@ func stopUnderLoad(t *testing.T, workers int) {
 	<-appended
 	e.run(t, h)
 	defer func() {
-		letters, err := runtime.ListDeadLetters(context.Background(), e.srv.JS, e.store, e.names)
+		letters, err := deadletter.List(context.Background(), e.srv.JS, e.store, e.names)
 		if err != nil || len(letters) != 0 {
 			t.Errorf("stops sent work to the dead-letter queue: %v %+v", err, letters)
 		}

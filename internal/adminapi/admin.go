@@ -16,9 +16,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/eventstore"
-	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/deadletter"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/ids"
@@ -386,13 +386,13 @@ func containsName(names []string, n string) bool {
 }
 
 func (f *Face) listDLQ(w http.ResponseWriter, r *http.Request) {
-	letters, err := runtime.ListDeadLetters(r.Context(), f.d.JS, f.d.Store, f.d.Names)
+	letters, err := deadletter.List(r.Context(), f.d.JS, f.d.Store, f.d.Names)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
 	if letters == nil {
-		letters = []runtime.DeadLetter{}
+		letters = []deadletter.DeadLetter{}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"dead_letters": letters})
 }
@@ -403,8 +403,8 @@ func (f *Face) redrive(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.InvalidField("seq", "seq must be a number"))
 		return
 	}
-	d, err := runtime.Redrive(r.Context(), f.d.JS, f.d.Names, seq)
-	if errors.Is(err, runtime.ErrNoDeadLetter) {
+	d, err := deadletter.Redrive(r.Context(), f.d.JS, f.d.Names, seq)
+	if errors.Is(err, deadletter.ErrNotFound) {
 		f.WriteError(w, r, errs.E(errs.NotFound, "no dead-letter entry %d", seq))
 		return
 	}

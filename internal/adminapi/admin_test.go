@@ -13,6 +13,7 @@ import (
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/adminapi"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/deadletter"
 	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
@@ -36,7 +37,7 @@ func TestDeadLettersAreListedAndRedrivenThroughTheAdminFace(t *testing.T) {
 	n.NewAccount(t, "poison")
 
 	var list struct {
-		DeadLetters []runtime.DeadLetter `json:"dead_letters"`
+		DeadLetters []deadletter.DeadLetter `json:"dead_letters"`
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for len(list.DeadLetters) == 0 {

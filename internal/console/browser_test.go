@@ -22,6 +22,7 @@ import (
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
 	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/deadletter"
 	"github.com/contrailhq/contrail/internal/embedding/uselite/uselitetest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 	"github.com/contrailhq/contrail/projections"
@@ -237,7 +238,7 @@ func waitDeadLetter(t *testing.T, n *platformtest.Node) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var list struct {
-			DeadLetters []runtime.DeadLetter `json:"dead_letters"`
+			DeadLetters []deadletter.DeadLetter `json:"dead_letters"`
 		}
 		n.Do(t, n.AdminKey, "GET", "/admin/dlq", nil).JSON(t, &list)
 		if len(list.DeadLetters) > 0 {
