@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -297,4 +298,21 @@ func (RunSteps) Apply(tx *Tx, e events.Envelope) error {
 		ApplyStep(&s.Obj, e)
 		return nil
 	})
+}
+
+// ActiveRuns lists the runs that have not ended from the index of active runs (it is handlers/sweeper's Active).
+type ActiveRuns struct{ Views *Runner }
+
+// ActiveRuns lists every active run.
+func (a ActiveRuns) ActiveRuns(ctx context.Context) ([]thread.ActiveRun, error) {
+	found, err := ListAll[ActiveRun](ctx, a.Views, "runs", ActiveRunsFilter)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]thread.ActiveRun, len(found))
+	for i, r := range found {
+		out[i] = thread.ActiveRun{Ref: thread.RunRef{Account: r.Account, ThreadID: r.ThreadID, RunID: r.RunID},
+			Status: r.Status, ExpiresAt: r.ExpiresAt, Changed: r.Changed}
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package thread
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -114,4 +115,13 @@ func ToolChoiceOf(raw json.RawMessage, tools []events.Tool) (string, error) {
 		}
 	}
 	return "", errs.InvalidField("tool_choice.function.name", "the run has no function tool named '%s'", obj.Function.Name)
+}
+
+// ActiveRun is a run that has not ended, as the index of active runs lists it.
+type ActiveRun struct {
+	Ref       RunRef
+	Status    string
+	ExpiresAt time.Time
+	// Changed is when the run's status last changed.
+	Changed time.Time
 }

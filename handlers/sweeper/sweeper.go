@@ -3,7 +3,8 @@
 // on a tick. A run past its expires_at becomes expired with its steps in progress. A run left queued, in progress or
 // cancelling with no worker on it (its node died after taking it) is handed to the run worker again.
 //
-// It imports commands, projections and lease; never a face.
+// It imports the thread domain and lease; the runs commands (Expirer) and the index of active runs (Active) reach it
+// through interfaces; never a face.
 package sweeper
 
 import (
@@ -16,7 +17,6 @@ import (
 	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/lease"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // LeaseName is the sweeper's lease in the leases bucket.
@@ -27,10 +27,16 @@ type Expirer interface {
 	Expire(ctx context.Context, ref thread.RunRef, now time.Time) (bool, error)
 }
 
+// Active lists the runs that have not ended.
+type Active interface {
+	ActiveRuns(ctx context.Context) ([]thread.ActiveRun, error)
+}
+
 // Config wires a Sweeper.
 type Config struct {
-	Runs  Expirer
-	Views *projections.Runner
+	Runs Expirer
+	// Active lists the runs not yet ended (the runs read model: projections.ActiveRuns).
+	Active Active
 	// Leases is the bucket of leases; its TTL is LeaseTTL.
 	Leases   jetstream.KeyValue
 	LeaseTTL time.Duration
@@ -97,7 +103,7 @@ type Result struct {
 // Sweep looks at every active run once.
 func (s *Sweeper) Sweep(ctx context.Context) (Result, error) {
 	var res Result
-	active, err := projections.ListAll[projections.ActiveRun](ctx, s.cfg.Views, "runs", projections.ActiveRunsFilter)
+	active, err := s.cfg.Active.ActiveRuns(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -106,16 +112,16 @@ func (s *Sweeper) Sweep(ctx context.Context) (Result, error) {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		ref := thread.RunRef{Account: a.Account, ThreadID: a.ThreadID, RunID: a.RunID}
+		ref := a.Ref
 		if !now.Before(a.ExpiresAt) {
 			expired, err := s.cfg.Runs.Expire(ctx, ref, now)
 			if err != nil {
-				s.cfg.Logger.Warn("run sweeper: expire run", "run", a.RunID, "err", err)
+				s.cfg.Logger.Warn("run sweeper: expire run", "run", ref.RunID, "err", err)
 				continue
 			}
 			if expired {
 				res.Expired++
-				s.cfg.Logger.Info("run expired", "thread", a.ThreadID, "run", a.RunID)
+				s.cfg.Logger.Info("run expired", "thread", ref.ThreadID, "run", ref.RunID)
 			}
 			continue
 		}

@@ -399,7 +399,7 @@ func (p *Platform) startRuns(ctx context.Context) error {
 		return err
 	}
 	p.Sweeper = sweeper.New(sweeper.Config{
-		Runs: p.Commands.Runs, Views: p.Views, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
+		Runs: p.Commands.Runs, Active: projections.ActiveRuns{Views: p.Views}, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
 		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),
 	})
 	return nil
