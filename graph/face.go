@@ -32,6 +32,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/contrailhq/contrail/domain/session"
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/internal/agents"
@@ -72,7 +74,7 @@ type Usage interface {
 type Deps struct {
 	AgentCommands AgentCommands
 	Usage         Usage
-	Sessions      *commands.Sessions
+	Sessions      SessionCommands
 	Views         *projections.Runner
 	Store         *eventstore.Store
 	Agents        *agents.Registry
@@ -314,4 +316,13 @@ func Operations() map[string][]string {
 		}
 	}
 	return out
+}
+
+// SessionCommands are the session commands the GraphQL face calls (commands.Sessions).
+type SessionCommands interface {
+	Create(ctx context.Context, actor auth.Principal, in commands.NewSession) (commands.CreatedSession, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) (uint64, error)
+	Get(ctx context.Context, actor auth.Principal, id string) (session.State, events.Version, error)
+	Post(ctx context.Context, actor auth.Principal, in commands.NewSessionMessage) (commands.PostedMessage, error)
+	Repo() *eventstore.Repo[session.State, *session.State]
 }

@@ -1,6 +1,7 @@
 package fixieapi
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -9,10 +10,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
-	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/ids"
@@ -20,13 +21,13 @@ import (
 
 // SessionsFace is /api/sessions: a session's events read from the log, for replay and debugging.
 type SessionsFace struct {
-	cmds   *commands.Sessions
+	cmds   SessionGetter
 	store  *eventstore.Store
 	logger *slog.Logger
 }
 
 // NewSessionsFace returns the sessions face.
-func NewSessionsFace(cmds *commands.Sessions, store *eventstore.Store, logger *slog.Logger) *SessionsFace {
+func NewSessionsFace(cmds SessionGetter, store *eventstore.Store, logger *slog.Logger) *SessionsFace {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -131,4 +132,9 @@ func (f *SessionsFace) events(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
+}
+
+// SessionGetter reads a session for the face (commands.Sessions).
+type SessionGetter interface {
+	Get(ctx context.Context, actor auth.Principal, id string) (session.State, events.Version, error)
 }

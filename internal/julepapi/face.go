@@ -1,6 +1,8 @@
 package julepapi
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,25 +13,30 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/domain/execution"
+	"github.com/contrailhq/contrail/domain/julep"
+	"github.com/contrailhq/contrail/domain/session"
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/julepchat"
+	"github.com/contrailhq/contrail/internal/julepdocs"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
 )
 
 // Deps are what the face uses.
 type Deps struct {
-	Agents   *commands.JulepAgents
-	Users    *commands.JulepUsers
-	Sessions *commands.JulepSessions
-	Docs     *commands.JulepDocs
+	Agents   AgentCommands
+	Users    UserCommands
+	Sessions SessionCommands
+	Docs     DocCommands
 	// Tasks and Executions are Julep's tasks and their runs.
-	Tasks      *commands.JulepTasks
-	Executions *commands.Executions
+	Tasks      TaskCommands
+	Executions ExecutionCommands
 	Views      *projections.Runner
 	Preparer   *julepchat.Preparer
 	// Requests maps a request to its ID for retries (a KV bucket with a TTL, RequestsBucketSpec).
@@ -217,4 +224,66 @@ var queryParams = []string{"limit", "offset", "sort_by", "direction", "metadata_
 func retryable(err error) bool {
 	e := errs.As(err)
 	return e != nil && e.Err != nil
+}
+
+// AgentCommands are the Julep agent commands the face calls (commands.JulepAgents).
+type AgentCommands interface {
+	AddTool(ctx context.Context, actor auth.Principal, agentID string, request string, t events.JulepTool) (commands.Written[julep.Tool], error)
+	Create(ctx context.Context, actor auth.Principal, request string, spec events.JulepAgentSpec) (commands.Written[julep.Agent], error)
+	CreateOrUpdate(ctx context.Context, actor auth.Principal, id string, spec events.JulepAgentSpec) (commands.Written[julep.Agent], error)
+	Delete(ctx context.Context, actor auth.Principal, id string, retry bool) (commands.Written[julep.Agent], error)
+	DeleteTool(ctx context.Context, actor auth.Principal, agentID string, toolID string) (uint64, error)
+	Get(ctx context.Context, actor auth.Principal, id string) (julep.Agent, error)
+	Patch(ctx context.Context, actor auth.Principal, id string, p julep.AgentPatch) (commands.Written[julep.Agent], error)
+	Replace(ctx context.Context, actor auth.Principal, id string, spec events.JulepAgentSpec) (commands.Written[julep.Agent], error)
+	ReplaceTool(ctx context.Context, actor auth.Principal, agentID string, toolID string, patch func(events.JulepTool) (events.JulepTool, error)) (commands.Written[julep.Tool], error)
+}
+
+// UserCommands are the Julep user commands the face calls (commands.JulepUsers).
+type UserCommands interface {
+	Create(ctx context.Context, actor auth.Principal, request string, spec events.JulepUserSpec) (commands.Written[julep.User], error)
+	CreateOrUpdate(ctx context.Context, actor auth.Principal, id string, spec events.JulepUserSpec) (commands.Written[julep.User], error)
+	Delete(ctx context.Context, actor auth.Principal, id string, retry bool) (commands.Written[julep.User], error)
+	Get(ctx context.Context, actor auth.Principal, id string) (julep.User, error)
+	Patch(ctx context.Context, actor auth.Principal, id string, p julep.UserPatch) (commands.Written[julep.User], error)
+	Replace(ctx context.Context, actor auth.Principal, id string, spec events.JulepUserSpec) (commands.Written[julep.User], error)
+}
+
+// SessionCommands are the Julep session commands the face calls (commands.JulepSessions).
+type SessionCommands interface {
+	Chat(ctx context.Context, actor auth.Principal, id string, request string, retry bool, r events.SessionChatRequested) (commands.ChatStarted, error)
+	CheckChat(r events.SessionChatRequested) error
+	Create(ctx context.Context, actor auth.Principal, request string, spec events.JulepSessionSpec) (commands.Written[session.JulepView], error)
+	CreateOrUpdate(ctx context.Context, actor auth.Principal, id string, spec events.JulepSessionSpec) (commands.Written[session.JulepView], error)
+	Delete(ctx context.Context, actor auth.Principal, id string, retry bool) (commands.Written[session.JulepView], error)
+	Get(ctx context.Context, actor auth.Principal, id string) (session.JulepView, error)
+	Patch(ctx context.Context, actor auth.Principal, id string, p session.SessionPatch) (commands.Written[session.JulepView], error)
+	Read(ctx context.Context, actor auth.Principal, id string, atLeast uint64, fn func(s *session.State) error) error
+	Replace(ctx context.Context, actor auth.Principal, id string, spec events.JulepSessionSpec) (commands.Written[session.JulepView], error)
+}
+
+// DocCommands are the doc commands the face calls (commands.JulepDocs).
+type DocCommands interface {
+	CheckOwner(ctx context.Context, actor auth.Principal, o events.DocOwner) error
+	Create(ctx context.Context, actor auth.Principal, request string, owner events.DocOwner, in commands.NewDoc) (commands.Written[julep.Doc], error)
+	Delete(ctx context.Context, actor auth.Principal, owner events.DocOwner, id string, retry bool) (commands.Written[julep.Doc], error)
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Get(ctx context.Context, actor auth.Principal, id string) (julep.Doc, error)
+	Search(ctx context.Context, actor auth.Principal, q julepdocs.Query) ([]julepdocs.Ref, error)
+}
+
+// TaskCommands are the task commands the face calls (commands.JulepTasks).
+type TaskCommands interface {
+	Create(ctx context.Context, actor auth.Principal, request string, agent string, src []byte) (commands.Written[julep.Task], error)
+	CreateOrUpdate(ctx context.Context, actor auth.Principal, agent string, id string, src []byte) (commands.Written[julep.Task], error)
+	Delete(ctx context.Context, actor auth.Principal, agent string, id string, retry bool) (commands.Written[julep.Task], error)
+	Get(ctx context.Context, actor auth.Principal, id string) (julep.Task, error)
+}
+
+// ExecutionCommands are the execution commands the face calls (commands.Executions).
+type ExecutionCommands interface {
+	Cancel(ctx context.Context, actor auth.Principal, id string, reason string) (commands.Written[execution.Execution], error)
+	Create(ctx context.Context, actor auth.Principal, request string, task string, input json.RawMessage, metadata json.RawMessage) (commands.Written[execution.Execution], error)
+	Get(ctx context.Context, actor auth.Principal, id string) (execution.Execution, uint64, error)
+	Resume(ctx context.Context, actor auth.Principal, id string, input json.RawMessage) (commands.Written[execution.Execution], error)
 }

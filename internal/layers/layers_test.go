@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -150,6 +153,27 @@ func TestTheRulesMatchWhatTheyName(t *testing.T) {
 	} {
 		if got := matches(c.pattern, c.pkg); got != c.want {
 			t.Errorf("matches(%q, %q) = %v, want %v", c.pattern, c.pkg, got, c.want)
+		}
+	}
+}
+
+// TestFacesTakeNoCommandType checks what the Commands section says: a face declares the methods it calls as an
+// interface of its own and holds no *commands.X.
+func TestFacesTakeNoCommandType(t *testing.T) {
+	concrete := regexp.MustCompile(`\*commands\.[A-Z]\w*`)
+	for _, line := range goList(t, "-f", "{{.Dir}} {{.ImportPath}} {{join .GoFiles \" \"}}", "./...") {
+		pkg, _ := strings.CutPrefix(line[1], module)
+		if !matchesAny(faces, pkg) {
+			continue
+		}
+		for _, name := range line[2:] {
+			src, err := os.ReadFile(filepath.Join(line[0], name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range concrete.FindAll(src, -1) {
+				t.Errorf("%s/%s takes %s: declare the methods it calls as an interface of the face", pkg, name, m)
+			}
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -25,6 +26,7 @@ import (
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/contrailhq/contrail/internal/vsindex"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -77,7 +79,7 @@ type Deps struct {
 	Runs       RunCommands
 	Files      FileCommands
 	// VectorStores are the commands on vector stores, their files and batches.
-	VectorStores *commands.VectorStores
+	VectorStores VectorStoreCommands
 	Views        *projections.Runner
 	// Store, JS and NC serve streams: the run's events from the log, its token deltas from the live subject.
 	Store  *eventstore.Store
@@ -270,4 +272,19 @@ type deleted struct {
 	ID      string `json:"id"`
 	Object  string `json:"object"`
 	Deleted bool   `json:"deleted"`
+}
+
+// VectorStoreCommands are the vector store commands the face calls (commands.VectorStores).
+type VectorStoreCommands interface {
+	AddFile(ctx context.Context, actor auth.Principal, id string, fileID string, attrs map[string]any, chunking *events.Chunking) (vectorstore.State, error)
+	CancelBatch(ctx context.Context, actor auth.Principal, id string, batch string) (vectorstore.State, error)
+	Content(ctx context.Context, actor auth.Principal, id string, fileID string) ([]string, error)
+	Create(ctx context.Context, actor auth.Principal, in commands.NewVectorStore) (vectorstore.State, eventstore.Appended, error)
+	CreateBatch(ctx context.Context, actor auth.Principal, id string, in []commands.BatchFile, chunking *events.Chunking) (vectorstore.State, string, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
+	Get(ctx context.Context, actor auth.Principal, id string) (vectorstore.State, error)
+	Modify(ctx context.Context, actor auth.Principal, id string, name *string, metadata map[string]string, expiry **events.VectorStoreExpiry) (vectorstore.State, error)
+	RemoveFile(ctx context.Context, actor auth.Principal, id string, fileID string) error
+	Search(ctx context.Context, actor auth.Principal, id string, in commands.SearchRequest) ([]vsindex.Hit, error)
+	UpdateFile(ctx context.Context, actor auth.Principal, id string, fileID string, attrs map[string]any) (vectorstore.State, error)
 }
