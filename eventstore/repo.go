@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
 
@@ -233,8 +234,8 @@ func (r *Repo[S, P]) Get(ctx context.Context, id string, atLeast uint64) (S, eve
 // and decides again. decide must be pure: it may run several times and must not change the state. No events, no
 // append (and no error): the returned Appended then holds the version decided on.
 func (r *Repo[S, P]) Update(ctx context.Context, id string, atLeast uint64, meta events.Meta, decide func(s *S) ([]events.Event, error)) (Appended, error) {
-	if !validAggregateID(id) {
-		return Appended{}, fmt.Errorf("update %s: the aggregate id must be a subject token", r.ref(id))
+	if err := checkRef(r.ref(id)); err != nil {
+		return Appended{}, fmt.Errorf("update: %w", err)
 	}
 	e := r.entry(id)
 	defer e.mu.Unlock()
@@ -269,7 +270,13 @@ func (r *Repo[S, P]) Update(ctx context.Context, id string, atLeast uint64, meta
 			}
 			return res, nil
 		}
-		if !errors.Is(err, ErrConflict) || attempt == maxUpdateAttempts {
+		if errors.Is(err, ErrConflict) && attempt == maxUpdateAttempts {
+			// Past its retries a conflict is contention to report, as a conflict the client may retry.
+			e.state = nil
+			return res, &errs.Error{Code: errs.Conflict, Err: err,
+				Message: "the object was changed by other requests at the same time, too often to apply this one; try again"}
+		}
+		if !errors.Is(err, ErrConflict) {
 			e.state = nil
 			return res, err
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -557,61 +556,20 @@ type State interface {
 	Apply(events.Envelope)
 }
 
-// maxUpdateAttempts bounds Update's retries: past it, contention is a fault to report, not to hide.
+// maxUpdateAttempts bounds an update's retries: past it, contention is a fault to report, not to hide.
 const maxUpdateAttempts = 40
 
 // Update loads an aggregate into S, asks decide for the events to append, and appends them expecting the history it
 // loaded. On a conflict it reloads and decides again. decide must be pure: it may run several times. It returns
 // nothing appended (and no error) when decide returns no events.
+//
+// It is Repo.Update on a repository of one aggregate, kept for as long as the call: the update loop is written once,
+// there.
 func Update[S any, P interface {
 	*S
 	State
 }](ctx context.Context, st *Store, ref events.Ref, meta events.Meta, decide func(*S) ([]events.Event, error)) (Appended, error) {
-	load, latest := st.Load, false
-	for attempt := 1; ; attempt++ {
-		history, v, err := load(ctx, ref)
-		if err != nil {
-			return Appended{}, err
-		}
-		state := P(new(S))
-		for _, e := range history {
-			if e.Event != nil {
-				state.Apply(e)
-			}
-		}
-		evs, err := decide((*S)(state))
-		if err != nil && !latest {
-			// A refusal decided on a replica's history may be that replica's lag (on a cluster, a thread made a
-			// moment ago on another node is not there yet, and the command would answer 404): decide it again on
-			// the history the stream's leader holds before giving it.
-			load, latest = st.LoadLatest, true
-			continue
-		}
-		if err != nil {
-			return Appended{}, err
-		}
-		if len(evs) == 0 {
-			return Appended{Version: v}, nil
-		}
-		res, err := st.Append(ctx, ref, v, meta, evs...)
-		if errors.Is(err, ErrConflict) && attempt == maxUpdateAttempts {
-			// Past its retries a conflict is contention to report, as a conflict the client may retry.
-			return res, &errs.Error{Code: errs.Conflict, Err: err,
-				Message: "the object was changed by other requests at the same time, too often to apply this one; try again"}
-		}
-		if !errors.Is(err, ErrConflict) {
-			return res, err
-		}
-		// Somebody appended first: what they appended may not have reached the replica that answered this load.
-		load, latest = st.LoadLatest, true
-		// Jittered backoff so that writers contending on one aggregate spread out.
-		delay := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 5)))
-		select {
-		case <-ctx.Done():
-			return Appended{}, ctx.Err()
-		case <-time.After(delay):
-		}
-	}
+	return NewRepo[S, P](st, ref.Type, 1).Update(ctx, ref.ID, Fresh, meta, decide)
 }
 
 // LastSequence is the sequence of the newest event in the log (0 when empty).
