@@ -374,172 +374,18 @@ func (dc *decider) frame(f *Frame) ([]Transition, *Effect, error) {
 	if f.Pending != nil {
 		return dc.pending(f, st), nil, nil
 	}
-	path := Info(st).Path
-	switch st := st.(type) {
-	case *EvaluateStep:
-		out, err := st.Evaluate.Eval(dc.ctx, dc.exprEnv(f, "evaluate", nil))
-		if err != nil {
-			return []Transition{dc.failErr(f, path+".evaluate", err)}, nil, nil
-		}
-		return dc.complete(f, TypeStep, out, nil), nil, nil
-
-	case *SetStep:
-		out, err := st.Set.Eval(dc.ctx, dc.exprEnv(f, "set", nil))
-		if err != nil {
-			return []Transition{dc.failErr(f, path+".set", err)}, nil, nil
-		}
-		return dc.complete(f, TypeStep, out, nil), nil, nil
-
-	case *GetStep:
-		state := map[string]any{}
-		if o := dc.s.Frames[f.Owner]; o != nil && o.State != nil {
-			state = o.State
-		}
-		if !st.List {
-			return dc.complete(f, TypeStep, state[st.Keys[0]], nil), nil, nil
-		}
-		out := map[string]any{}
-		for _, k := range st.Keys {
-			out[k] = state[k]
-		}
-		return dc.complete(f, TypeStep, out, nil), nil, nil
-
-	case *LogStep:
-		msg, err := st.Log.Eval(dc.ctx, dc.exprEnv(f, "log", nil))
-		if err != nil {
-			return []Transition{dc.failErr(f, path+".log", err)}, nil, nil
-		}
-		return dc.complete(f, TypeStep, f.Current, map[string]any{"log": msg}), nil, nil
-
-	case *ReturnStep:
-		out, err := st.Value.Eval(dc.ctx, dc.exprEnv(f, "return", nil))
-		if err != nil {
-			return []Transition{dc.failErr(f, path+".return", err)}, nil, nil
-		}
-		return dc.end(f, out, true), nil, nil
-
-	case *ErrorStep:
-		msg, err := st.Error.Eval(dc.ctx, dc.exprEnv(f, "error", nil))
-		if err != nil {
-			return []Transition{dc.failErr(f, path+".error", err)}, nil, nil
-		}
-		return []Transition{dc.fail(f, path, expr.String(msg))}, nil, nil
-
-	case *WaitForInputStep:
-		info, err := st.Info.Eval(dc.ctx, dc.exprEnv(f, "wait_for_input", nil))
-		if err != nil {
-			return []Transition{dc.failErr(f, path+".wait_for_input.info", err)}, nil, nil
-		}
-		return []Transition{dc.transition(f, TypeWait, info)}, nil, nil
-
-	case *SleepStep:
-		d := st.Duration
-		if st.Seconds != nil {
-			v, err := st.Seconds.Eval(dc.ctx, dc.exprEnv(f, "sleep", nil))
-			if err != nil {
-				return []Transition{dc.failErr(f, path+".sleep", err)}, nil, nil
-			}
-			secs, ok := expr.AsFloat(v)
-			if !ok || secs <= 0 || secs > MaxSleep.Seconds() {
-				return []Transition{dc.fail(f, path+".sleep", fmt.Sprintf("a sleep lasts more than 0 seconds and at most 31 days, not %v", v))}, nil, nil
-			}
-			d = time.Duration(secs * float64(time.Second))
-		}
-		return nil, &Effect{Key: effectKey(f), Kind: EffectTimer, Path: path, Scope: f.Scope, Step: f.Step, Until: f.Since.Add(d)}, nil
-
-	case *PromptStep:
-		call, err := dc.modelCall(f, st)
-		if err != nil {
-			return []Transition{dc.failErr(f, path+".prompt", err)}, nil, nil
-		}
-		return nil, &Effect{Key: effectKey(f), Kind: EffectModel, Path: path, Scope: f.Scope, Step: f.Step, Model: call}, nil
-
-	case *ToolCallStep:
-		return dc.toolCall(f, st)
-
-	case *IfElseStep:
-		cond, err := st.If.Eval(dc.exprEnv(f, "if", nil))
-		if err != nil {
-			return []Transition{dc.failErr(f, path+".if", err)}, nil, nil
-		}
-		if expr.Truthy(cond) {
-			return []Transition{dc.startBranch(f, BranchThen, 0, path+".then", path+".then", f.Current, nil)}, nil, nil
-		}
-		if st.Else == nil {
-			return dc.complete(f, TypeStep, f.Current, nil), nil, nil
-		}
-		return []Transition{dc.startBranch(f, BranchElse, 0, path+".else", path+".else", f.Current, nil)}, nil, nil
-
-	case *SwitchStep:
-		for i, c := range st.Cases {
-			if c.Case != nil {
-				v, err := c.Case.Eval(dc.exprEnv(f, fmt.Sprintf("case%d", i), nil))
-				if err != nil {
-					return []Transition{dc.failErr(f, fmt.Sprintf("%s.switch[%d].case", path, i), err)}, nil, nil
-				}
-				if !expr.Truthy(v) {
-					continue
-				}
-			}
-			body := fmt.Sprintf("%s.switch[%d].then", path, i)
-			return []Transition{dc.startBranch(f, BranchCase, i, body, body, f.Current, nil)}, nil, nil
-		}
-		return []Transition{dc.fail(f, path+".switch", "no case matched (add a default case: case: _)")}, nil, nil
-
-	case *ForeachStep:
-		items, tr := dc.items(f, st.In, path+".foreach.in")
-		if tr != nil {
-			return []Transition{*tr}, nil, nil
-		}
-		if len(items) == 0 {
-			return dc.complete(f, TypeStep, []any{}, nil), nil, nil
-		}
-		return []Transition{dc.startBranch(f, BranchForeach, 0, path+".foreach.do", path+".foreach[0]", items[0], items)}, nil, nil
-
-	case *MapReduceStep:
-		items, tr := dc.items(f, st.Over, path+".over")
-		if tr != nil {
-			return []Transition{*tr}, nil, nil
-		}
-		if len(items) == 0 {
-			init, err := st.Initial.Eval(dc.ctx, dc.exprEnv(f, "initial", nil))
-			if err != nil {
-				return []Transition{dc.failErr(f, path+".initial", err)}, nil, nil
-			}
-			return dc.complete(f, TypeStep, init, nil), nil, nil
-		}
-		var trs []Transition
-		for i := 0; i < min(st.Parallelism, len(items)); i++ {
-			var withItems []any
-			if i == 0 {
-				withItems = items
-			}
-			trs = append(trs, dc.startBranch(f, BranchMap, i, path+".map", fmt.Sprintf("%s.map[%d]", path, i), items[i], withItems))
-		}
-		return trs, nil, nil
-
-	case *ParallelStep:
-		var trs []Transition
-		for i := range st.Branches {
-			body := fmt.Sprintf("%s.parallel[%d]", path, i)
-			trs = append(trs, dc.startBranch(f, BranchParallel, i, body, body, f.Current, nil))
-		}
-		return trs, nil, nil
-
-	case *YieldStep:
-		args, err := st.Arguments.Eval(dc.ctx, dc.exprEnv(f, "arguments", nil))
-		if err != nil {
-			return []Transition{dc.failErr(f, path+".arguments", err)}, nil, nil
-		}
-		tail := f.Workflow && f.Step == len(steps)-1
-		if !tail && f.Depth+1 > dc.lim.MaxDepth {
-			return []Transition{dc.fail(f, path, fmt.Sprintf("workflows nested more than %d deep", dc.lim.MaxDepth))}, nil, nil
-		}
-		tr := dc.startBranch(f, BranchWorkflow, 0, st.Workflow, st.Workflow, args, nil)
-		tr.Branch.Tail = tail
-		return []Transition{tr}, nil, nil
+	// Each kind of step decides in a method of its own (decide_*.go).
+	d, ok := st.(stepDecider)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: unhandled step %T", Info(st).Path, st)
 	}
-	return nil, nil, fmt.Errorf("%s: unhandled step %T", path, st)
+	return d.decide(dc, f, Info(st).Path, steps)
+}
+
+// stepDecider is a step that decides the frame it is the current step of: the transitions to record, or the effect
+// to ask for (a model call, a tool call, a timer). steps are the frame's steps.
+type stepDecider interface {
+	decide(dc *decider, f *Frame, path string, steps []Step) ([]Transition, *Effect, error)
 }
 
 func effectKey(f *Frame) string { return strconv.Itoa(f.Scope) + "/" + strconv.Itoa(f.Step) }
