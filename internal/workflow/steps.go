@@ -821,99 +821,101 @@ func (p *parser) prompt(m map[string]any, b StepBase) (Step, error) {
 // sleep reads {seconds, minutes, hours, days} or, as in seed 004 (sleep: 24*3600), a number of seconds.
 func (p *parser) sleep(v any, at string, b StepBase) (Step, error) {
 	s := &SleepStep{StepBase: b}
-	check := func(secs float64) error {
-		if math.IsNaN(secs) || secs <= 0 {
-			return perr(at, "a sleep must last more than 0 seconds")
-		}
-		if secs > MaxSleep.Seconds() {
-			return perr(at, "a sleep lasts at most 31 days, this one %s", time.Duration(secs*float64(time.Second)))
-		}
-		return nil
-	}
 	switch x := v.(type) {
 	case map[string]any:
-		units := map[string]float64{"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
-		total := 0.0
-		var parts []string
-		constant := true
-		for k, u := range x {
-			mul, ok := units[k]
-			if !ok {
-				return nil, perr(at+"."+k, "unknown unit of a sleep (seconds, minutes, hours, days)")
-			}
-			if f, ok := expr.AsFloat(u); ok {
-				if f < 0 {
-					return nil, perr(at+"."+k, "must not be negative")
-				}
-				total += f * mul
-				parts = append(parts, fmt.Sprintf("(%v) * %v", f, mul))
-				continue
-			}
-			str, ok := u.(string)
-			if !ok {
-				return nil, perr(at+"."+k, "want a number or an expression")
-			}
-			src := str
-			if e, ok := expr.ExprSource(str); ok {
-				src = e
-			}
-			if _, err := expr.Compile(src); err != nil {
-				return nil, wrapExpr(at+"."+k, err)
-			}
-			constant = false
-			parts = append(parts, fmt.Sprintf("(%s) * %v", src, mul))
-		}
-		if len(x) == 0 {
-			return nil, perr(at, "a sleep needs seconds, minutes, hours or days")
-		}
-		if constant {
-			if err := check(total); err != nil {
-				return nil, err
-			}
-			s.Duration = time.Duration(total * float64(time.Second))
-			return s, nil
-		}
-		sort.Strings(parts)
-		secs, err := p.value("$ "+strings.Join(parts, " + "), expr.ExprMode, at)
-		if err != nil {
-			return nil, err
-		}
-		s.Seconds = secs
-		return s, nil
+		return p.sleepUnits(s, x, at)
 	case string:
-		secs, err := p.value(x, expr.ExprMode, at)
-		if err != nil {
-			return nil, err
-		}
-		if x := secs.Expr(); x != nil && !x.Uses("_", "inputs", "outputs", "steps", "state") {
-			// A constant such as 24*3600: check it now.
-			out, err := x.Eval(&expr.Env{})
-			if err != nil {
-				return nil, wrapExpr(at, err)
-			}
-			f, ok := expr.AsFloat(out)
-			if !ok {
-				return nil, perr(at, "a sleep's duration is a number of seconds, got %v", out)
-			}
-			if err := check(f); err != nil {
-				return nil, err
-			}
-			s.Duration = time.Duration(f * float64(time.Second))
-			return s, nil
-		}
-		s.Seconds = secs
-		return s, nil
+		return p.sleepExpr(s, x, at)
 	default:
 		f, ok := expr.AsFloat(v)
 		if !ok {
 			return nil, perr(at, "a sleep takes {seconds, minutes, hours, days} or a number of seconds")
 		}
-		if err := check(f); err != nil {
-			return nil, err
-		}
-		s.Duration = time.Duration(f * float64(time.Second))
-		return s, nil
+		return s.lasting(f, at)
 	}
+}
+
+// lasting sets a sleep of a constant number of seconds, checked now.
+func (s *SleepStep) lasting(secs float64, at string) (Step, error) {
+	if math.IsNaN(secs) || secs <= 0 {
+		return nil, perr(at, "a sleep must last more than 0 seconds")
+	}
+	if secs > MaxSleep.Seconds() {
+		return nil, perr(at, "a sleep lasts at most 31 days, this one %s", time.Duration(secs*float64(time.Second)))
+	}
+	s.Duration = time.Duration(secs * float64(time.Second))
+	return s, nil
+}
+
+// sleepUnits reads {seconds, minutes, hours, days}: numbers, or expressions summed into one when any is not a
+// number.
+func (p *parser) sleepUnits(s *SleepStep, x map[string]any, at string) (Step, error) {
+	units := map[string]float64{"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
+	total := 0.0
+	var parts []string
+	constant := true
+	for k, u := range x {
+		mul, ok := units[k]
+		if !ok {
+			return nil, perr(at+"."+k, "unknown unit of a sleep (seconds, minutes, hours, days)")
+		}
+		if f, ok := expr.AsFloat(u); ok {
+			if f < 0 {
+				return nil, perr(at+"."+k, "must not be negative")
+			}
+			total += f * mul
+			parts = append(parts, fmt.Sprintf("(%v) * %v", f, mul))
+			continue
+		}
+		str, ok := u.(string)
+		if !ok {
+			return nil, perr(at+"."+k, "want a number or an expression")
+		}
+		src := str
+		if e, ok := expr.ExprSource(str); ok {
+			src = e
+		}
+		if _, err := expr.Compile(src); err != nil {
+			return nil, wrapExpr(at+"."+k, err)
+		}
+		constant = false
+		parts = append(parts, fmt.Sprintf("(%s) * %v", src, mul))
+	}
+	if len(x) == 0 {
+		return nil, perr(at, "a sleep needs seconds, minutes, hours or days")
+	}
+	if constant {
+		return s.lasting(total, at)
+	}
+	sort.Strings(parts)
+	secs, err := p.value("$ "+strings.Join(parts, " + "), expr.ExprMode, at)
+	if err != nil {
+		return nil, err
+	}
+	s.Seconds = secs
+	return s, nil
+}
+
+// sleepExpr reads a number of seconds as an expression; one that reads nothing of the execution (24*3600) is
+// evaluated and checked now.
+func (p *parser) sleepExpr(s *SleepStep, x, at string) (Step, error) {
+	secs, err := p.value(x, expr.ExprMode, at)
+	if err != nil {
+		return nil, err
+	}
+	if x := secs.Expr(); x != nil && !x.Uses("_", "inputs", "outputs", "steps", "state") {
+		out, err := x.Eval(&expr.Env{})
+		if err != nil {
+			return nil, wrapExpr(at, err)
+		}
+		f, ok := expr.AsFloat(out)
+		if !ok {
+			return nil, perr(at, "a sleep's duration is a number of seconds, got %v", out)
+		}
+		return s.lasting(f, at)
+	}
+	s.Seconds = secs
+	return s, nil
 }
 
 func validName(s string) bool {
