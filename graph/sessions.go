@@ -10,9 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/nats-io/nats.go"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
@@ -22,7 +23,6 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // Bounds of sendSessionMessage's wait for the reply.

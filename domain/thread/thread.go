@@ -245,10 +245,7 @@ func (t *State) applyRun(e events.Envelope) {
 			r.QueuedBy = e.ID
 		}
 		if s := t.step(d.StepID); s != nil {
-			s.Status, s.Outputs = events.StepStatusCompleted, map[string]string{}
-			for _, o := range d.Outputs {
-				s.Outputs[o.ToolCallID] = o.Output
-			}
+			s.Status, s.Outputs = events.StepStatusCompleted, OutputsByCall(d)
 		}
 	case events.RunCancelling:
 		if r := t.run(d.RunID); r != nil {
@@ -271,6 +268,16 @@ func (t *State) applyRun(e events.Envelope) {
 	if !Active(status) && t.ActiveRun == runID {
 		t.ActiveRun = ""
 	}
+}
+
+// OutputsByCall maps each tool call of a submission to its output: the one merge of submitted outputs into a step,
+// which the thread's fold and the step's view share.
+func OutputsByCall(d events.RunToolOutputsSubmitted) map[string]string {
+	outputs := make(map[string]string, len(d.Outputs))
+	for _, o := range d.Outputs {
+		outputs[o.ToolCallID] = o.Output
+	}
+	return outputs
 }
 
 // RunStatus is the status an event leaves its run in: the one mapping of run events to statuses, which the read

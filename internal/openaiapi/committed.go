@@ -7,7 +7,6 @@ import (
 
 	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/projections"
 )
 
 // waitedTooLong reports whether a create's error is only its wait for the read models running out after its write
@@ -33,22 +32,22 @@ func (f *Face) threadFromLog(w http.ResponseWriter, r *http.Request, threadID st
 // threadInLog is a thread of account's as the stream's leader holds its events: for a thread the read model does not
 // show yet (made a moment ago, on this node or another, while the read model's bucket elected a leader), so that
 // what exists is not answered 404. ok is false when the log holds no such thread of the account's.
-func (f *Face) threadInLog(ctx context.Context, account, threadID string) (projections.ThreadView, bool, error) {
+func (f *Face) threadInLog(ctx context.Context, account, threadID string) (thread.ThreadView, bool, error) {
 	history, _, err := f.d.Store.LoadLatest(ctx, events.Ref{Type: "thread", ID: threadID})
 	if err != nil {
-		return projections.ThreadView{}, false, err
+		return thread.ThreadView{}, false, err
 	}
 	var st thread.State
-	var obj projections.ThreadView
+	var obj thread.ThreadView
 	for _, e := range history {
 		if e.Event == nil {
 			continue
 		}
 		st.Apply(e)
 		if d, ok := e.Event.(events.ThreadCreated); ok {
-			obj = projections.NewThreadView(e, d)
+			obj = thread.NewThreadView(e, d)
 		} else {
-			projections.ApplyThread(&obj, e)
+			thread.ApplyThread(&obj, e)
 		}
 	}
 	return obj, st.Owned(account), nil
@@ -69,27 +68,27 @@ func (f *Face) runFromLog(w http.ResponseWriter, r *http.Request, threadID, runI
 
 // runInLog is a run of a thread of account's as the stream's leader holds the thread's events: for a run the read
 // model does not show yet. ok is false when the log holds no such run.
-func (f *Face) runInLog(ctx context.Context, account, threadID, runID string) (projections.RunView, bool, error) {
+func (f *Face) runInLog(ctx context.Context, account, threadID, runID string) (thread.RunView, bool, error) {
 	history, _, err := f.d.Store.LoadLatest(ctx, events.Ref{Type: "thread", ID: threadID})
 	if err != nil {
-		return projections.RunView{}, false, err
+		return thread.RunView{}, false, err
 	}
 	var st thread.State
-	var run *projections.RunView
+	var run *thread.RunView
 	for _, e := range history {
 		if e.Event == nil {
 			continue
 		}
 		st.Apply(e)
 		if d, ok := e.Event.(events.RunCreated); ok && d.RunID == runID {
-			obj := projections.NewRunView(e, d)
+			obj := thread.NewRunView(e, d)
 			run = &obj
 		} else if run != nil && thread.RunOf(e.Event) == runID {
-			projections.ApplyRun(run, e)
+			thread.ApplyRun(run, e)
 		}
 	}
 	if run == nil || !st.Owned(account) {
-		return projections.RunView{}, false, nil
+		return thread.RunView{}, false, nil
 	}
 	return *run, true, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/commands"
@@ -164,24 +165,24 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 }
 
 // run reads a run of a thread the caller owns.
-func (f *Face) run(r *http.Request, threadID, runID string) (projections.RunView, error) {
+func (f *Face) run(r *http.Request, threadID, runID string) (thread.RunView, error) {
 	if _, err := f.thread(r, threadID); err != nil {
-		return projections.RunView{}, err
+		return thread.RunView{}, err
 	}
-	run, ok, err := projections.Get[projections.Listed[projections.RunView]](r.Context(), f.d.Views, "runs",
+	run, ok, err := projections.Get[projections.Listed[thread.RunView]](r.Context(), f.d.Views, "runs",
 		projections.RunKey(principal(r).AccountID, threadID, runID))
 	if err != nil {
-		return projections.RunView{}, err
+		return thread.RunView{}, err
 	}
 	if !ok {
 		// Not in the read model: confirm with the log before answering 404 (a run made a moment ago may not be
 		// shown yet).
 		obj, exists, err := f.runInLog(r.Context(), principal(r).AccountID, threadID, runID)
 		if err != nil {
-			return projections.RunView{}, err
+			return thread.RunView{}, err
 		}
 		if !exists {
-			return projections.RunView{}, errs.NotFoundf("run", runID)
+			return thread.RunView{}, errs.NotFoundf("run", runID)
 		}
 		return obj, nil
 	}
@@ -306,7 +307,7 @@ func (f *Face) listRuns(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	docs, err := projections.ListAll[projections.Listed[projections.RunView]](r.Context(), f.d.Views, "runs",
+	docs, err := projections.ListAll[projections.Listed[thread.RunView]](r.Context(), f.d.Views, "runs",
 		principal(r).AccountID+"."+threadID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -329,7 +330,7 @@ func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	s, ok, err := projections.Get[projections.Listed[projections.StepView]](r.Context(), f.d.Views, "run_steps",
+	s, ok, err := projections.Get[projections.Listed[thread.StepView]](r.Context(), f.d.Views, "run_steps",
 		projections.StepKey(principal(r).AccountID, threadID, runID, stepID))
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -357,7 +358,7 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	docs, err := projections.ListAll[projections.Listed[projections.StepView]](r.Context(), f.d.Views, "run_steps",
+	docs, err := projections.ListAll[projections.Listed[thread.StepView]](r.Context(), f.d.Views, "run_steps",
 		principal(r).AccountID+"."+threadID+"."+runID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)

@@ -185,9 +185,9 @@ type runStream struct {
 	out             *sseWriter
 
 	seq      uint64 // last log event folded
-	run      projections.RunView
-	steps    map[string]*projections.StepView
-	messages map[string]*projections.ThreadMessageView
+	run      thread.RunView
+	steps    map[string]*thread.StepView
+	messages map[string]*thread.ThreadMessageView
 
 	stepShown map[string]bool   // created and in_progress sent
 	msgShown  map[string]bool   // created and in_progress sent
@@ -206,7 +206,7 @@ type sentCall struct {
 
 func newRunStream(threadID, runID string, withThread bool, from uint64, out *sseWriter) *runStream {
 	return &runStream{threadID: threadID, runID: runID, withThread: withThread, from: from, out: out,
-		steps: map[string]*projections.StepView{}, messages: map[string]*projections.ThreadMessageView{},
+		steps: map[string]*thread.StepView{}, messages: map[string]*thread.ThreadMessageView{},
 		stepShown: map[string]bool{}, msgShown: map[string]bool{}, msgDone: map[string]bool{},
 		msgText: map[string]string{}, args: map[string]map[int]*sentCall{}}
 }
@@ -284,7 +284,7 @@ func (s *runStream) event(e events.Envelope) {
 	switch d := e.Event.(type) {
 	case events.ThreadCreated:
 		if show && s.withThread {
-			s.out.event("thread.created", threadWire(projections.NewThreadView(e, d)))
+			s.out.event("thread.created", threadWire(thread.NewThreadView(e, d)))
 		}
 	case events.MessageCreated:
 		m := projections.NewThreadMessageView(e, d)
@@ -295,7 +295,7 @@ func (s *runStream) event(e events.Envelope) {
 		}
 		s.showMessage(&m, d.StepID)
 	case events.StepCreated:
-		st := projections.NewStepView(e, d)
+		st := thread.NewStepView(e, d)
 		s.steps[d.StepID] = &st
 		if !show || d.RunID != s.runID {
 			s.stepShown[d.StepID] = true
@@ -312,14 +312,14 @@ func (s *runStream) event(e events.Envelope) {
 		s.out.event("thread.run.step.completed", stepWire(st))
 	case events.StepCompleted:
 		if st := s.steps[d.StepID]; st != nil {
-			projections.ApplyStep(st, e)
+			thread.ApplyStep(st, e)
 			if show && d.RunID == s.runID {
 				s.out.event("thread.run.step.completed", stepWire(*st))
 			}
 		}
 	case events.StepEnded:
 		if st := s.steps[d.StepID]; st != nil {
-			projections.ApplyStep(st, e)
+			thread.ApplyStep(st, e)
 			if show && d.RunID == s.runID {
 				s.out.event("thread.run.step."+d.Status, stepWire(*st))
 			}
@@ -345,17 +345,17 @@ func (s *runStream) runEvent(e events.Envelope, show bool) {
 		return
 	}
 	if d, ok := e.Event.(events.RunCreated); ok {
-		s.run = projections.NewRunView(e, d)
+		s.run = thread.NewRunView(e, d)
 		if show {
 			s.out.event("thread.run.created", runWire(s.run))
 			s.out.event("thread.run.queued", runWire(s.run))
 		}
 		return
 	}
-	projections.ApplyRun(&s.run, e)
+	thread.ApplyRun(&s.run, e)
 	if d, ok := e.Event.(events.RunToolOutputsSubmitted); ok {
 		if st := s.steps[d.StepID]; st != nil {
-			projections.ApplyStep(st, e)
+			thread.ApplyStep(st, e)
 			if show {
 				s.out.event("thread.run.step.completed", stepWire(*st))
 			}
@@ -381,7 +381,7 @@ func (s *runStream) runEvent(e events.Envelope, show bool) {
 
 // showMessage shows a completed message of the run: its step and its start if the live frames did not, the text
 // the deltas did not carry, and its completion.
-func (s *runStream) showMessage(m *projections.ThreadMessageView, stepID string) {
+func (s *runStream) showMessage(m *thread.ThreadMessageView, stepID string) {
 	if stepID != "" && !s.stepShown[stepID] {
 		st := s.steps[stepID]
 		if st == nil {
@@ -409,7 +409,7 @@ func (s *runStream) showMessage(m *projections.ThreadMessageView, stepID string)
 
 // showStepCreated shows a step the log recorded: its start if the live frames did not, and for tool calls the
 // parts of the calls the deltas did not carry.
-func (s *runStream) showStepCreated(st *projections.StepView) {
+func (s *runStream) showStepCreated(st *thread.StepView) {
 	if !s.stepShown[st.ID] {
 		start := *st
 		start.ToolCalls = nil
@@ -439,14 +439,14 @@ func (s *runStream) showStepCreated(st *projections.StepView) {
 	}
 }
 
-func (s *runStream) showStepStart(st projections.StepView) {
+func (s *runStream) showStepStart(st thread.StepView) {
 	s.stepShown[st.ID] = true
 	o := stepWire(st)
 	s.out.event("thread.run.step.created", o)
 	s.out.event("thread.run.step.in_progress", o)
 }
 
-func (s *runStream) showMessageStart(m projections.ThreadMessageView) {
+func (s *runStream) showMessageStart(m thread.ThreadMessageView) {
 	s.msgShown[m.ID] = true
 	o := messageWire(m)
 	s.out.event("thread.message.created", o)
@@ -481,24 +481,24 @@ func (s *runStream) toolDelta(stepID string, index int, callID, name, args strin
 }
 
 // synthStep is a step as it looks when it starts, before the log records it.
-func (s *runStream) synthStep(id, typ, messageID, assistantID string, at int64) projections.StepView {
-	return projections.StepView{ID: id, CreatedAt: time.Unix(at, 0), RunID: s.runID, AssistantID: assistantID,
+func (s *runStream) synthStep(id, typ, messageID, assistantID string, at int64) thread.StepView {
+	return thread.StepView{ID: id, CreatedAt: time.Unix(at, 0), RunID: s.runID, AssistantID: assistantID,
 		ThreadID: s.threadID, Type: typ, Status: events.StepStatusInProgress, MessageID: messageID}
 }
 
 // synthMessage is an assistant's message as it looks when it starts.
-func (s *runStream) synthMessage(id, assistantID string, at int64) projections.ThreadMessageView {
-	return projections.ThreadMessageView{ID: id, CreatedAt: time.Unix(at, 0), ThreadID: s.threadID, RunID: s.runID,
+func (s *runStream) synthMessage(id, assistantID string, at int64) thread.ThreadMessageView {
+	return thread.ThreadMessageView{ID: id, CreatedAt: time.Unix(at, 0), ThreadID: s.threadID, RunID: s.runID,
 		AssistantID: assistantID, Status: messageInProgress, Role: "assistant"}
 }
 
 // inProgress is a message as it looked before its text came.
-func inProgress(m projections.ThreadMessageView) projections.ThreadMessageView {
+func inProgress(m thread.ThreadMessageView) thread.ThreadMessageView {
 	m.Status, m.IncompleteReason, m.Content = messageInProgress, "", nil
 	return m
 }
 
-func messageText(m projections.ThreadMessageView) string {
+func messageText(m thread.ThreadMessageView) string {
 	var b strings.Builder
 	for _, c := range m.Content {
 		if c.Type == "text" {

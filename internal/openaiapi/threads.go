@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/projections"
@@ -49,21 +50,21 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 }
 
 // thread reads a thread the caller owns from the read model; every route under a thread starts here.
-func (f *Face) thread(r *http.Request, id string) (projections.ThreadView, error) {
-	t, ok, err := projections.Get[projections.Listed[projections.ThreadView]](r.Context(), f.d.Views, "threads",
+func (f *Face) thread(r *http.Request, id string) (thread.ThreadView, error) {
+	t, ok, err := projections.Get[projections.Listed[thread.ThreadView]](r.Context(), f.d.Views, "threads",
 		projections.OwnedKey(principal(r).AccountID, id))
 	if err != nil {
-		return projections.ThreadView{}, err
+		return thread.ThreadView{}, err
 	}
 	if !ok {
 		// Not in the read model: confirm with the log before answering 404 (a thread made a moment ago may not be
 		// shown yet).
 		obj, exists, err := f.threadInLog(r.Context(), principal(r).AccountID, id)
 		if err != nil {
-			return projections.ThreadView{}, err
+			return thread.ThreadView{}, err
 		}
 		if !exists {
-			return projections.ThreadView{}, errs.NotFoundf("thread", id)
+			return thread.ThreadView{}, errs.NotFoundf("thread", id)
 		}
 		return obj, nil
 	}
@@ -82,7 +83,7 @@ func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
 // listThreads lists the caller's threads. OpenAI's API has no such list (a client keeps its thread IDs); Contrail
 // adds it, in OpenAI's list shape, so that a console or a script can find an account's threads again.
 func (f *Face) listThreads(w http.ResponseWriter, r *http.Request) {
-	listOwned(f, w, r, "threads", func(t projections.ThreadView) string { return t.ID }, threadWire)
+	listOwned(f, w, r, "threads", func(t thread.ThreadView) string { return t.ID }, threadWire)
 }
 
 func (f *Face) getThread(w http.ResponseWriter, r *http.Request) {
@@ -164,7 +165,7 @@ func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, i
 		f.WriteError(w, r, err)
 		return
 	}
-	m, ok, err := projections.Get[projections.Listed[projections.ThreadMessageView]](r.Context(), f.d.Views, "messages",
+	m, ok, err := projections.Get[projections.Listed[thread.ThreadMessageView]](r.Context(), f.d.Views, "messages",
 		projections.MessageKey(principal(r).AccountID, threadID, id))
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -222,7 +223,7 @@ func (f *Face) listMessages(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	docs, err := projections.ListAll[projections.Listed[projections.ThreadMessageView]](r.Context(), f.d.Views, "messages",
+	docs, err := projections.ListAll[projections.Listed[thread.ThreadMessageView]](r.Context(), f.d.Views, "messages",
 		principal(r).AccountID+"."+threadID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -75,40 +76,40 @@ type threadObject struct {
 }
 
 // threadWire maps a thread's view to the API's object: empty metadata and tool resources are {}, not null.
-func threadWire(v projections.ThreadView) threadObject {
+func threadWire(v thread.ThreadView) threadObject {
 	return threadObject{ID: v.ID, Object: "thread", CreatedAt: v.CreatedAt.Unix(), Metadata: orEmpty(v.Metadata),
 		ToolResources: orJSON(v.ToolResources, `{}`)}
 }
 
 // runObject is a run as the Assistants API shows it.
 type runObject struct {
-	ID                  string                 `json:"id"`
-	Object              string                 `json:"object"`
-	CreatedAt           int64                  `json:"created_at"`
-	AssistantID         string                 `json:"assistant_id"`
-	ThreadID            string                 `json:"thread_id"`
-	Status              string                 `json:"status"`
-	StartedAt           *int64                 `json:"started_at"`
-	ExpiresAt           *int64                 `json:"expires_at"`
-	CancelledAt         *int64                 `json:"cancelled_at"`
-	FailedAt            *int64                 `json:"failed_at"`
-	CompletedAt         *int64                 `json:"completed_at"`
-	RequiredAction      *requiredAction        `json:"required_action"`
-	LastError           *projections.LastError `json:"last_error"`
-	Model               string                 `json:"model"`
-	Instructions        string                 `json:"instructions"`
-	Tools               []events.Tool          `json:"tools"`
-	Metadata            map[string]string      `json:"metadata"`
-	IncompleteDetails   *incompleteDetails     `json:"incomplete_details"`
-	Usage               *events.TokenUsage     `json:"usage"`
-	Temperature         float64                `json:"temperature"`
-	TopP                float64                `json:"top_p"`
-	MaxPromptTokens     *int                   `json:"max_prompt_tokens"`
-	MaxCompletionTokens *int                   `json:"max_completion_tokens"`
-	TruncationStrategy  truncationObject       `json:"truncation_strategy"`
-	ResponseFormat      json.RawMessage        `json:"response_format"`
-	ToolChoice          json.RawMessage        `json:"tool_choice"`
-	ParallelToolCalls   bool                   `json:"parallel_tool_calls"`
+	ID                  string             `json:"id"`
+	Object              string             `json:"object"`
+	CreatedAt           int64              `json:"created_at"`
+	AssistantID         string             `json:"assistant_id"`
+	ThreadID            string             `json:"thread_id"`
+	Status              string             `json:"status"`
+	StartedAt           *int64             `json:"started_at"`
+	ExpiresAt           *int64             `json:"expires_at"`
+	CancelledAt         *int64             `json:"cancelled_at"`
+	FailedAt            *int64             `json:"failed_at"`
+	CompletedAt         *int64             `json:"completed_at"`
+	RequiredAction      *requiredAction    `json:"required_action"`
+	LastError           *thread.LastError  `json:"last_error"`
+	Model               string             `json:"model"`
+	Instructions        string             `json:"instructions"`
+	Tools               []events.Tool      `json:"tools"`
+	Metadata            map[string]string  `json:"metadata"`
+	IncompleteDetails   *incompleteDetails `json:"incomplete_details"`
+	Usage               *events.TokenUsage `json:"usage"`
+	Temperature         float64            `json:"temperature"`
+	TopP                float64            `json:"top_p"`
+	MaxPromptTokens     *int               `json:"max_prompt_tokens"`
+	MaxCompletionTokens *int               `json:"max_completion_tokens"`
+	TruncationStrategy  truncationObject   `json:"truncation_strategy"`
+	ResponseFormat      json.RawMessage    `json:"response_format"`
+	ToolChoice          json.RawMessage    `json:"tool_choice"`
+	ParallelToolCalls   bool               `json:"parallel_tool_calls"`
 }
 
 // truncationObject is a run's truncation strategy; last_messages is null unless set.
@@ -142,7 +143,7 @@ type incompleteDetails struct {
 
 // runWire maps a run's view to the API's object: Unix times, and the API's defaults for what the run was not given
 // (sampling 1, truncation and formats "auto", empty tools and metadata).
-func runWire(v projections.RunView) runObject {
+func runWire(v thread.RunView) runObject {
 	o := runObject{
 		ID: v.ID, Object: "thread.run", CreatedAt: v.CreatedAt.Unix(), AssistantID: v.AssistantID, ThreadID: v.ThreadID,
 		Status: v.Status, StartedAt: unixOrNil(v.StartedAt), ExpiresAt: unixOrNil(v.ExpiresAt), CancelledAt: unixOrNil(v.CancelledAt),
@@ -225,7 +226,7 @@ type textContent struct {
 
 // messageWire maps a message's view to the API's object. A completed message completed when it was recorded, an
 // incomplete one stopped then; a message still streaming (status in_progress) has neither time.
-func messageWire(v projections.ThreadMessageView) messageObject {
+func messageWire(v thread.ThreadMessageView) messageObject {
 	at := v.CreatedAt.Unix()
 	m := messageObject{ID: v.ID, Object: "thread.message", CreatedAt: at, AssistantID: optional(v.AssistantID),
 		ThreadID: v.ThreadID, RunID: optional(v.RunID), Status: v.Status, Role: v.Role,
@@ -276,22 +277,22 @@ func optional(s string) *string {
 
 // runStepObject is a run step as the Assistants API shows it.
 type runStepObject struct {
-	ID          string                 `json:"id"`
-	Object      string                 `json:"object"`
-	CreatedAt   int64                  `json:"created_at"`
-	RunID       string                 `json:"run_id"`
-	AssistantID string                 `json:"assistant_id"`
-	ThreadID    string                 `json:"thread_id"`
-	Type        string                 `json:"type"`
-	Status      string                 `json:"status"`
-	CancelledAt *int64                 `json:"cancelled_at"`
-	CompletedAt *int64                 `json:"completed_at"`
-	ExpiredAt   *int64                 `json:"expired_at"`
-	FailedAt    *int64                 `json:"failed_at"`
-	LastError   *projections.LastError `json:"last_error"`
-	StepDetails stepDetails            `json:"step_details"`
-	Usage       *events.TokenUsage     `json:"usage"`
-	Metadata    map[string]string      `json:"metadata"`
+	ID          string             `json:"id"`
+	Object      string             `json:"object"`
+	CreatedAt   int64              `json:"created_at"`
+	RunID       string             `json:"run_id"`
+	AssistantID string             `json:"assistant_id"`
+	ThreadID    string             `json:"thread_id"`
+	Type        string             `json:"type"`
+	Status      string             `json:"status"`
+	CancelledAt *int64             `json:"cancelled_at"`
+	CompletedAt *int64             `json:"completed_at"`
+	ExpiredAt   *int64             `json:"expired_at"`
+	FailedAt    *int64             `json:"failed_at"`
+	LastError   *thread.LastError  `json:"last_error"`
+	StepDetails stepDetails        `json:"step_details"`
+	Usage       *events.TokenUsage `json:"usage"`
+	Metadata    map[string]string  `json:"metadata"`
 }
 
 // stepDetails is what a step did: the message it created, or the tool calls it made.
@@ -382,7 +383,7 @@ type stepSearchContent struct {
 
 // stepWire maps a step's view to the API's object: Unix times, empty metadata, and the usage of its model call
 // once the step is no longer in progress.
-func stepWire(v projections.StepView) runStepObject {
+func stepWire(v thread.StepView) runStepObject {
 	o := runStepObject{ID: v.ID, Object: "thread.run.step", CreatedAt: v.CreatedAt.Unix(), RunID: v.RunID,
 		AssistantID: v.AssistantID, ThreadID: v.ThreadID, Type: v.Type, Status: v.Status,
 		CancelledAt: unixOrNil(v.CancelledAt), CompletedAt: unixOrNil(v.CompletedAt), ExpiredAt: unixOrNil(v.ExpiredAt),
@@ -408,7 +409,7 @@ func stepWire(v projections.StepView) runStepObject {
 
 // stepCallWire maps a recorded tool call: a file_search or code_interpreter call with what it gave, else a function
 // call with its output once submitted.
-func stepCallWire(c projections.StepCall) stepToolCall {
+func stepCallWire(c thread.StepCall) stepToolCall {
 	if c.Type == "file_search" && c.FileSearch != nil {
 		fs := &stepFileSearch{Results: make([]stepFileSearchResult, 0, len(c.FileSearch.Results))}
 		fs.RankingOptions.Ranker, fs.RankingOptions.ScoreThreshold = c.FileSearch.Ranker, c.FileSearch.ScoreThreshold

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -57,11 +58,11 @@ func TestRunWireShowsWhatTheAPIShows(t *testing.T) {
 				created.Temperature, created.MaxPromptTokens = &half, &three
 				created.Truncation = events.Truncation{Type: "last_messages", LastMessages: &three}
 			}
-			view := projections.NewRunView(base, created)
+			view := thread.NewRunView(base, created)
 			for _, ev := range c.events {
 				e := base
 				e.Event = ev
-				projections.ApplyRun(&view, e)
+				thread.ApplyRun(&view, e)
 			}
 			got := wireMap(t, runWire(view))
 			if len(got) != 27 {
@@ -102,15 +103,15 @@ func wireMap(t *testing.T, v any) map[string]any {
 func TestThreadWireShowsWhatTheAPIShows(t *testing.T) {
 	created := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	e := events.Envelope{Time: created, AggregateID: "thread_1"}
-	bare := projections.NewThreadView(e, events.ThreadCreated{})
-	given := projections.NewThreadView(e, events.ThreadCreated{Metadata: map[string]string{"k": "v"},
+	bare := thread.NewThreadView(e, events.ThreadCreated{})
+	given := thread.NewThreadView(e, events.ThreadCreated{Metadata: map[string]string{"k": "v"},
 		ToolResources: json.RawMessage(`{"file_search":{"vector_store_ids":["vs_1"]}}`)})
 	e.Event = events.ThreadModified{Metadata: map[string]string{"k": "w"}}
 	modified := given
-	projections.ApplyThread(&modified, e)
+	thread.ApplyThread(&modified, e)
 	for _, c := range []struct {
 		name string
-		view projections.ThreadView
+		view thread.ThreadView
 		want map[string]any
 	}{
 		{"bare", bare, map[string]any{"id": "thread_1", "object": "thread", "created_at": float64(created.Unix()),
@@ -121,7 +122,7 @@ func TestThreadWireShowsWhatTheAPIShows(t *testing.T) {
 		{"modified without resources", modified, map[string]any{"id": "thread_1", "object": "thread",
 			"created_at": float64(created.Unix()), "metadata": map[string]any{"k": "w"}, "tool_resources": map[string]any{}}},
 	} {
-		for _, v := range []projections.ThreadView{c.view, roundTrip(t, c.view)} {
+		for _, v := range []thread.ThreadView{c.view, roundTrip(t, c.view)} {
 			if got := wireMap(t, threadWire(v)); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("%s: %v, want %v", c.name, got, c.want)
 			}
@@ -181,22 +182,22 @@ func TestStepWireShowsWhatTheAPIShows(t *testing.T) {
 		return events.Envelope{Time: when, AggregateID: "thread_1", Event: ev}
 	}
 	used := &events.TokenUsage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}
-	message := projections.NewStepView(at(nil, created), events.StepCreated{StepID: "step_1", RunID: "run_1",
+	message := thread.NewStepView(at(nil, created), events.StepCreated{StepID: "step_1", RunID: "run_1",
 		AssistantID: "asst_1", Type: events.StepTypeMessageCreation, MessageID: "msg_1", Usage: used})
 	messageDone := message
-	projections.ApplyStep(&messageDone, at(events.StepCompleted{StepID: "step_1", RunID: "run_1"}, ended))
-	calls := projections.NewStepView(at(nil, created), events.StepCreated{StepID: "step_2", RunID: "run_1",
+	thread.ApplyStep(&messageDone, at(events.StepCompleted{StepID: "step_1", RunID: "run_1"}, ended))
+	calls := thread.NewStepView(at(nil, created), events.StepCreated{StepID: "step_2", RunID: "run_1",
 		AssistantID: "asst_1", Type: events.StepTypeToolCalls, ToolCalls: []events.ToolCall{
 			{ID: "call_1", Type: "function", Name: "f", Arguments: `{"a":1}`},
 			{ID: "call_2", Type: "file_search", FileSearch: &events.FileSearchCall{Ranker: "auto", ScoreThreshold: 0.1,
 				Results: []events.FileSearchResult{{FileID: "file_1", FileName: "a.txt", Score: 0.9, Text: "found"}}}},
 		}})
 	callsAnswered := calls
-	callsAnswered.ToolCalls = append([]projections.StepCall(nil), calls.ToolCalls...)
-	projections.ApplyStep(&callsAnswered, at(events.RunToolOutputsSubmitted{RunID: "run_1", StepID: "step_2",
+	callsAnswered.ToolCalls = append([]thread.StepCall(nil), calls.ToolCalls...)
+	thread.ApplyStep(&callsAnswered, at(events.RunToolOutputsSubmitted{RunID: "run_1", StepID: "step_2",
 		Outputs: []events.ToolOutput{{ToolCallID: "call_1", Output: "42"}}}, ended))
 	failed := message
-	projections.ApplyStep(&failed, at(events.StepEnded{StepID: "step_1", RunID: "run_1", Status: events.StepStatusFailed,
+	thread.ApplyStep(&failed, at(events.StepEnded{StepID: "step_1", RunID: "run_1", Status: events.StepStatusFailed,
 		Code: "server_error", Message: "model down"}, ended))
 
 	base := func(id, typ, status string) map[string]any {
@@ -225,7 +226,7 @@ func TestStepWireShowsWhatTheAPIShows(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		view projections.StepView
+		view thread.StepView
 		want map[string]any
 	}{
 		{"message step in progress", message, with(base("step_1", "message_creation", "in_progress"),
@@ -240,7 +241,7 @@ func TestStepWireShowsWhatTheAPIShows(t *testing.T) {
 			"failed_at", float64(ended.Unix()), "usage", usage,
 			"last_error", map[string]any{"code": "server_error", "message": "model down"})},
 	} {
-		for _, v := range []projections.StepView{c.view, roundTrip(t, c.view)} {
+		for _, v := range []thread.StepView{c.view, roundTrip(t, c.view)} {
 			if got := wireMap(t, stepWire(v)); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("%s:\n got %v\nwant %v", c.name, got, c.want)
 			}
@@ -266,7 +267,7 @@ func TestMessageWireShowsWhatTheAPIShows(t *testing.T) {
 	at := float64(created.Unix())
 	for _, c := range []struct {
 		name string
-		view projections.ThreadMessageView
+		view thread.ThreadMessageView
 		want map[string]any
 	}{
 		{"user's, completed", user, map[string]any{"id": "msg_1", "object": "thread.message", "created_at": at,
@@ -283,7 +284,7 @@ func TestMessageWireShowsWhatTheAPIShows(t *testing.T) {
 			"attachments": []any{map[string]any{"file_id": "file_1", "tools": []any{}}},
 			"metadata":    map[string]any{"k": "v"}}},
 	} {
-		for _, v := range []projections.ThreadMessageView{c.view, roundTrip(t, c.view)} {
+		for _, v := range []thread.ThreadMessageView{c.view, roundTrip(t, c.view)} {
 			if got := wireMap(t, messageWire(v)); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("%s:\n got %v\nwant %v", c.name, got, c.want)
 			}
