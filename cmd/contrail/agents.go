@@ -97,7 +97,12 @@ func agentStatus(a cliAgent) string {
 
 func newAgentsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "agents", Short: "The agent registry: list, register by URL, refresh, delete"}
+	cmd.AddCommand(newAgentsListCmd(), newAgentsRegisterCmd(), newAgentsRefreshCmd(), newAgentsDeleteCmd(), newAgentsRouteCmd())
+	return cmd
+}
 
+// newAgentsListCmd the agents a key may use, one line each.
+func newAgentsListCmd() *cobra.Command {
 	list := &cobra.Command{Use: "list", Short: "Agents you may use: built-ins, yours, published ones", Args: cobra.NoArgs}
 	listClient := clientFlags(list)
 	list.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -128,7 +133,11 @@ func newAgentsCmd() *cobra.Command {
 		}
 		return tw.Flush()
 	}
+	return list
+}
 
+// newAgentsRegisterCmd registers an agent by its URL and says whether it is reachable yet.
+func newAgentsRegisterCmd() *cobra.Command {
 	register := &cobra.Command{Use: "register HANDLE URL", Short: "Register an agent by its URL (its description is read from GET /)",
 		Args: cobra.ExactArgs(2)}
 	registerClient := clientFlags(register)
@@ -170,7 +179,11 @@ func newAgentsCmd() *cobra.Command {
 		}
 		return nil
 	}
+	return register
+}
 
+// newAgentsRefreshCmd reads an agent's description again.
+func newAgentsRefreshCmd() *cobra.Command {
 	refresh := &cobra.Command{Use: "refresh HANDLE", Short: "Read an agent's description again from its URL", Args: cobra.ExactArgs(1)}
 	refreshClient := clientFlags(refresh)
 	refresh.RunE = func(cmd *cobra.Command, args []string) error {
@@ -187,7 +200,11 @@ func newAgentsCmd() *cobra.Command {
 		fmt.Fprintf(cmd.OutOrStdout(), "refreshed %s (%s agent, %d sample queries)\n", a.Handle, a.Kind, len(a.Queries))
 		return nil
 	}
+	return refresh
+}
 
+// newAgentsDeleteCmd removes one of the caller's agents.
+func newAgentsDeleteCmd() *cobra.Command {
 	del := &cobra.Command{Use: "delete HANDLE", Short: "Remove one of your agents", Args: cobra.ExactArgs(1)}
 	delClient := clientFlags(del)
 	del.RunE = func(cmd *cobra.Command, args []string) error {
@@ -203,7 +220,11 @@ func newAgentsCmd() *cobra.Command {
 		fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", args[0])
 		return nil
 	}
+	return del
+}
 
+// newAgentsRouteCmd shows which agents the router picks for a query.
+func newAgentsRouteCmd() *cobra.Command {
 	route := &cobra.Command{Use: "route QUERY", Short: "Show which agents the router picks for a query, with their scores", Args: cobra.ExactArgs(1)}
 	routeClient := clientFlags(route)
 	route.RunE = func(cmd *cobra.Command, args []string) error {
@@ -244,6 +265,5 @@ func newAgentsCmd() *cobra.Command {
 		}
 		return nil
 	}
-	cmd.AddCommand(list, register, refresh, del, route)
-	return cmd
+	return route
 }
