@@ -106,6 +106,13 @@ func toGo(v starlark.Value, budget *int) (any, error) {
 		return nil, errTooLarge
 	}
 	switch x := v.(type) {
+	case *reMatch:
+		return nil, errors.New("a re.Match is not a JSON value; take its .group() or .groups()")
+	case *pyTime:
+		// As Julep's JSON encoder writes a datetime.
+		return x.isoformat("T", "auto"), nil
+	case *pyDelta:
+		return nil, errors.New("a timedelta is not a JSON value; use .total_seconds() or str()")
 	case starlark.NoneType:
 		return nil, nil
 	case starlark.Bool:

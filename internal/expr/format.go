@@ -95,6 +95,10 @@ func formatValue(v starlark.Value, specText string, maxWidth int) (string, error
 	if specText == "" {
 		return str(v), nil
 	}
+	if t, ok := v.(*pyTime); ok {
+		// A datetime's format spec is a strftime format, as Python's __format__ takes it.
+		return strftime(t.t, t.aware, specText)
+	}
 	sp, err := parseSpec(specText, maxWidth)
 	if err != nil {
 		return "", err
@@ -129,12 +133,22 @@ func formatValue(v starlark.Value, specText string, maxWidth int) (string, error
 	}
 }
 
-// str is Python's str(): a string as it is, anything else as Python's repr writes it.
+// str is Python's str(): a string as it is, a datetime, timedelta or timezone as its own text, anything
+// else as Python's repr writes it.
 func str(v starlark.Value) string {
-	if s, ok := v.(starlark.String); ok {
-		return string(s)
+	switch x := v.(type) {
+	case starlark.String:
+		return string(x)
+	case pyReprer:
+		return x.String()
 	}
 	return repr(v)
+}
+
+// pyReprer is a value whose repr() differs from its str() (datetime.datetime(2024, 1, 2, 0, 0)).
+type pyReprer interface {
+	pyRepr() string
+	String() string
 }
 
 // repr is Python's repr(), so that text built from values reads as it did under Julep: 'single' quotes,
@@ -212,6 +226,10 @@ func writeRepr(b *strings.Builder, v starlark.Value, depth int) {
 			writeRepr(b, e, depth+1)
 		}
 		b.WriteByte('}')
+	case pyReprer:
+		b.WriteString(x.pyRepr())
+	case *namedTuple, *reMatch:
+		b.WriteString(v.String())
 	case starlark.Indexable:
 		if _, ok := x.(starlark.Bytes); ok {
 			b.WriteString(v.String())

@@ -9,74 +9,6 @@ import (
 	"go.starlark.net/syntax"
 )
 
-// preprocess rewrites the Python syntax Starlark lacks, outside string literals: f-strings become
-// concatenations of __fmt__ calls, and `is not` / `is` become != / == (expressions compare with None, True and
-// False, for which identity and equality agree).
-func preprocess(src string) (string, error) {
-	var out strings.Builder
-	i := 0
-	lastSignificant := byte(0)
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '#':
-			// A comment runs to the end of the line.
-			j := strings.IndexByte(src[i:], '\n')
-			if j < 0 {
-				i = len(src)
-			} else {
-				i += j
-			}
-		case c == '"' || c == '\'':
-			lit, n, err := scanString(src[i:], "")
-			if err != nil {
-				return "", err
-			}
-			out.WriteString(lit)
-			i += n
-			lastSignificant = '"'
-		case isIdentStart(c) || isDigit(c):
-			j := i
-			for j < len(src) && (isIdentStart(src[j]) || isDigit(src[j])) {
-				j++
-			}
-			word := src[i:j]
-			if j < len(src) && (src[j] == '"' || src[j] == '\'') && isStringPrefix(word) {
-				lit, n, err := scanString(src[j:], strings.ToLower(word))
-				if err != nil {
-					return "", err
-				}
-				out.WriteString(lit)
-				i = j + n
-				lastSignificant = '"'
-				continue
-			}
-			if word == "is" && lastSignificant != '.' {
-				rest := strings.TrimLeft(src[j:], " \t\n\\")
-				if strings.HasPrefix(rest, "not") && (len(rest) == 3 || !isIdentStart(rest[3]) && !isDigit(rest[3])) {
-					out.WriteString("!=")
-					i = len(src) - len(rest) + 3
-				} else {
-					out.WriteString("==")
-					i = j
-				}
-				lastSignificant = '='
-				continue
-			}
-			out.WriteString(word)
-			i = j
-			lastSignificant = 'a'
-		default:
-			out.WriteByte(c)
-			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-				lastSignificant = c
-			}
-			i++
-		}
-	}
-	return out.String(), nil
-}
-
 func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
 
@@ -89,7 +21,7 @@ func isStringPrefix(w string) bool {
 }
 
 // scanString reads the string literal at the start of s (after its prefix) and returns the Starlark source
-// for it and how many bytes of s it took.
+// for it (an f-string becomes a concatenation of __fmt__ calls) and how many bytes of s it took.
 func scanString(s, prefix string) (string, int, error) {
 	q := s[0]
 	delim := s[:1]
@@ -99,14 +31,14 @@ func scanString(s, prefix string) (string, int, error) {
 	i := len(delim)
 	for {
 		if i >= len(s) {
-			return "", 0, fmt.Errorf("unterminated string literal")
+			return "", 0, fmt.Errorf("syntax error: unterminated string literal")
 		}
 		if s[i] == '\\' {
 			i += 2
 			continue
 		}
 		if len(delim) == 1 && s[i] == '\n' {
-			return "", 0, fmt.Errorf("unterminated string literal (a newline inside quotes)")
+			return "", 0, fmt.Errorf("syntax error: unterminated string literal (a newline inside quotes)")
 		}
 		if strings.HasPrefix(s[i:], delim) {
 			break
@@ -117,7 +49,15 @@ func scanString(s, prefix string) (string, int, error) {
 	n := i + len(delim)
 	raw := strings.Contains(prefix, "r")
 	if !strings.Contains(prefix, "f") {
-		return strings.ReplaceAll(prefix, "u", "") + s[:n], n, nil
+		// Written again as a Go-quoted literal, which Starlark reads: Python keeps an unknown escape such as
+		// \d as written, where Starlark would refuse it.
+		if !raw {
+			var err error
+			if body, err = unescape(body); err != nil {
+				return "", 0, err
+			}
+		}
+		return strconv.Quote(body), n, nil
 	}
 	expr, err := fstring(body, raw)
 	if err != nil {
@@ -248,7 +188,7 @@ loop:
 			conv = "r"
 		}
 	}
-	inner, err := preprocess(src)
+	inner, err := translate(src)
 	if err != nil {
 		return "", 0, err
 	}
@@ -368,14 +308,6 @@ func freeNames(e syntax.Expr) map[string]bool {
 	free := map[string]bool{}
 	syntax.Walk(e, func(n syntax.Node) bool {
 		switch n := n.(type) {
-		case *syntax.DotExpr:
-			syntax.Walk(n.X, func(m syntax.Node) bool {
-				if id, ok := m.(*syntax.Ident); ok && !bound[id.Name] {
-					free[id.Name] = true
-				}
-				return true
-			})
-			return false
 		case *syntax.Ident:
 			if !bound[n.Name] {
 				free[n.Name] = true
@@ -384,96 +316,4 @@ func freeNames(e syntax.Expr) map[string]bool {
 		return true
 	})
 	return free
-}
-
-// rewriteAST routes attribute access through __attr__ (so that dict keys read as attributes) and the
-// operators that can build large values through __op__ (so that they are charged to the budget).
-func rewriteAST(e syntax.Expr) syntax.Expr {
-	switch n := e.(type) {
-	case *syntax.DotExpr:
-		return call("__attr__", rewriteAST(n.X), &syntax.Literal{Token: syntax.STRING, Value: n.Name.Name, Raw: strconv.Quote(n.Name.Name)})
-	case *syntax.BinaryExpr:
-		n.X, n.Y = rewriteAST(n.X), rewriteAST(n.Y)
-		switch n.Op {
-		case syntax.STAR, syntax.PLUS, syntax.PERCENT:
-			return call("__op__", &syntax.Literal{Token: syntax.STRING, Value: n.Op.String(), Raw: strconv.Quote(n.Op.String())}, n.X, n.Y)
-		}
-		return n
-	case *syntax.CallExpr:
-		n.Fn = rewriteAST(n.Fn)
-		for i, a := range n.Args {
-			if kw, ok := a.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
-				kw.Y = rewriteAST(kw.Y) // a keyword argument: the name stays
-				continue
-			}
-			n.Args[i] = rewriteAST(a)
-		}
-		return n
-	case *syntax.ParenExpr:
-		n.X = rewriteAST(n.X)
-		return n
-	case *syntax.UnaryExpr:
-		if n.X != nil {
-			n.X = rewriteAST(n.X)
-		}
-		return n
-	case *syntax.CondExpr:
-		n.Cond, n.True, n.False = rewriteAST(n.Cond), rewriteAST(n.True), rewriteAST(n.False)
-		return n
-	case *syntax.IndexExpr:
-		n.X, n.Y = rewriteAST(n.X), rewriteAST(n.Y)
-		return n
-	case *syntax.SliceExpr:
-		n.X = rewriteAST(n.X)
-		for _, p := range []*syntax.Expr{&n.Lo, &n.Hi, &n.Step} {
-			if *p != nil {
-				*p = rewriteAST(*p)
-			}
-		}
-		return n
-	case *syntax.ListExpr:
-		for i := range n.List {
-			n.List[i] = rewriteAST(n.List[i])
-		}
-		return n
-	case *syntax.TupleExpr:
-		for i := range n.List {
-			n.List[i] = rewriteAST(n.List[i])
-		}
-		return n
-	case *syntax.DictExpr:
-		for _, x := range n.List {
-			if de, ok := x.(*syntax.DictEntry); ok {
-				de.Key, de.Value = rewriteAST(de.Key), rewriteAST(de.Value)
-			}
-		}
-		return n
-	case *syntax.Comprehension:
-		n.Body = rewriteAST(n.Body)
-		for _, c := range n.Clauses {
-			switch c := c.(type) {
-			case *syntax.ForClause:
-				c.X = rewriteAST(c.X)
-			case *syntax.IfClause:
-				c.Cond = rewriteAST(c.Cond)
-			}
-		}
-		return n
-	case *syntax.DictEntry:
-		n.Key, n.Value = rewriteAST(n.Key), rewriteAST(n.Value)
-		return n
-	case *syntax.LambdaExpr:
-		for _, p := range n.Params {
-			if kw, ok := p.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
-				kw.Y = rewriteAST(kw.Y)
-			}
-		}
-		n.Body = rewriteAST(n.Body)
-		return n
-	}
-	return e
-}
-
-func call(fn string, args ...syntax.Expr) *syntax.CallExpr {
-	return &syntax.CallExpr{Fn: &syntax.Ident{Name: fn}, Args: args}
 }
