@@ -2,7 +2,6 @@ package expr
 
 import (
 	"fmt"
-	"strings"
 
 	"go.starlark.net/starlark"
 )
@@ -74,131 +73,6 @@ func getattrBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		return dflt, nil
 	}
 	return v, err
-}
-
-// stringMethod returns the Python string methods Starlark lacks, and bounded versions of those that build.
-func stringMethod(th *starlark.Thread, s starlark.String, name string) starlark.Value {
-	limit := meterOf(th).limits.MaxBytes
-	width := func(args starlark.Tuple, kwargs []starlark.Tuple, fill bool) (int, string, error) {
-		var w int
-		f := " "
-		var err error
-		if fill {
-			err = starlark.UnpackPositionalArgs(name, args, kwargs, 1, &w, &f)
-		} else {
-			err = starlark.UnpackPositionalArgs(name, args, kwargs, 1, &w)
-		}
-		if err != nil {
-			return 0, "", err
-		}
-		if w > limit {
-			return 0, "", fmt.Errorf("%s(%d) would be more than %d bytes", name, w, limit)
-		}
-		if len([]rune(f)) != 1 {
-			return 0, "", fmt.Errorf("%s: the fill character must be exactly one character", name)
-		}
-		return w - len([]rune(string(s))), f, charge(th, w)
-	}
-	method := func(fn func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error)) *starlark.Builtin {
-		return starlark.NewBuiltin(name, func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			return fn(args, kwargs)
-		})
-	}
-	switch name {
-	case "ljust", "rjust", "center":
-		return method(func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			n, f, err := width(args, kwargs, true)
-			if err != nil || n <= 0 {
-				return s, err
-			}
-			switch name {
-			case "ljust":
-				return s + starlark.String(strings.Repeat(f, n)), nil
-			case "rjust":
-				return starlark.String(strings.Repeat(f, n)) + s, nil
-			}
-			w := n + len([]rune(string(s)))
-			left := n/2 + (n & w & 1) // CPython's rule for where the odd fill goes
-			return starlark.String(strings.Repeat(f, left)) + s + starlark.String(strings.Repeat(f, n-left)), nil
-		})
-	case "zfill":
-		return method(func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			n, _, err := width(args, kwargs, false)
-			if err != nil || n <= 0 {
-				return s, err
-			}
-			str := string(s)
-			sign := ""
-			if strings.HasPrefix(str, "-") || strings.HasPrefix(str, "+") {
-				sign, str = str[:1], str[1:]
-			}
-			return starlark.String(sign + strings.Repeat("0", n) + str), nil
-		})
-	case "casefold":
-		return method(func(starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-			return starlark.String(strings.ToLower(string(s))), nil
-		})
-	case "swapcase":
-		return method(func(starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-			r := []rune(string(s))
-			for i, c := range r {
-				if u := strings.ToUpper(string(c)); u != string(c) {
-					r[i] = []rune(u)[0]
-				} else {
-					r[i] = []rune(strings.ToLower(string(c)))[0]
-				}
-			}
-			return starlark.String(string(r)), nil
-		})
-	case "isnumeric", "isdecimal":
-		return method(func(starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-			if s == "" {
-				return starlark.False, nil
-			}
-			for _, c := range string(s) {
-				if c < '0' || c > '9' {
-					return starlark.False, nil
-				}
-			}
-			return starlark.True, nil
-		})
-	case "join", "replace", "format":
-		inner, err := s.Attr(name)
-		if err != nil || inner == nil {
-			return nil
-		}
-		return starlark.NewBuiltin(name, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			size := len(s)
-			switch name {
-			case "join":
-				if len(args) == 1 {
-					n, _ := lengthOf(args[0])
-					size = sizeOf(args[0], limit) + n*len(s)
-				}
-			case "replace":
-				if len(args) >= 2 {
-					old, _ := starlark.AsString(args[0])
-					repl, _ := starlark.AsString(args[1])
-					size = len(s) + strings.Count(string(s), old)*(len(repl)-len(old))
-				}
-			case "format":
-				for _, a := range args {
-					size += sizeOf(a, limit)
-				}
-				for _, kv := range kwargs {
-					size += sizeOf(kv[1], limit)
-				}
-			}
-			if size > limit {
-				return nil, fmt.Errorf("%s would build more than %d bytes", name, limit)
-			}
-			if err := charge(th, size); err != nil {
-				return nil, err
-			}
-			return starlark.Call(th, inner, args, kwargs)
-		})
-	}
-	return nil
 }
 
 // listMethod returns the Python list methods Starlark lacks.

@@ -42,17 +42,7 @@ func ToStarlark(v any) (starlark.Value, error) {
 	case float32:
 		return ToStarlark(float64(x))
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return starlark.MakeInt64(i), nil
-		}
-		if b, ok := new(big.Int).SetString(string(x), 10); ok {
-			return starlark.MakeBigInt(b), nil
-		}
-		f, err := x.Float64()
-		if err != nil {
-			return nil, fmt.Errorf("number %q: %w", x, err)
-		}
-		return starlark.Float(f), nil
+		return numberToStarlark(x)
 	case []any:
 		elems := make([]starlark.Value, len(x))
 		for i, e := range x {
@@ -64,24 +54,46 @@ func ToStarlark(v any) (starlark.Value, error) {
 		}
 		return starlark.NewList(elems), nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		d := starlark.NewDict(len(x))
-		for _, k := range keys {
-			sv, err := ToStarlark(x[k])
-			if err != nil {
-				return nil, err
-			}
-			if err := d.SetKey(starlark.String(k), sv); err != nil {
-				return nil, err
-			}
-		}
-		return d, nil
+		return mapToStarlark(x)
 	}
-	// Typed values (structs, typed maps and slices): what their JSON is.
+	return typedToStarlark(v)
+}
+
+func numberToStarlark(x json.Number) (starlark.Value, error) {
+	if i, err := x.Int64(); err == nil {
+		return starlark.MakeInt64(i), nil
+	}
+	if b, ok := new(big.Int).SetString(string(x), 10); ok {
+		return starlark.MakeBigInt(b), nil
+	}
+	f, err := x.Float64()
+	if err != nil {
+		return nil, fmt.Errorf("number %q: %w", x, err)
+	}
+	return starlark.Float(f), nil
+}
+
+func mapToStarlark(x map[string]any) (starlark.Value, error) {
+	keys := make([]string, 0, len(x))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	d := starlark.NewDict(len(x))
+	for _, k := range keys {
+		sv, err := ToStarlark(x[k])
+		if err != nil {
+			return nil, err
+		}
+		if err := d.SetKey(starlark.String(k), sv); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// typedToStarlark converts typed values (structs, typed maps and slices): what their JSON is.
+func typedToStarlark(v any) (starlark.Value, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("a %T cannot be a value: %w", v, err)
@@ -133,39 +145,47 @@ func toGo(v starlark.Value, budget *int) (any, error) {
 		}
 		return f, nil
 	case *starlark.Dict:
-		out := make(map[string]any, x.Len())
-		for _, item := range x.Items() {
-			k, err := keyString(item[0])
-			if err != nil {
-				return nil, err
-			}
-			val, err := toGo(item[1], budget)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = val
-		}
-		return out, nil
-	case starlark.Indexable: // list, tuple, range, the lazy lists
-		n := x.Len()
-		if n > *budget {
-			return nil, errTooLarge
-		}
-		out := make([]any, n)
-		for i := 0; i < n; i++ {
-			val, err := toGo(x.Index(i), budget)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = val
-		}
-		return out, nil
+		return dictToGo(x, budget)
+	case starlark.Indexable: // list, tuple, range, the lazy lists, a namedTuple
+		return listToGo(x, budget)
 	case *starlark.Set:
 		return nil, errors.New("a set is not a JSON value; make it a list with sorted() or list()")
 	case *stepsView:
 		return toGo(x.list(), budget)
 	}
 	return nil, fmt.Errorf("a %s is not a JSON value", v.Type())
+}
+
+func dictToGo(x *starlark.Dict, budget *int) (any, error) {
+	out := make(map[string]any, x.Len())
+	for _, item := range x.Items() {
+		k, err := keyString(item[0])
+		if err != nil {
+			return nil, err
+		}
+		val, err := toGo(item[1], budget)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+func listToGo(x starlark.Indexable, budget *int) (any, error) {
+	n := x.Len()
+	if n > *budget {
+		return nil, errTooLarge
+	}
+	out := make([]any, n)
+	for i := 0; i < n; i++ {
+		val, err := toGo(x.Index(i), budget)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = val
+	}
+	return out, nil
 }
 
 func pyFloatName(f float64) string {

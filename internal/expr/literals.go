@@ -126,47 +126,9 @@ func fstring(body string, raw bool) (string, error) {
 // fstringField reads a replacement field after its '{' and returns the Starlark expression for it and how
 // many bytes it took, up to and including its '}'.
 func fstringField(s string, raw bool) (string, int, error) {
-	depth := 0
-	exprEnd, conv, specStart := -1, "", -1
-	i := 0
-loop:
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\'', '"':
-			_, n, err := scanString(s[i:], "")
-			if err != nil {
-				return "", 0, err
-			}
-			i += n - 1
-		case '(', '[', '{':
-			depth++
-		case ')', ']':
-			depth--
-		case '}':
-			if depth == 0 {
-				break loop
-			}
-			depth--
-		case '!':
-			if depth == 0 && i+1 < len(s) && s[i+1] != '=' {
-				exprEnd = i
-				conv = s[i+1 : i+2]
-				i += 2
-				if i < len(s) && s[i] == ':' {
-					specStart = i + 1
-					i = skipSpec(s, i+1)
-				}
-				break loop
-			}
-		case ':':
-			if depth == 0 {
-				exprEnd = i
-				specStart = i + 1
-				i = skipSpec(s, i+1)
-				break loop
-			}
-		}
+	exprEnd, conv, specStart, i, err := scanField(s)
+	if err != nil {
+		return "", 0, err
 	}
 	if i >= len(s) || s[i] != '}' {
 		return "", 0, fmt.Errorf("expected '}' after a replacement field")
@@ -203,6 +165,53 @@ loop:
 		field = strconv.Quote(selfDoc) + " + " + field
 	}
 	return field, i + 1, nil
+}
+
+// scanField finds the parts of a replacement field after its '{': where its expression ends, its
+// conversion (!r), where its format spec starts (-1: none), and the index of its closing '}'.
+func scanField(s string) (exprEnd int, conv string, specStart, i int, err error) {
+	depth := 0
+	exprEnd, specStart = -1, -1
+loop:
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\'', '"':
+			_, n, err := scanString(s[i:], "")
+			if err != nil {
+				return 0, "", 0, 0, err
+			}
+			i += n - 1
+		case '(', '[', '{':
+			depth++
+		case ')', ']':
+			depth--
+		case '}':
+			if depth == 0 {
+				break loop
+			}
+			depth--
+		case '!':
+			if depth == 0 && i+1 < len(s) && s[i+1] != '=' {
+				exprEnd = i
+				conv = s[i+1 : i+2]
+				i += 2
+				if i < len(s) && s[i] == ':' {
+					specStart = i + 1
+					i = skipSpec(s, i+1)
+				}
+				break loop
+			}
+		case ':':
+			if depth == 0 {
+				exprEnd = i
+				specStart = i + 1
+				i = skipSpec(s, i+1)
+				break loop
+			}
+		}
+	}
+	return exprEnd, conv, specStart, i, nil
 }
 
 // skipSpec returns the index of the '}' closing a format spec that starts at i (specs may nest fields).
