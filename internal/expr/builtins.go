@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -56,10 +57,19 @@ var builtins = sync.OnceValue(func() starlark.StringDict {
 		"__chain__":  starlark.NewBuiltin("__chain__", chainBuiltin),
 		"__cmp__":    starlark.NewBuiltin("__cmp__", cmpBuiltin),
 		"__unpack__": starlark.NewBuiltin("__unpack__", unpackBuiltin),
+		"__s__":      starlark.NewBuiltin("__s__", subscriptable),
+		"__iter__":   starlark.NewBuiltin("__iter__", iterable),
 		"NEWLINE":    starlark.String("\n"),
 		"true":       starlark.True,
 		"false":      starlark.False,
 		"null":       starlark.None,
+	}
+	// Starlark's own builtins that Python answers differently are replaced by refusals, whatever binds them.
+	for _, name := range []string{"type", "dir", "hash", "fail", "print", "bytes"} {
+		why := refusedNames[name]
+		b[name] = starlark.NewBuiltin(name, func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+			return nil, errors.New(why)
+		})
 	}
 	for _, group := range []starlark.StringDict{pythonBuiltins(), randomBuiltins(), jsonBuiltins(), yamlBuiltins(),
 		regexBuiltins(), mathBuiltins(), textBuiltins(), timeBuiltins()} {

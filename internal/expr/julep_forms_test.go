@@ -139,6 +139,20 @@ func TestJulepDocumentedForms(t *testing.T) {
 		{`datetime.datetime(2024, 1, 2, 3, 4)`, "2024-01-02T03:04:00"},
 		{`time.time()`, float64(time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC).Unix())},
 		{`time.strftime("%Y", time.strptime("2024-05-01", "%Y-%m-%d"))`, "2024"},
+		// Python's answers where Starlark's differ.
+		{`len("héllo") + len("héllo"[1:3])`, int64(7)},
+		{`"héllo"[1] + "héllo"[-1]`, "éo"},
+		{`"héllo".find("l")`, int64(2)},
+		{`[c for c in "hé"]`, []any{"h", "é"}},
+		{`list("ab") + sorted("ba")`, []any{"a", "b", "a", "b"}},
+		{`"".join(reversed("abc"))`, "cba"},
+		{`"%.2f|%5d|%-4s|%r" % (3.14159, 42, "ab", "q")`, "3.14|   42|ab  |'q'"},
+		{`"%(n)03d" % {"n": 7}`, "007"},
+		{`"{:.1f} {} {name!r:>6}".format(2.25, [1], name="x")`, "2.2 [1]    'x'"},
+		{`hex(255) + oct(8) + bin(5)`, "0xff0o100b101"},
+		{`(lambda xs: [xs.sort(reverse=True), xs][1])([1, 3, 2])`, []any{int64(3), int64(2), int64(1)}},
+		{`[x for x in _.xs if 1 < x < 3]`, []any{int64(2)}},
+		{`dict(type="t", id=1)`, map[string]any{"type": "t", "id": int64(1)}},
 		// random stays seeded.
 		{`random.choice([5]) + random.randint(1, 1)`, int64(6)},
 	}
@@ -185,6 +199,11 @@ func TestRefusals(t *testing.T) {
 		{`[x for x in range(100000) for y in range(100000)]`, "too many steps"},
 		{`reduce(lambda a, b: a + [b], range(200000), [])`, "ran too long"},
 		{`(lambda f: f(f))(lambda f: f(f))`, "called recursively"},
+		{`(lambda type: type(1))(len)`, "has no len"},
+		{`[type(1) for type in [0]]`, "invalid call of non-function"},
+		{`"%d" % "x"`, "a number is required"},
+		{`"%s %s" % ("a",)`, "not enough arguments"},
+		{`"{0[k]}".format({"k": 1})`, "is not supported"},
 	}
 	for _, c := range cases {
 		t.Run(c.src, func(t *testing.T) {
@@ -198,5 +217,15 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("error %q does not say %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestWallClockLimit stops an expression that stays under the step limit but runs past MaxTime.
+func TestWallClockLimit(t *testing.T) {
+	e := julepEnv()
+	e.Limits = expr.Limits{MaxSteps: 1 << 40, MaxTime: time.Millisecond}
+	_, err := eval(t, `reduce(lambda a, b: a + b, range(1000000), 0) + reduce(lambda a, b: a + b, range(1000000), 0)`, e)
+	if err == nil || !strings.Contains(err.Error(), "ran too long: it ran longer than 1ms") {
+		t.Fatalf("error %v, want the wall-clock limit", err)
 	}
 }

@@ -304,25 +304,40 @@ func freeNames(e syntax.Expr) map[string]bool {
 			})
 		case *syntax.LambdaExpr:
 			for _, p := range n.Params {
-				syntax.Walk(p, func(v syntax.Node) bool {
-					if id, ok := v.(*syntax.Ident); ok {
-						bound[id.Name] = true
-					}
-					return false
-				})
+				if kw, ok := p.(*syntax.BinaryExpr); ok { // x=default
+					p = kw.X
+				}
+				if u, ok := p.(*syntax.UnaryExpr); ok { // *args, **kwargs
+					p = u.X
+				}
+				if id, ok := p.(*syntax.Ident); ok {
+					bound[id.Name] = true
+				}
 			}
 		}
 		return true
 	})
 	free := map[string]bool{}
-	syntax.Walk(e, func(n syntax.Node) bool {
+	var visit func(n syntax.Node) bool
+	visit = func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Ident:
 			if !bound[n.Name] {
 				free[n.Name] = true
 			}
+		case *syntax.CallExpr:
+			// A keyword argument's name (dict(type="x")) is not a name the expression reads.
+			syntax.Walk(n.Fn, visit)
+			for _, a := range n.Args {
+				if kw, ok := a.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
+					a = kw.Y
+				}
+				syntax.Walk(a, visit)
+			}
+			return false
 		}
 		return true
-	})
+	}
+	syntax.Walk(e, visit)
 	return free
 }

@@ -25,8 +25,12 @@ func opBuiltin(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ 
 		tok, err = syntax.PLUS, chargeConcat(th, x, y)
 	case "%":
 		tok = syntax.PERCENT
-		if isStringish(x) {
-			err = checkPrint(th, y)
+		if s, ok := x.(starlark.String); ok {
+			if err := checkPrint(th, y); err != nil {
+				return nil, err
+			}
+			out, err := percentFormat(string(s), y, meterOf(th).limits.MaxBytes)
+			return starlark.String(out), err
 		}
 	default:
 		return nil, fmt.Errorf("internal: operator %s", op)

@@ -285,7 +285,7 @@ func (p *parser) primary() string {
 		case p.accept("("):
 			x += "(" + p.arguments() + ")"
 		case p.accept("["):
-			x += "[" + p.subscript() + "]"
+			x = "__s__(" + x + ")[" + p.subscript() + "]"
 		case p.accept("."):
 			t := p.next()
 			if t.kind != tName {

@@ -218,7 +218,7 @@ func (p *parser) compFor() string {
 			p.next()
 			b.WriteString(" for " + p.targets() + " in ")
 			p.expectKw("in")
-			b.WriteString(p.orTest())
+			b.WriteString("__iter__(" + p.orTest() + ")")
 		case p.atKw("if"):
 			p.next()
 			b.WriteString(" if " + p.orTest())

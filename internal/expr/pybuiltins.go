@@ -14,6 +14,10 @@ import (
 // iterable are charged for its length; range() is bounded as Julep's safe_range.
 func pythonBuiltins() starlark.StringDict {
 	b := starlark.StringDict{
+		"len":        starlark.NewBuiltin("len", lenBuiltin),
+		"hex":        starlark.NewBuiltin("hex", radixBuiltin("#x")),
+		"oct":        starlark.NewBuiltin("oct", radixBuiltin("#o")),
+		"bin":        starlark.NewBuiltin("bin", radixBuiltin("#b")),
 		"sum":        starlark.NewBuiltin("sum", sumBuiltin),
 		"round":      starlark.NewBuiltin("round", roundBuiltin),
 		"pow":        starlark.NewBuiltin("pow", powBuiltin),
@@ -30,7 +34,7 @@ func pythonBuiltins() starlark.StringDict {
 	}
 	for _, name := range []string{"list", "tuple", "sorted", "set", "dict", "enumerate", "zip", "reversed", "min", "max", "any", "all"} {
 		inner := starlark.Universe[name].(*starlark.Builtin)
-		b[name] = starlark.NewBuiltin(name, charged(inner))
+		b[name] = starlark.NewBuiltin(name, charged(name, inner))
 	}
 	return b
 }
@@ -99,8 +103,14 @@ func divmodBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	return starlark.Tuple{q, r}, nil
 }
 
-func charged(inner *starlark.Builtin) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+// charged calls a Starlark builtin that iterates its arguments, charging their lengths, with a string
+// argument read as its characters, as Python iterates it.
+func charged(name string, inner *starlark.Builtin) builtinFunc {
 	return func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		args, err := stringsAsLists(th, name, args)
+		if err != nil {
+			return nil, err
+		}
 		for _, a := range args {
 			if n, ok := lengthOf(a); ok {
 				if err := charge(th, n); err != nil {
@@ -301,4 +311,16 @@ func rangeBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return nil, fmt.Errorf("range() of %d items is more than the %d allowed", n, meterOf(th).limits.MaxItems)
 	}
 	return r, nil
+}
+
+// radixBuiltin is hex(), oct() or bin(): an int written with its prefix ('0xff', '-0b101').
+func radixBuiltin(spec string) builtinFunc {
+	return func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var n starlark.Int
+		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &n); err != nil {
+			return nil, err
+		}
+		s, err := formatValue(n, spec, 0)
+		return starlark.String(s), err
+	}
 }

@@ -15,6 +15,11 @@ func stringMethod(th *starlark.Thread, s starlark.String, name string) starlark.
 		f = padMethod(s, name)
 	case "casefold", "swapcase", "isnumeric", "isdecimal":
 		f = caseMethod(s, name)
+	case "find", "rfind", "index", "rindex":
+		if isASCII(string(s)) {
+			return nil
+		}
+		f = findMethod(s, name)
 	case "join", "replace", "format":
 		inner, err := s.Attr(name)
 		if err != nil || inner == nil {
@@ -135,6 +140,10 @@ func boundedMethod(s starlark.String, name string, inner starlark.Value) builtin
 		}
 		if err := charge(th, size); err != nil {
 			return nil, err
+		}
+		if name == "format" {
+			out, err := strFormat(string(s), args, kwargs, limit)
+			return starlark.String(out), err
 		}
 		return starlark.Call(th, inner, args, kwargs)
 	}
