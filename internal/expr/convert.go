@@ -279,6 +279,7 @@ func (it *indexIter) Done() {}
 type stepsView struct {
 	inputs, outputs *lazyList
 	labels          map[string]int
+	cache           map[int]*starlark.Dict // so that steps[0] is steps[0], as in Python
 }
 
 var _ starlark.Mapping = (*stepsView)(nil)
@@ -318,7 +319,14 @@ func (s *stepsView) Get(k starlark.Value) (starlark.Value, bool, error) {
 }
 
 func (s *stepsView) step(i int) *starlark.Dict {
+	if d, ok := s.cache[i]; ok {
+		return d
+	}
+	if s.cache == nil {
+		s.cache = map[int]*starlark.Dict{}
+	}
 	d := starlark.NewDict(2)
+	s.cache[i] = d
 	_ = d.SetKey(starlark.String("input"), s.inputs.Index(i))
 	if i < s.outputs.Len() {
 		_ = d.SetKey(starlark.String("output"), s.outputs.Index(i))

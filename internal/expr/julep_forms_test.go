@@ -63,6 +63,7 @@ func TestJulepDocumentedForms(t *testing.T) {
 		// Identity.
 		{`[] is []`, false},
 		{`_.xs is _.xs`, true},
+		{`steps[0] is steps[0] and steps[0] is not steps[0].copy()`, true},
 		{`_.get("nope") is None`, true},
 		{`_.x is not None`, true},
 		{`(1 == 1) is True`, true},
@@ -153,6 +154,8 @@ func TestJulepDocumentedForms(t *testing.T) {
 		{`(lambda xs: [xs.sort(reverse=True), xs][1])([1, 3, 2])`, []any{int64(3), int64(2), int64(1)}},
 		{`[x for x in _.xs if 1 < x < 3]`, []any{int64(2)}},
 		{`dict(type="t", id=1)`, map[string]any{"type": "t", "id": int64(1)}},
+		{`min([], default=0) + max(_.xs, default=0)`, int64(3)},
+		{`list(enumerate("ab", start=1))`, []any{[]any{int64(1), "a"}, []any{int64(2), "b"}}},
 		// random stays seeded.
 		{`random.choice([5]) + random.randint(1, 1)`, int64(6)},
 	}

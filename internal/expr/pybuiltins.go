@@ -111,6 +111,17 @@ func charged(name string, inner *starlark.Builtin) builtinFunc {
 		if err != nil {
 			return nil, err
 		}
+		if start, rest := takeKeyword(kwargs, "start"); name == "enumerate" && start != nil && len(args) == 1 {
+			args, kwargs = starlark.Tuple{args[0], start}, rest
+		}
+		if name == "min" || name == "max" {
+			var dflt starlark.Value
+			if dflt, kwargs = takeKeyword(kwargs, "default"); dflt != nil && len(args) == 1 {
+				if n, ok := lengthOf(args[0]); ok && n == 0 {
+					return dflt, nil // min([], default=0), as Python
+				}
+			}
+		}
 		for _, a := range args {
 			if n, ok := lengthOf(a); ok {
 				if err := charge(th, n); err != nil {
@@ -323,4 +334,14 @@ func radixBuiltin(spec string) builtinFunc {
 		s, err := formatValue(n, spec, 0)
 		return starlark.String(s), err
 	}
+}
+
+// takeKeyword removes the keyword argument name from kwargs and returns its value (nil when absent).
+func takeKeyword(kwargs []starlark.Tuple, name string) (starlark.Value, []starlark.Tuple) {
+	for i, kv := range kwargs {
+		if string(kv[0].(starlark.String)) == name {
+			return kv[1], append(kwargs[:i:i], kwargs[i+1:]...)
+		}
+	}
+	return nil, kwargs
 }
