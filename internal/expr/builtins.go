@@ -112,6 +112,12 @@ var refusedNames = map[string]string{
 	"os":         "the os module is not available: expressions have no file, process or network access",
 	"sys":        "the sys module is not available in expressions",
 	"subprocess": "the subprocess module is not available: expressions cannot run programs",
+	// Julep's helpers that need a language model or an HTML library Contrail does not carry.
+	"nlp":                 "nlp() (spaCy) is not available in Contrail's expressions",
+	"chunk_doc":           "chunk_doc() (spaCy) is not available in Contrail's expressions",
+	"humanize_text_alpha": "humanize_text_alpha() is not available in Contrail's expressions",
+	"markdown_to_html":    "markdown_to_html() is not available in Contrail's expressions",
+	"html_to_markdown":    "html_to_markdown() is not available in Contrail's expressions",
 }
 
 func predeclaredNames(extra []string) map[string]bool {

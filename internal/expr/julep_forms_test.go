@@ -183,6 +183,7 @@ func TestRefusals(t *testing.T) {
 		{`os.system("id")`, "the os module is not available"},
 		{`type(1) == int`, "type() is not available"},
 		{`eval("1")`, "eval() is not available"},
+		{`nlp(_.text)`, "nlp() (spaCy) is not available"},
 		{`print(1)`, "print() is not available"},
 		{`1 is 1`, "use == to compare them"},
 		{`"a" is "a"`, "use == to compare them"},
