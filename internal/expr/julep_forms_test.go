@@ -103,6 +103,7 @@ func TestJulepDocumentedForms(t *testing.T) {
 		{`math.floor(2.7) + math.ceil(2.1)`, int64(5)},
 		{`round(math.pi, 2)`, 3.14},
 		{`math.log(8, 2)`, 3.0},
+		{`math.isnan(float("nan")) and math.isinf(math.inf) and not math.isinf(1)`, true},
 		{`statistics.mean([1, 2, 3])`, int64(2)},
 		{`statistics.mean([1, 2])`, 1.5},
 		{`statistics.median([3, 1, 2])`, int64(2)},

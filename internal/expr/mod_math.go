@@ -22,6 +22,9 @@ func mathBuiltins() starlark.StringDict {
 	}
 	m["log"] = fn("math.log", mathLog)
 	m["isclose"] = fn("math.isclose", mathIsclose)
+	for _, name := range []string{"isinf", "isnan", "isfinite"} {
+		m[name] = fn("math."+name, mathClassify)
+	}
 	m["inf"], m["nan"] = starlark.Float(math.Inf(1)), starlark.Float(math.NaN())
 	return starlark.StringDict{
 		"math": newModule("math", m),
@@ -292,4 +295,20 @@ func statQuantiles(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 		out = append(out, starlark.Float((fs[j-1]*float64(n-delta)+fs[j]*float64(delta))/float64(n)))
 	}
 	return starlark.NewList(out), nil
+}
+
+// mathClassify is isinf, isnan and isfinite.
+func mathClassify(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var x floatArg
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &x); err != nil {
+		return nil, err
+	}
+	f := float64(x)
+	switch b.Name() {
+	case "math.isinf":
+		return starlark.Bool(math.IsInf(f, 0)), nil
+	case "math.isnan":
+		return starlark.Bool(math.IsNaN(f)), nil
+	}
+	return starlark.Bool(!math.IsInf(f, 0) && !math.IsNaN(f)), nil
 }
