@@ -26,17 +26,10 @@ func attrBuiltin(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, 
 			return f, nil
 		}
 	}
-	if d, ok := x.(*starlark.Dict); ok && name == "copy" {
-		return starlark.NewBuiltin("copy", func(th *starlark.Thread, _ *starlark.Builtin, _ starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-			if err := charge(th, d.Len()); err != nil {
-				return nil, err
-			}
-			out := starlark.NewDict(d.Len())
-			for _, it := range d.Items() {
-				_ = out.SetKey(it[0], it[1])
-			}
-			return out, nil
-		}), nil
+	if d, ok := x.(*starlark.Dict); ok {
+		if f := dictMethod(d, name); f != nil {
+			return f, nil
+		}
 	}
 	if h, ok := x.(starlark.HasAttrs); ok {
 		v, err := h.Attr(name)

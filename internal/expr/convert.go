@@ -152,6 +152,8 @@ func toGo(v starlark.Value, budget *int) (any, error) {
 		return nil, errors.New("a set is not a JSON value; make it a list with sorted() or list()")
 	case *stepsView:
 		return toGo(x.list(), budget)
+	case *dictView:
+		return toGo(starlark.NewList(x.items()), budget)
 	}
 	return nil, fmt.Errorf("a %s is not a JSON value", v.Type())
 }
@@ -382,6 +384,9 @@ func sizeOf(v starlark.Value, limit int) int {
 			}
 		case *starlark.Set:
 			n += 2 + 8*x.Len()
+		case *dictView:
+			n += 12
+			walk(starlark.NewList(x.items()))
 		case starlark.Int:
 			n += len(x.String())
 		default:

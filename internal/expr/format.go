@@ -212,7 +212,7 @@ func writeRepr(b *strings.Builder, v starlark.Value, depth int) {
 		b.WriteByte('}')
 	case pyReprer:
 		b.WriteString(x.pyRepr())
-	case *namedTuple, *reMatch, starlark.Bytes:
+	case *namedTuple, *reMatch, *dictView, starlark.Bytes:
 		b.WriteString(v.String())
 	case starlark.Indexable:
 		writeItems(b, "[", x, depth)

@@ -155,6 +155,9 @@ func TestJulepDocumentedForms(t *testing.T) {
 		{`(lambda xs: [xs.sort(reverse=True), xs][1])([1, 3, 2])`, []any{int64(3), int64(2), int64(1)}},
 		{`[x for x in _.xs if 1 < x < 3]`, []any{int64(2)}},
 		{`dict(type="t", id=1)`, map[string]any{"type": "t", "id": int64(1)}},
+		{`str(_.a.keys()) + f" {_.a.items()}"`, "dict_keys(['j', 'k']) dict_items([('j', 'kept'), ('k', 0)])"},
+		{`_.a.keys() == ["j", "k"] or ("j", "kept") not in _.a.items()`, false},
+		{`[k for k, v in sorted(_.a.items())] + list(_.a.values())`, []any{"j", "k", "kept", int64(0)}},
 		{`min([], default=0) + max(_.xs, default=0)`, int64(3)},
 		{`list(enumerate("ab", start=1))`, []any{[]any{int64(1), "a"}, []any{int64(2), "b"}}},
 		// random stays seeded.

@@ -128,7 +128,7 @@ func singleton(v starlark.Value) bool {
 func hasIdentity(v starlark.Value) bool {
 	switch v.(type) {
 	case *starlark.List, *starlark.Dict, *starlark.Set, *starlark.Function, *starlark.Builtin,
-		*lazyList, *stepsView, *module, *typeObject, *pyTime, *pyDelta, *pyTZ, *reMatch, *namedTuple:
+		*lazyList, *stepsView, *module, *typeObject, *pyTime, *pyDelta, *pyTZ, *reMatch, *namedTuple, *dictView:
 		return true
 	}
 	return false
