@@ -98,22 +98,7 @@ func listMethod(l *starlark.List, name string) starlark.Value {
 			return starlark.NewList(elems), nil
 		})
 	case "sort":
-		// sort(key=None, reverse=False) in place: sorted(), written back.
-		return starlark.NewBuiltin("sort", func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			if len(args) > 0 {
-				return nil, errors.New("sort() takes keyword arguments only (key=, reverse=)")
-			}
-			sorted, err := starlark.Call(th, starlark.Universe["sorted"], starlark.Tuple{l}, kwargs)
-			if err != nil {
-				return nil, err
-			}
-			for i := 0; i < l.Len(); i++ {
-				if err := l.SetIndex(i, sorted.(*starlark.List).Index(i)); err != nil {
-					return nil, err
-				}
-			}
-			return starlark.None, nil
-		})
+		return listSort(l)
 	case "reverse":
 		return starlark.NewBuiltin("reverse", func(_ *starlark.Thread, _ *starlark.Builtin, _ starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 			n := l.Len()
@@ -130,4 +115,23 @@ func listMethod(l *starlark.List, name string) starlark.Value {
 		})
 	}
 	return nil
+}
+
+// listSort is sort(key=None, reverse=False) in place: sorted(), written back.
+func listSort(l *starlark.List) starlark.Value {
+	return starlark.NewBuiltin("sort", func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if len(args) > 0 {
+			return nil, errors.New("sort() takes keyword arguments only (key=, reverse=)")
+		}
+		sorted, err := starlark.Call(th, starlark.Universe["sorted"], starlark.Tuple{l}, kwargs)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < l.Len(); i++ {
+			if err := l.SetIndex(i, sorted.(*starlark.List).Index(i)); err != nil {
+				return nil, err
+			}
+		}
+		return starlark.None, nil
+	})
 }
