@@ -42,17 +42,7 @@ func ToStarlark(v any) (starlark.Value, error) {
 	case float32:
 		return ToStarlark(float64(x))
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return starlark.MakeInt64(i), nil
-		}
-		if b, ok := new(big.Int).SetString(string(x), 10); ok {
-			return starlark.MakeBigInt(b), nil
-		}
-		f, err := x.Float64()
-		if err != nil {
-			return nil, fmt.Errorf("number %q: %w", x, err)
-		}
-		return starlark.Float(f), nil
+		return numberToStarlark(x)
 	case []any:
 		elems := make([]starlark.Value, len(x))
 		for i, e := range x {
@@ -64,24 +54,46 @@ func ToStarlark(v any) (starlark.Value, error) {
 		}
 		return starlark.NewList(elems), nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		d := starlark.NewDict(len(x))
-		for _, k := range keys {
-			sv, err := ToStarlark(x[k])
-			if err != nil {
-				return nil, err
-			}
-			if err := d.SetKey(starlark.String(k), sv); err != nil {
-				return nil, err
-			}
-		}
-		return d, nil
+		return mapToStarlark(x)
 	}
-	// Typed values (structs, typed maps and slices): what their JSON is.
+	return typedToStarlark(v)
+}
+
+func numberToStarlark(x json.Number) (starlark.Value, error) {
+	if i, err := x.Int64(); err == nil {
+		return starlark.MakeInt64(i), nil
+	}
+	if b, ok := new(big.Int).SetString(string(x), 10); ok {
+		return starlark.MakeBigInt(b), nil
+	}
+	f, err := x.Float64()
+	if err != nil {
+		return nil, fmt.Errorf("number %q: %w", x, err)
+	}
+	return starlark.Float(f), nil
+}
+
+func mapToStarlark(x map[string]any) (starlark.Value, error) {
+	keys := make([]string, 0, len(x))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	d := starlark.NewDict(len(x))
+	for _, k := range keys {
+		sv, err := ToStarlark(x[k])
+		if err != nil {
+			return nil, err
+		}
+		if err := d.SetKey(starlark.String(k), sv); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// typedToStarlark converts typed values (structs, typed maps and slices): what their JSON is.
+func typedToStarlark(v any) (starlark.Value, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("a %T cannot be a value: %w", v, err)
@@ -106,6 +118,13 @@ func toGo(v starlark.Value, budget *int) (any, error) {
 		return nil, errTooLarge
 	}
 	switch x := v.(type) {
+	case *reMatch:
+		return nil, errors.New("a re.Match is not a JSON value; take its .group() or .groups()")
+	case *pyTime:
+		// As Julep's JSON encoder writes a datetime.
+		return x.isoformat("T", "auto"), nil
+	case *pyDelta:
+		return nil, errors.New("a timedelta is not a JSON value; use .total_seconds() or str()")
 	case starlark.NoneType:
 		return nil, nil
 	case starlark.Bool:
@@ -126,39 +145,49 @@ func toGo(v starlark.Value, budget *int) (any, error) {
 		}
 		return f, nil
 	case *starlark.Dict:
-		out := make(map[string]any, x.Len())
-		for _, item := range x.Items() {
-			k, err := keyString(item[0])
-			if err != nil {
-				return nil, err
-			}
-			val, err := toGo(item[1], budget)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = val
-		}
-		return out, nil
-	case starlark.Indexable: // list, tuple, range, the lazy lists
-		n := x.Len()
-		if n > *budget {
-			return nil, errTooLarge
-		}
-		out := make([]any, n)
-		for i := 0; i < n; i++ {
-			val, err := toGo(x.Index(i), budget)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = val
-		}
-		return out, nil
+		return dictToGo(x, budget)
+	case starlark.Indexable: // list, tuple, range, the lazy lists, a namedTuple
+		return listToGo(x, budget)
 	case *starlark.Set:
 		return nil, errors.New("a set is not a JSON value; make it a list with sorted() or list()")
 	case *stepsView:
 		return toGo(x.list(), budget)
+	case *dictView:
+		return toGo(starlark.NewList(x.items()), budget)
 	}
 	return nil, fmt.Errorf("a %s is not a JSON value", v.Type())
+}
+
+func dictToGo(x *starlark.Dict, budget *int) (any, error) {
+	out := make(map[string]any, x.Len())
+	for _, item := range x.Items() {
+		k, err := keyString(item[0])
+		if err != nil {
+			return nil, err
+		}
+		val, err := toGo(item[1], budget)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+func listToGo(x starlark.Indexable, budget *int) (any, error) {
+	n := x.Len()
+	if n > *budget {
+		return nil, errTooLarge
+	}
+	out := make([]any, n)
+	for i := 0; i < n; i++ {
+		val, err := toGo(x.Index(i), budget)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = val
+	}
+	return out, nil
 }
 
 func pyFloatName(f float64) string {
@@ -252,6 +281,7 @@ func (it *indexIter) Done() {}
 type stepsView struct {
 	inputs, outputs *lazyList
 	labels          map[string]int
+	cache           map[int]*starlark.Dict // so that steps[0] is steps[0], as in Python
 }
 
 var _ starlark.Mapping = (*stepsView)(nil)
@@ -291,7 +321,14 @@ func (s *stepsView) Get(k starlark.Value) (starlark.Value, bool, error) {
 }
 
 func (s *stepsView) step(i int) *starlark.Dict {
+	if d, ok := s.cache[i]; ok {
+		return d
+	}
+	if s.cache == nil {
+		s.cache = map[int]*starlark.Dict{}
+	}
 	d := starlark.NewDict(2)
+	s.cache[i] = d
 	_ = d.SetKey(starlark.String("input"), s.inputs.Index(i))
 	if i < s.outputs.Len() {
 		_ = d.SetKey(starlark.String("output"), s.outputs.Index(i))
@@ -347,6 +384,9 @@ func sizeOf(v starlark.Value, limit int) int {
 			}
 		case *starlark.Set:
 			n += 2 + 8*x.Len()
+		case *dictView:
+			n += 12
+			walk(starlark.NewList(x.items()))
 		case starlark.Int:
 			n += len(x.String())
 		default:

@@ -3,7 +3,9 @@ package expr
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
@@ -21,12 +23,15 @@ type Limits struct {
 	MaxBytes int
 	// MaxItems bounds range() and the values an expression returns (counted as nodes).
 	MaxItems int
+	// MaxTime bounds the wall-clock time of one evaluation, as Julep's one-second timeout does; the step
+	// limit usually stops a runaway expression first.
+	MaxTime time.Duration
 }
 
 // DefaultLimits are Julep's orders of magnitude: Python's safe_range allows a million items and strings of two
 // million characters.
 func DefaultLimits() Limits {
-	return Limits{MaxSteps: 1_000_000, MaxAlloc: 4_000_000, MaxBytes: 4 << 20, MaxItems: 1_000_000}
+	return Limits{MaxSteps: 1_000_000, MaxAlloc: 4_000_000, MaxBytes: 4 << 20, MaxItems: 1_000_000, MaxTime: time.Second}
 }
 
 // MaxSourceBytes bounds the source of one expression.
@@ -49,6 +54,9 @@ type Env struct {
 	// Seed seeds random and randint; derive it from the execution and the step so that a replay draws the
 	// same numbers.
 	Seed uint64
+	// Now is the time datetime.now(), date.today() and time.time() read: the time the decision is made at.
+	// Zero reads the clock.
+	Now time.Time
 	// Limits bound the evaluation; zero fields take the defaults.
 	Limits Limits
 }
@@ -66,6 +74,9 @@ func (e *Env) limits() Limits {
 	}
 	if l.MaxItems == 0 {
 		l.MaxItems = d.MaxItems
+	}
+	if l.MaxTime == 0 {
+		l.MaxTime = d.MaxTime
 	}
 	return l
 }
@@ -122,7 +133,7 @@ func Compile(src string, extra ...string) (*Expr, error) {
 	if strings.TrimSpace(src) == "" {
 		return fail("empty expression")
 	}
-	rewritten, err := preprocess(src)
+	rewritten, err := translate(src)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -132,15 +143,18 @@ func Compile(src string, extra ...string) (*Expr, error) {
 		return fail(syntaxMessage(err))
 	}
 	x := &Expr{source: src, extra: extra}
-	if id, ok := unparen(e).(*syntax.Ident); ok {
+	if _, ok := unparen(e).(*syntax.Ident); ok {
 		x.isName = true
-		_ = id
 	}
 	if lit, ok := unparen(e).(*syntax.Literal); ok && lit.Token == syntax.STRING {
 		x.isStr = true
 	}
 	x.free = freeNames(e)
-	e = rewriteAST(e)
+	for name := range x.free {
+		if why, ok := refusedNames[name]; ok && !slices.Contains(extra, name) {
+			return fail(why)
+		}
+	}
 	f := &syntax.File{Path: "expr", Options: fileOptions, Stmts: []syntax.Stmt{
 		&syntax.AssignStmt{Op: syntax.EQ, LHS: &syntax.Ident{Name: resultVar}, RHS: e},
 	}}
@@ -207,6 +221,8 @@ func (x *Expr) Eval(env *Env) (out any, err error) {
 	if err != nil {
 		return nil, &Error{Source: x.source, Msg: err.Error()}
 	}
+	timer := time.AfterFunc(lim.MaxTime, func() { thread.Cancel(fmt.Sprintf("it ran longer than %s", lim.MaxTime)) })
+	defer timer.Stop()
 	globals, err := x.prog.Init(thread, predeclared)
 	if err != nil {
 		return nil, &Error{Source: x.source, Msg: evalMessage(err)}
@@ -234,6 +250,7 @@ func newThread(env *Env, lim Limits) *starlark.Thread {
 	th.SetMaxExecutionSteps(lim.MaxSteps)
 	th.SetLocal(meterKey, &meter{limits: lim})
 	th.SetLocal(seedKey, env.Seed)
+	th.SetLocal(nowKey, env.Now)
 	return th
 }
 
@@ -263,6 +280,9 @@ func evalMessage(err error) string {
 		msg := ee.Msg
 		if strings.Contains(msg, "too many steps") {
 			return "the expression ran too long (too many steps)"
+		}
+		if _, reason, ok := strings.Cut(msg, "cancelled: "); ok {
+			return "the expression ran too long: " + reason
 		}
 		return msg
 	}

@@ -50,6 +50,22 @@ func parseSpec(s string, maxWidth int) (spec, error) {
 		sp.zero = true
 		i++
 	}
+	i, err := parseWidthPrecision(s, i, &sp, maxWidth)
+	if err != nil {
+		return spec{}, err
+	}
+	if i < len(s) {
+		sp.typ = s[i]
+		i++
+	}
+	if i != len(s) {
+		return bad()
+	}
+	return sp, nil
+}
+
+// parseWidthPrecision reads [width][grouping][.precision] at s[i:].
+func parseWidthPrecision(s string, i int, sp *spec, maxWidth int) (int, error) {
 	j := i
 	for j < len(s) && isDigit(s[j]) {
 		j++
@@ -57,7 +73,7 @@ func parseSpec(s string, maxWidth int) (spec, error) {
 	if j > i {
 		w, err := strconv.Atoi(s[i:j])
 		if err != nil || w > maxWidth {
-			return spec{}, fmt.Errorf("format width %s is more than the %d allowed", s[i:j], maxWidth)
+			return 0, fmt.Errorf("format width %s is more than the %d allowed", s[i:j], maxWidth)
 		}
 		sp.width, i = w, j
 	}
@@ -71,22 +87,15 @@ func parseSpec(s string, maxWidth int) (spec, error) {
 			j++
 		}
 		if j == i+1 {
-			return bad()
+			return 0, fmt.Errorf("invalid format spec %q", s)
 		}
 		p, err := strconv.Atoi(s[i+1 : j])
 		if err != nil || p > 1000 {
-			return spec{}, fmt.Errorf("format precision %s is more than the 1000 allowed", s[i+1:j])
+			return 0, fmt.Errorf("format precision %s is more than the 1000 allowed", s[i+1:j])
 		}
 		sp.precision, i = p, j
 	}
-	if i < len(s) {
-		sp.typ = s[i]
-		i++
-	}
-	if i != len(s) {
-		return bad()
-	}
-	return sp, nil
+	return i, nil
 }
 
 // formatValue formats v as Python's format(v, spec) does, for str, int, float and bool; other values are
@@ -94,6 +103,10 @@ func parseSpec(s string, maxWidth int) (spec, error) {
 func formatValue(v starlark.Value, specText string, maxWidth int) (string, error) {
 	if specText == "" {
 		return str(v), nil
+	}
+	if t, ok := v.(*pyTime); ok {
+		// A datetime's format spec is a strftime format, as Python's __format__ takes it.
+		return strftime(t.t, t.aware, specText)
 	}
 	sp, err := parseSpec(specText, maxWidth)
 	if err != nil {
@@ -129,12 +142,22 @@ func formatValue(v starlark.Value, specText string, maxWidth int) (string, error
 	}
 }
 
-// str is Python's str(): a string as it is, anything else as Python's repr writes it.
+// str is Python's str(): a string as it is, a datetime, timedelta or timezone as its own text, anything
+// else as Python's repr writes it.
 func str(v starlark.Value) string {
-	if s, ok := v.(starlark.String); ok {
-		return string(s)
+	switch x := v.(type) {
+	case starlark.String:
+		return string(x)
+	case pyReprer:
+		return x.String()
 	}
 	return repr(v)
+}
+
+// pyReprer is a value whose repr() differs from its str() (datetime.datetime(2024, 1, 2, 0, 0)).
+type pyReprer interface {
+	pyRepr() string
+	String() string
 }
 
 // repr is Python's repr(), so that text built from values reads as it did under Julep: 'single' quotes,
@@ -160,17 +183,7 @@ func writeRepr(b *strings.Builder, v starlark.Value, depth int) {
 			b.WriteString("False")
 		}
 	case starlark.Float:
-		f := float64(x)
-		switch {
-		case math.IsNaN(f):
-			b.WriteString("nan")
-		case math.IsInf(f, 1):
-			b.WriteString("inf")
-		case math.IsInf(f, -1):
-			b.WriteString("-inf")
-		default:
-			b.WriteString(pyjson.Float(f))
-		}
+		b.WriteString(floatRepr(float64(x)))
 	case starlark.String:
 		quoteRepr(b, string(x))
 	case *starlark.Dict:
@@ -185,13 +198,7 @@ func writeRepr(b *strings.Builder, v starlark.Value, depth int) {
 		}
 		b.WriteByte('}')
 	case starlark.Tuple:
-		b.WriteByte('(')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeRepr(b, e, depth+1)
-		}
+		writeItems(b, "(", x, depth)
 		if len(x) == 1 {
 			b.WriteByte(',')
 		}
@@ -201,33 +208,55 @@ func writeRepr(b *strings.Builder, v starlark.Value, depth int) {
 			b.WriteString("set()")
 			return
 		}
-		b.WriteByte('{')
-		iter := x.Iterate()
-		defer iter.Done()
-		var e starlark.Value
-		for i := 0; iter.Next(&e); i++ {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeRepr(b, e, depth+1)
-		}
+		writeItems(b, "{", x, depth)
 		b.WriteByte('}')
+	case pyReprer:
+		b.WriteString(x.pyRepr())
+	case *namedTuple, *reMatch, *dictView, starlark.Bytes:
+		b.WriteString(v.String())
 	case starlark.Indexable:
-		if _, ok := x.(starlark.Bytes); ok {
-			b.WriteString(v.String())
-			return
-		}
-		b.WriteByte('[')
-		for i := 0; i < x.Len(); i++ {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeRepr(b, x.Index(i), depth+1)
-		}
+		writeItems(b, "[", x, depth)
 		b.WriteByte(']')
 	default:
 		b.WriteString(v.String())
 	}
+}
+
+// writeItems writes open and the reprs of the items of x, separated by commas.
+func writeItems(b *strings.Builder, open string, x starlark.Value, depth int) {
+	b.WriteString(open)
+	var items []starlark.Value
+	switch x := x.(type) {
+	case starlark.Indexable:
+		for i := 0; i < x.Len(); i++ {
+			items = append(items, x.Index(i))
+		}
+	case starlark.Iterable:
+		iter := x.Iterate()
+		defer iter.Done()
+		var e starlark.Value
+		for iter.Next(&e) {
+			items = append(items, e)
+		}
+	}
+	for i, e := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeRepr(b, e, depth+1)
+	}
+}
+
+func floatRepr(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return pyjson.Float(f)
 }
 
 // quoteRepr quotes s as Python's repr does: single quotes unless s holds one and no double quote.

@@ -18,7 +18,9 @@ type Env struct {
 	// ExecutionID seeds the random helpers of expressions (with the scope and step), so that a replay draws
 	// the same numbers.
 	ExecutionID string
-	// Now stamps the transitions decided. It does not change decisions: a sleep counts from recorded times.
+	// Now stamps the transitions decided, and is the clock expressions read (datetime.now(), time.time()),
+	// so that a decision depends on the time it was made at, not on when it is computed. A sleep counts from
+	// recorded times.
 	Now time.Time
 	// AgentTools are the agent's tools, used when the task inherits them.
 	AgentTools []Tool
@@ -335,7 +337,8 @@ func (dc *decider) checked(trs []Transition) []Transition {
 func (dc *decider) exprEnv(f *Frame, purpose string, vars map[string]any) *expr.Env {
 	home := dc.s.Frames[f.Home]
 	owner := dc.s.Frames[f.Owner]
-	e := &expr.Env{Input: f.Current, Vars: vars, Seed: seed(dc.env.ExecutionID, f.Scope, f.Step, purpose), Limits: dc.lim.Expr}
+	e := &expr.Env{Input: f.Current, Vars: vars, Seed: seed(dc.env.ExecutionID, f.Scope, f.Step, purpose),
+		Now: dc.env.Now, Limits: dc.lim.Expr}
 	if home != nil {
 		e.Inputs = append([]any{home.Input}, home.Outputs...)
 		e.Outputs = home.Outputs
