@@ -58,6 +58,33 @@ func TestASecondServeOnTheSameDataDirIsRefused(t *testing.T) {
 	}
 }
 
+// A second node on an HTTP address in use (a second `make run`) names the holder: another Contrail, its process and
+// command line, the data dir it holds; and says how to choose another port.
+func TestASecondServeOnTheSameAddressNamesTheHolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first := startNode(t, dir)
+	addr := strings.TrimPrefix(first.url, "http://")
+	out, code := run(t, []string{"CONTRAIL_ADMIN_KEY="}, "serve", "--addr", addr, "--data-dir", dir, "--nats-listen", "off")
+	pid := strconv.Itoa(first.cmd.Process.Pid)
+	for _, want := range []string{"address is in use", "another Contrail answers there", "process " + pid + " holds it",
+		"data dir " + dir + " is in use by process " + pid, "make run ADDR=", "--addr"} {
+		if code == 0 || !strings.Contains(out, want) {
+			t.Fatalf("a second serve on %s: exit %d, want %q in:\n%s", addr, code, want, out)
+		}
+	}
+	// Something that is not Contrail on the port is not called one.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	out, code = run(t, []string{"CONTRAIL_ADMIN_KEY="}, "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir(), "--nats-listen", "off")
+	if code == 0 || strings.Contains(out, "Contrail answers") || !strings.Contains(out, "process "+strconv.Itoa(os.Getpid())+" holds it") {
+		t.Fatalf("serve on a port this test holds: exit %d\n%s", code, out)
+	}
+}
+
 // A NATS port in use ends the start at once with the port and what to do, instead of a 30 s wait.
 func TestServeOnABusyNATSPortSaysWhatToDo(t *testing.T) {
 	t.Parallel()

@@ -152,7 +152,7 @@ func serve(ctx context.Context, cfg config.Config, samples bool, logOut io.Write
 	start := time.Now()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return listenError(ctx, cfg.Addr, cfg.DataDir, err)
 	}
 	cfg.Addr = ln.Addr().String() // a port of 0 picks one; tell everyone the real one
 	p, err := platform.Start(ctx, cfg, platform.Options{Logger: logger})
