@@ -106,6 +106,11 @@ function Keys({ account, own }) {
   const revoke = useAction(async (id) => {
     await rest(key, 'DELETE', '/admin/keys/' + encodeURIComponent(id) + q);
     keys.reload();
+    // A revoked key's value is no use to anyone: it leaves the screen (and its Copy button with it).
+    if (create.done && create.done.key_id === id) {
+      create.reset();
+      return `Revoked ${id}; its value is cleared from this page.`;
+    }
     return `Revoked ${id}.`;
   });
   return html`<section class="card" aria-labelledby="keys-h">
