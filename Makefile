@@ -1,6 +1,6 @@
 # Contrail: `make` builds bin/contrail, `make run` starts the platform, `make test` runs every test. They work on a
 # fresh machine: what the tests need is installed here, not by hand. Only `make run` and `make test` fetch model
-# weights (`make models`); a plain `make` downloads nothing.
+# weights (`make models`); a plain `make` fetches none (only the Go modules of the build, when Go's cache lacks them).
 
 GO        ?= go
 DATA_DIR  ?= ./contrail-data
