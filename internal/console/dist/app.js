@@ -246,6 +246,8 @@
     <//>`}function bs(){let e=q(ye,[]);return r`<section class="card" aria-labelledby="health-h">
     <h2 id="health-h">Node health</h2>
     ${e.data?r`<p id="node-ready" class=${e.data.ready?"ok":"error"}>${e.data.ready?"Ready":"Not ready"}${e.data.status.reason?`: ${e.data.status.reason}`:""}</p>`:r`<${T} />`}
+    ${e.data&&e.data.status.code_interpreter?r`<p id="code-interpreter" class=${e.data.status.code_interpreter.available?"ok":"warning"}>
+      code_interpreter: ${e.data.status.code_interpreter.available?"available":`unavailable: ${e.data.status.code_interpreter.reason||"no reason given"}`}</p>`:null}
     <${v} error=${e.error} />
     <button type="button" onClick=${e.reload}>Check again</button>
   </section>`}function vs(){let{key:e}=x(),t=q(()=>w(e,"GET","/admin/projections"),[e]);return r`<section class="card" aria-labelledby="proj-h">
