@@ -32,10 +32,13 @@ func listenError(ctx context.Context, addr, dataDir string, err error) error {
 	if pid, cmdline := portHolder(addr); pid > 0 {
 		holder = append(holder, fmt.Sprintf("process %d holds it (%s)", pid, cmdline))
 	}
-	if l, lerr := dirlock.Acquire(dataDir); lerr == nil {
-		l.Release()
-	} else if held := (*dirlock.HeldError)(nil); errors.As(lerr, &held) && held.PID > 0 {
-		holder = append(holder, fmt.Sprintf("data dir %s is in use by process %d too", dataDir, held.PID))
+	// The lock is probed only on a data dir that exists: this node is not starting, and must leave nothing behind.
+	if _, serr := os.Stat(filepath.Join(dataDir, dirlock.FileName)); serr == nil {
+		if l, lerr := dirlock.Acquire(dataDir); lerr == nil {
+			l.Release()
+		} else if held := (*dirlock.HeldError)(nil); errors.As(lerr, &held) && held.PID > 0 {
+			holder = append(holder, fmt.Sprintf("data dir %s is in use by process %d too", dataDir, held.PID))
+		}
 	}
 	who := "another program holds it"
 	if len(holder) > 0 {
