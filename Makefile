@@ -1,9 +1,14 @@
 # Contrail: `make` builds bin/contrail, `make run` starts the platform, `make test` runs every test. They work on a
 # fresh machine: what the tests need is installed here, not by hand. Only `make run` and `make test` fetch model
-# weights (`make models`); a plain `make` downloads nothing.
+# weights (`make models`); a plain `make` fetches none (only the Go modules of the build, when Go's cache lacks them).
 
 GO        ?= go
 DATA_DIR  ?= ./contrail-data
+# `make run`'s HTTP address and embedded NATS listen address; empty is serve's default (127.0.0.1:8080, 127.0.0.1:4222)
+# or its environment twin. A second `make run` beside a first: ADDR=127.0.0.1:8081 DATA_DIR=./contrail-data-2
+# NATS_LISTEN=off.
+ADDR      ?=
+NATS_LISTEN ?=
 BIN       ?= ./bin
 GOTESTFLAGS ?=
 # The version `contrail --version` prints.
@@ -39,9 +44,11 @@ install:
 agents:
 	$(GO) build -o $(BIN)/ ./cmd/agents/genrand ./cmd/agents/calc ./cmd/agents/chart
 
-## run: the platform on 127.0.0.1:8080 with embedded NATS, the sample agents and the offline model (Ctrl-C stops it)
+## run: the platform on 127.0.0.1:8080 with embedded NATS, the sample agents and the offline model (Ctrl-C stops it;
+## ADDR, DATA_DIR and NATS_LISTEN choose another port and data dir)
 run: build models
-	$(BIN)/contrail serve --data-dir $(DATA_DIR) --models-dir $(MODELS_DIR) --sample-agents
+	$(BIN)/contrail serve --data-dir $(DATA_DIR) --models-dir $(MODELS_DIR) --sample-agents \
+		$(if $(ADDR),--addr $(ADDR)) $(if $(NATS_LISTEN),--nats-listen $(NATS_LISTEN))
 
 ## test: vet and every test (installs what the tests need first: Debian packages, the use-lite weights)
 test: deps models vet test-go

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -55,6 +57,33 @@ func TestASecondServeOnTheSameDataDirIsRefused(t *testing.T) {
 	}
 	if code := first.get(t, first.adminKey(t), "/admin/whoami", nil); code != 200 {
 		t.Fatalf("the first node after the refusal: %d", code)
+	}
+}
+
+// A second node on an HTTP address in use (a second `make run`) names the holder: another Contrail, its process and
+// command line, the data dir it holds; and says how to choose another port.
+func TestASecondServeOnTheSameAddressNamesTheHolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first := startNode(t, dir)
+	addr := strings.TrimPrefix(first.url, "http://")
+	out, code := run(t, []string{"CONTRAIL_ADMIN_KEY="}, "serve", "--addr", addr, "--data-dir", dir, "--nats-listen", "off")
+	pid := strconv.Itoa(first.cmd.Process.Pid)
+	for _, want := range []string{"address is in use", "another Contrail answers there", "process " + pid + " holds it",
+		"data dir " + dir + " is in use by process " + pid, "make run ADDR=", "--addr"} {
+		if code == 0 || !strings.Contains(out, want) {
+			t.Fatalf("a second serve on %s: exit %d, want %q in:\n%s", addr, code, want, out)
+		}
+	}
+	// Something that is not Contrail on the port is not called one.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	out, code = run(t, []string{"CONTRAIL_ADMIN_KEY="}, "serve", "--addr", ln.Addr().String(), "--data-dir", t.TempDir(), "--nats-listen", "off")
+	if code == 0 || strings.Contains(out, "Contrail answers") || !strings.Contains(out, "process "+strconv.Itoa(os.Getpid())+" holds it") {
+		t.Fatalf("serve on a port this test holds: exit %d\n%s", code, out)
 	}
 }
 
@@ -188,5 +217,39 @@ func TestCLIRegisteringAnUnreachableAgentWarns(t *testing.T) {
 	out, code := run(t, []string{"CONTRAIL_URL=" + n.url, "CONTRAIL_API_KEY=" + admin}, "agents", "refresh", "later")
 	if code == 0 || !strings.Contains(out, "not reachable") {
 		t.Fatalf("agents refresh of an unreachable agent: exit %d\n%s", code, out)
+	}
+}
+
+// `make run | tee log` stopped with Ctrl-C: the terminal sends SIGINT to the whole pipeline, tee is gone before the
+// node logs that it is stopping, and that line meets a closed pipe. The node still stops cleanly, so that the next
+// start has nothing to recover. SIGHUP (a closed terminal) stops it cleanly too.
+func TestServeStopsCleanlyWhenItsLogPipeCloses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--nats-listen", "off", "--log-format", "json")
+		cmd.Env = append(os.Environ(), "CONTRAIL_ADMIN_KEY=")
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr = w, w
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		sc := bufio.NewScanner(r)
+		for sc.Scan() && !strings.Contains(sc.Text(), "contrail ready") {
+		}
+		r.Close() // the reader of the pipe is gone
+		_ = cmd.Process.Signal(sig)
+		err = cmd.Wait()
+		if err != nil || !cmd.ProcessState.Success() {
+			t.Fatalf("on %v with its log pipe closed, serve ended: %v (%v)", sig, err, cmd.ProcessState)
+		}
+	}
+	n := startNode(t, dir)
+	if strings.Contains(n.logs.String(), "not closed cleanly") {
+		t.Fatalf("the start after a clean stop recovered the store:\n%s", n.logs)
 	}
 }

@@ -19,7 +19,9 @@ import (
 var version string
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a closed terminal, or the end of a pipeline, stops a node as Ctrl-C does (serve then shuts down
+	// cleanly instead of dying mid-write).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	root := newRoot()
 	cmd, err := root.ExecuteContextC(ctx)

@@ -86,9 +86,39 @@ func TestREADMETryingItRunsAsPasted(t *testing.T) {
 		t.Fatalf("the README's commands failed: %v\n%s", err, out.String())
 	}
 	got := out.String()
-	for _, want := range []string{"calc", "picks this one", "84", "session.message_posted"} {
+	for _, want := range []string{"calc", "picks this one", "84", "session.message_posted",
+		"100 divided by 8 is 12.5", "fixie> The random number is", "#chart", "with fixie"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the README's commands did not print %q:\n%s", want, got)
+		}
+	}
+	// The replayed query names the reply it will have, and that is the reply the timeline shows next.
+	m := regexp.MustCompile(`reply will be (msg_\w+)`).FindStringSubmatch(got)
+	if m == nil || !strings.Contains(got, "["+m[1]+"]") {
+		t.Errorf("the replay's reply IDs do not match:\n%s", got)
+	}
+}
+
+// A second `make run` as the README shows it gets the port, data dir and NATS setting it names.
+func TestREADMESecondMakeRun(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	line := regexp.MustCompile("(?m)^make run ([A-Z_]+=.+)$").FindStringSubmatch(readmeSection(t, "Three commands"))
+	if line == nil {
+		t.Fatal("the README shows no second `make run`")
+	}
+	cmd := exec.Command("make", append([]string{"-n", "run"}, strings.Fields(line[1])...)...)
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n run %s: %v\n%s", line[1], err, out)
+	}
+	serve := strings.ReplaceAll(string(out), "\\\n", " ")
+	for _, want := range []string{"--addr 127.0.0.1:8081", "--data-dir ./contrail-data-2", "--nats-listen off"} {
+		if !strings.Contains(serve, want) {
+			t.Errorf("make run %s does not pass %s:\n%s", line[1], want, out)
 		}
 	}
 }

@@ -123,7 +123,9 @@ func shortDuration(d time.Duration) string {
 func summary(reg *events.Registry, e replayEvent) string {
 	ev, err := reg.Decode(e.Type, e.Data)
 	if err == nil {
-		env := events.Envelope{Type: e.Type, Sequence: e.Sequence, Time: e.Time, Event: ev}
+		// The ID is part of what a summary says: a query's reply ID is derived from its event's ID.
+		env := events.Envelope{ID: e.ID, Type: e.Type, Sequence: e.Sequence, Time: e.Time, Version: e.Version,
+			Actor: e.Actor, CorrelationID: e.CorrelationID, CausationID: e.CausationID, Data: e.Data, Event: ev}
 		if line, ok := session.Describe(env); ok {
 			return line
 		}

@@ -51,7 +51,11 @@ func TestReplaySession(t *testing.T) {
 	n.graphql(t, key, `mutation { createSession { session { handle } } }`, nil, &s)
 	handle := s.CreateSession.Session.Handle
 	send := `mutation($s: String!, $t: String!) { sendSessionMessage(messageData: {session: $s, text: $t}, wait: true) { response { id } } }`
-	n.graphql(t, key, send, map[string]any{"s": handle, "t": "Hello there, agent"}, nil)
+	var sent struct {
+		SendSessionMessage struct{ Response struct{ ID string } }
+	}
+	n.graphql(t, key, send, map[string]any{"s": handle, "t": "Hello there, agent"}, &sent)
+	replyID := sent.SendSessionMessage.Response.ID
 
 	out := n.cli(t, key, "replay", "session", handle)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -68,6 +72,11 @@ func TestReplaySession(t *testing.T) {
 	if !strings.Contains(lines[2], `query ada: "Hello there, agent"`) || !strings.Contains(lines[2], "→ agent fixie") ||
 		!strings.Contains(lines[3], "reply fixie:") || !strings.Contains(lines[2], "+") {
 		t.Fatalf("summaries:\n%s", out)
+	}
+	// The query's line names the reply it will have, and it is the reply that came: the ID is derived from the
+	// query's event ID, which the summary must be given.
+	if replyID == "" || !strings.Contains(lines[2], "reply will be "+replyID) || !strings.Contains(lines[3], "["+replyID+"]") {
+		t.Fatalf("the reply is %s; replay printed:\n%s", replyID, out)
 	}
 
 	var events []struct {

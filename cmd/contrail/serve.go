@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -142,6 +144,11 @@ func newLogger(format, level string, out io.Writer) (*slog.Logger, error) {
 }
 
 func serve(ctx context.Context, cfg config.Config, samples bool, logOut io.Writer) error {
+	// A node's logs often go through a pipe (`make run | tee log`). Ctrl-C stops the whole pipeline: tee goes first,
+	// and the node's next log line ("stopping") would meet a closed pipe. Go's default for a broken stdout or stderr
+	// is to die of SIGPIPE, which would skip the shutdown and leave the store to be recovered at the next start.
+	// Ignored, the write fails (the line is lost, nobody reads it) and the shutdown runs.
+	signal.Ignore(syscall.SIGPIPE)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -152,7 +159,7 @@ func serve(ctx context.Context, cfg config.Config, samples bool, logOut io.Write
 	start := time.Now()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return listenError(ctx, cfg.Addr, cfg.DataDir, err)
 	}
 	cfg.Addr = ln.Addr().String() // a port of 0 picks one; tell everyone the real one
 	p, err := platform.Start(ctx, cfg, platform.Options{Logger: logger})

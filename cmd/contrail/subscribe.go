@@ -33,10 +33,13 @@ type wsMessage struct {
 func (c *client) subscribe(ctx context.Context, query string, vars map[string]any) (*subscription, error) {
 	url := "ws" + strings.TrimPrefix(c.base, "http") + "/graphql"
 	ctx, cancel := context.WithCancel(ctx)
-	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"},
+	conn, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"},
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + c.key}}})
 	if err != nil {
 		cancel()
+		if resp != nil && resp.StatusCode/100 == 4 {
+			return nil, c.refused("GET", "/graphql (websocket)", resp.StatusCode, resp.Status)
+		}
 		return nil, fmt.Errorf("open a websocket to %s: %w (is `contrail serve` running there?)", url, err)
 	}
 	conn.SetReadLimit(16 << 20)

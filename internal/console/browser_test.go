@@ -82,6 +82,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	waitRoutable(t, n, key, "Draw a bar chart of 4, 9 and 1.", "chart")
 	spare := n.IssueKey(t, ada, ada.AccountID, "old laptop")
 	thread := completedRun(t, n, key)
+	julepAgent, execution := julepExecution(t, n, key)
 	n.NewAccount(t, "poison")
 	waitDeadLetter(t, n)
 	broken.Store(false)
@@ -94,7 +95,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, "web/test/console.test.mjs")
 	cmd.Env = append(os.Environ(),
 		"CONSOLE_URL="+n.URL, "ADMIN_KEY="+n.AdminKey, "USER_KEY="+key, "SPARE_KEY_ID="+spare.KeyID,
-		"AGENT_URL="+serveAgent(t, n, genrand.Handler), "CHROMIUM="+browser, "ARTIFACTS="+artifactsDir)
+		"AGENT_URL="+serveAgent(t, n, genrand.Handler), "DEAD_AGENT_URL="+deadURL(t), "CHROMIUM="+browser, "ARTIFACTS="+artifactsDir,
+		"JULEP_AGENT="+julepAgent, "JULEP_EXECUTION="+execution)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -267,4 +269,35 @@ func completedRun(t *testing.T, n *platformtest.Node, key string) string {
 		n.Do(t, key, "GET", "/v1/threads/"+th.ID+"/runs/"+run.ID, nil).JSON(t, &run)
 	}
 	return th.ID
+}
+
+// julepExecution makes, on the Julep face, an agent with a doc and a task, a user, and an execution of the task that
+// has finished, for the Julep pages. It returns the agent's and the execution's IDs.
+func julepExecution(t *testing.T, n *platformtest.Node, key string) (string, string) {
+	t.Helper()
+	var agent, task, exec struct{ ID, Status string }
+	n.Do(t, key, "POST", "/julep/agents", map[string]any{"name": "counter", "about": "counts for the console's test"}).JSON(t, &agent)
+	n.Do(t, key, "POST", "/julep/users", map[string]any{"name": "Ann", "about": "a user of the counter"})
+	n.Do(t, key, "POST", "/julep/agents/"+agent.ID+"/docs", map[string]any{"title": "Counting", "content": "One, two, three."})
+	n.Do(t, key, "POST", "/julep/agents/"+agent.ID+"/tasks", map[string]any{"name": "count",
+		"main": []any{map[string]any{"evaluate": map[string]any{"n": "$ _.n + 1"}}, map[string]any{"evaluate": map[string]any{"n": "$ _.n * 2"}}}}).JSON(t, &task)
+	n.Do(t, key, "POST", "/julep/tasks/"+task.ID+"/executions", map[string]any{"input": map[string]any{"n": 20}}).JSON(t, &exec)
+	deadline := time.Now().Add(20 * time.Second)
+	for exec.Status != "succeeded" {
+		if time.Now().After(deadline) || exec.Status == "failed" {
+			t.Fatalf("execution %s: %s", exec.ID, exec.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+		n.Do(t, key, "GET", "/julep/executions/"+exec.ID, nil).JSON(t, &exec)
+	}
+	return agent.ID, exec.ID
+}
+
+// deadURL is the URL of an agent that does not answer: a loopback port nothing listens on.
+func deadURL(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL + "/"
+	srv.Close()
+	return url
 }

@@ -8,8 +8,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -109,6 +111,7 @@ func StartEmbedded(cfg EmbeddedConfig) (*server.Server, error) {
 			return nil, errors.New("embedded nats did not become ready in 30s")
 		}
 	}
+	sl.startDone()
 	return ns, nil
 }
 
@@ -214,14 +217,78 @@ func redact(url string) string {
 func DefaultStoreDir(dataDir string) string { return filepath.Join(dataDir, "nats") }
 
 // serverLog routes nats-server's logger into slog. Its chatty start-up notices go to Debug; the first fatal error
-// is also handed to StartEmbedded.
+// is also handed to StartEmbedded. The warnings of a store recovered after an unclean stop (two or three for each
+// stream and bucket, dozens in all) are gathered while the server starts and said in one line once it is ready.
 type serverLog struct {
 	l     *slog.Logger
 	fatal chan string
+
+	mu       sync.Mutex
+	started  bool           // after the start, warnings are logged as they come
+	recovery []string       // the first recovery warning of each store, in order
+	stores   map[string]int // recovery warnings by store
 }
 
 func (s *serverLog) Noticef(format string, v ...any) { s.l.Debug(fmt.Sprintf(format, v...)) }
-func (s *serverLog) Warnf(format string, v ...any)   { s.l.Warn(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Warnf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	s.mu.Lock()
+	if !s.started && isRecoveryWarning(msg) {
+		store := recoveryStore(msg)
+		if s.stores == nil {
+			s.stores = map[string]int{}
+		}
+		if s.stores[store] == 0 {
+			s.recovery = append(s.recovery, msg)
+		}
+		s.stores[store]++
+		s.mu.Unlock()
+		// The details stay available to whoever looks for them.
+		s.l.Debug(msg)
+		return
+	}
+	s.mu.Unlock()
+	s.l.Warn(msg)
+}
+
+// isRecoveryWarning says whether a warning is about a store's state rebuilt at start: "Filestore [NAME] Stream state
+// outdated, ... will rebuild", "... Recovering stream state from index errored ...", and the like.
+func isRecoveryWarning(msg string) bool {
+	return strings.HasPrefix(msg, "Filestore [") || strings.Contains(strings.ToLower(msg), "recover")
+}
+
+// recoveryStore is the store a recovery warning names ("Filestore [KV_contrail_leases] ..."), or "" when it names
+// none.
+func recoveryStore(msg string) string {
+	if i := strings.IndexByte(msg, '['); i >= 0 {
+		if j := strings.IndexByte(msg[i:], ']'); j > 0 {
+			return msg[i+1 : i+j]
+		}
+	}
+	return ""
+}
+
+// startDone ends the start: the recovery warnings gathered are said in one line, and later warnings are logged as
+// they come.
+func (s *serverLog) startDone() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = true
+	if len(s.stores) == 0 {
+		return
+	}
+	names := make([]string, 0, len(s.stores))
+	total := 0
+	for name, n := range s.stores {
+		if name != "" {
+			names = append(names, name)
+		}
+		total += n
+	}
+	sort.Strings(names)
+	s.l.Warn(fmt.Sprintf("the store was not closed cleanly (the last stop was a crash or a kill): nats-server rebuilt "+
+		"the state of %d streams and buckets from their files (%d warnings, at debug level; the first: %q)", len(names), total, s.recovery[0]), "stores", strings.Join(names, ","))
+}
 func (s *serverLog) Fatalf(format string, v ...any) {
 	msg := fmt.Sprintf(format, v...)
 	s.l.Error(msg)

@@ -1,7 +1,7 @@
 // Agents: the registry the key may use, an agent's description (base prompt, few-shots, funcs, sample queries),
 // routing a question to see the scores, and registering an agent by URL.
 import { useState } from 'preact/hooks';
-import { gql } from './api.js';
+import { gql, gqlFull } from './api.js';
 import { ErrorBox, fmtTime, html, Loading, Page, ScoreBar, useAction, useLoad, useSession } from './ui.js';
 
 const AGENT = `agentId handle name description kind published queries queryUrl funcUrl moreInfoUrl model created modified owner { username }`;
@@ -33,7 +33,7 @@ function AgentList({ list }) {
     <tbody>${list.data.allAgents.map((a) => html`<tr>
       <td><a href=${'#/agents/' + a.handle}>${a.handle}</a>${a.published ? html` <span class="badge">published</span>` : null}</td>
       <td>${a.kind}</td><td>${a.owner ? a.owner.username : html`<span class="muted">built-in</span>`}</td>
-      <td>${a.queries.length}</td><td>${a.description || a.name || ''}</td></tr>`)}</tbody>
+      <td>${a.queries.length || (a.owner ? html`<span class="warn" title="The router never picks an agent without sample queries; ask it by handle">0 · not routed to</span>` : '0')}</td><td>${a.description || a.name || ''}</td></tr>`)}</tbody>
   </table>`;
 }
 
@@ -141,10 +141,11 @@ function Register({ onDone }) {
     const data = { handle: f.handle.trim(), published: f.published };
     if (f.kind === 'standalone') data.queryUrl = f.url.trim();
     else data.funcUrl = f.url.trim();
-    const d = await gql(key, `mutation($d: AgentInput!) { createAgent(agentData: $d) { agent { handle kind queries } } }`, { d: data });
+    const d = await gqlFull(key, `mutation($d: AgentInput!) { createAgent(agentData: $d) { agent { handle kind queries } } }`, { d: data });
     onDone();
-    return d.createAgent.agent;
+    return { ...d.data.createAgent.agent, warnings: d.extensions.warnings || [] };
   });
+  const done = reg.done;
   return html`<section class="card" aria-labelledby="reg-h">
     <h2 id="reg-h">Register an agent by URL</h2>
     <form class="stack" onSubmit=${(e) => { e.preventDefault(); reg.run(); }}>
@@ -160,6 +161,11 @@ function Register({ onDone }) {
       <button type="submit" disabled=${reg.busy}>${reg.busy ? 'Reading its description…' : 'Register'}</button>
     </form>
     <${ErrorBox} error=${reg.error} />
-    ${reg.done ? html`<p role="status" id="reg-done">Registered <a href=${'#/agents/' + reg.done.handle}>${reg.done.handle}</a> (${reg.done.kind}, ${reg.done.queries.length} sample queries).</p>` : null}
+    ${done ? html`<div role="status" id="reg-done">
+      <p>Registered <a href=${'#/agents/' + done.handle}>${done.handle}</a> (${done.kind}, ${done.queries.length} sample ${done.queries.length === 1 ? 'query' : 'queries'}).</p>
+      ${done.warnings.map((w) => html`<p class="warning">${w}</p>`)}
+      ${done.queries.length ? null : html`<p class="warning" id="reg-unroutable">The router never picks an agent without sample queries:
+        ${done.warnings.length ? ' once its URL answers, use Refresh on its page to read its description.' : ' ask it by handle, or give it some in its description at GET / and use Refresh on its page.'}</p>`}
+    </div>` : null}
   </section>`;
 }

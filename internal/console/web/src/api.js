@@ -69,6 +69,12 @@ const gqlStatus = { UNAUTHENTICATED: 401, FORBIDDEN: 403, NOT_FOUND: 404, RATE_L
 
 // gql runs a query or mutation and returns its data; GraphQL errors become an ApiError with extensions.code.
 export async function gql(key, query, variables = {}) {
+  return (await gqlFull(key, query, variables)).data;
+}
+
+// gqlFull is gql returning also the response's extensions, where the node puts warnings about a mutation that
+// stands (an agent registered while its URL did not answer).
+export async function gqlFull(key, query, variables = {}) {
   const { res, data, text } = await send(key, 'POST', '/graphql', { query, variables });
   const errors = (data && data.errors) || [];
   if (!res.ok || errors.length) {
@@ -78,7 +84,7 @@ export async function gql(key, query, variables = {}) {
     const status = res.status !== 200 ? res.status : gqlStatus[ext.code] || 400;
     throw new ApiError(status, ext.code, message, ext.field);
   }
-  return data.data;
+  return { data: data.data, extensions: data.extensions || {} };
 }
 
 // health reads the node's open liveness and readiness endpoints.

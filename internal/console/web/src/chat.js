@@ -1,11 +1,11 @@
 // Chat: talk to an agent in a session; the reply streams token by token over the sessionMessages subscription.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { gql } from './api.js';
-import { ErrorBox, fmtTime, html, Loading, Page, useLoad, useSession } from './ui.js';
+import { ErrorBox, fmtTime, html, Loading, Page, SESSION_LIST, sessionTitle, useLoad, useSession } from './ui.js';
 
 export const MESSAGE_FIELDS = `id text type timestamp sentBy { handle } inReplyTo { id } embeds { key contentType uri }`;
 
-const LISTS = `{ allSessions(first: 50) { handle name frontendAgentId created }
+const LISTS = `{ allSessions(first: 50) { ${SESSION_LIST} }
   allAgents(first: 1000) { agentId handle name kind } }`;
 
 export function Chat({ args }) {
@@ -17,6 +17,9 @@ export function Chat({ args }) {
   const [error, setError] = useState(null);
   const agents = (lists.data && lists.data.allAgents) || [];
   const handleOf = (id) => (agents.find((a) => a.agentId === id) || {}).handle || id;
+  // A session is listed by its first words: once the first message of an untitled one is sent, the list is read again.
+  const current = ((lists.data && lists.data.allSessions) || []).find((s) => s.handle === handle);
+  const untitled = !current || (!current.name && !(current.messages || []).length);
 
   const newSession = async (firstMessage) => {
     setError(null);
@@ -44,15 +47,15 @@ export function Chat({ args }) {
         ${lists.loading && !lists.data ? html`<${Loading} what="sessions" />` : null}
         <ul class="sessions">
           ${((lists.data && lists.data.allSessions) || []).map((s) => html`<li class=${s.handle === handle ? 'current' : ''}>
-            <a href=${'#/chat/' + s.handle} aria-current=${s.handle === handle ? 'page' : undefined}>${s.name || s.handle}</a>
-            <span class="muted">${handleOf(s.frontendAgentId)} · ${fmtTime(s.created)}</span>
+            <a class="session-title" href=${'#/chat/' + s.handle} aria-current=${s.handle === handle ? 'page' : undefined}>${sessionTitle(s)}</a>
+            <span class="muted">${handleOf(s.frontendAgentId)} · ${fmtTime(s.created)} · <code class="id">${s.handle}</code></span>
             <a class="small" href=${'#/timeline/' + s.handle} aria-label=${'Timeline of ' + s.handle}>timeline</a>
           </li>`)}
         </ul>
       </aside>
       <div class="main-col">
         ${handle
-          ? html`<${Conversation} key=${handle} handle=${handle} pending=${pending} onPendingSent=${() => setPending('')} />`
+          ? html`<${Conversation} key=${handle} handle=${handle} pending=${pending} onPendingSent=${() => setPending('')} onSent=${untitled ? lists.reload : null} />`
           : html`<${Composer} ready=${true} label=${`Message to ${agent} (starts a new session)`} onSend=${(text) => newSession(text)} />`}
       </div>
     </div>
@@ -60,7 +63,7 @@ export function Chat({ args }) {
 }
 
 // Conversation is one session: its messages, the replies streaming now, and the box to send more.
-function Conversation({ handle, pending, onPendingSent }) {
+function Conversation({ handle, pending, onPendingSent, onSent }) {
   const { key, subs } = useSession();
   const [messages, setMessages] = useState([]);
   const [streams, setStreams] = useState({}); // reply id -> {text, inReplyTo, deltas}
@@ -135,6 +138,7 @@ function Conversation({ handle, pending, onPendingSent }) {
     try {
       const d = await gql(key, `mutation($s: String!, $t: String!) { sendSessionMessage(messageData: {session: $s, text: $t}) { message { ${MESSAGE_FIELDS} } } }`, { s: handle, t: text });
       upsert([d.sendSessionMessage.message]);
+      if (onSent) onSent();
       return true;
     } catch (e) {
       firstToken.current = null;

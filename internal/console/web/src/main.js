@@ -9,12 +9,16 @@ import { Timeline } from './timeline.js';
 import { Agents } from './agents.js';
 import { Assistants } from './assistants.js';
 import { Operations } from './operations.js';
+import { Julep } from './julep.js';
+import { VectorStores } from './vectorstores.js';
 
 const pages = [
   ['chat', 'Chat', Chat],
   ['timeline', 'Timeline', Timeline],
   ['agents', 'Agents', Agents],
   ['assistants', 'Assistants', Assistants],
+  ['vector-stores', 'Vector stores', VectorStores],
+  ['julep', 'Julep', Julep],
   ['operations', 'Operations', Operations],
 ];
 

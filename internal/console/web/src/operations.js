@@ -31,6 +31,8 @@ function Health() {
   return html`<section class="card" aria-labelledby="health-h">
     <h2 id="health-h">Node health</h2>
     ${h.data ? html`<p id="node-ready" class=${h.data.ready ? 'ok' : 'error'}>${h.data.ready ? 'Ready' : 'Not ready'}${h.data.status.reason ? `: ${h.data.status.reason}` : ''}</p>` : html`<${Loading} />`}
+    ${h.data && h.data.status.code_interpreter ? html`<p id="code-interpreter" class=${h.data.status.code_interpreter.available ? 'ok' : 'warning'}>
+      code_interpreter: ${h.data.status.code_interpreter.available ? 'available' : `unavailable: ${h.data.status.code_interpreter.reason || 'no reason given'}`}</p>` : null}
     <${ErrorBox} error=${h.error} />
     <button type="button" onClick=${h.reload}>Check again</button>
   </section>`;
@@ -106,6 +108,11 @@ function Keys({ account, own }) {
   const revoke = useAction(async (id) => {
     await rest(key, 'DELETE', '/admin/keys/' + encodeURIComponent(id) + q);
     keys.reload();
+    // A revoked key's value is no use to anyone: it leaves the screen (and its Copy button with it).
+    if (create.done && create.done.key_id === id) {
+      create.reset();
+      return `Revoked ${id}; its value is cleared from this page.`;
+    }
     return `Revoked ${id}.`;
   });
   return html`<section class="card" aria-labelledby="keys-h">

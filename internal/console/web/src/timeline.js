@@ -2,7 +2,7 @@
 // time offset, and a slider to see the session as it was at any sequence.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { gql } from './api.js';
-import { CopyField, ErrorBox, fmtTime, html, KeyValues, Loading, offset, Page, ScoreBar, useLoad, useSession } from './ui.js';
+import { CopyField, ErrorBox, fmtTime, html, KeyValues, Loading, offset, Page, ScoreBar, SESSION_LIST, sessionTitle, useLoad, useSession } from './ui.js';
 
 export function Timeline({ args }) {
   const handle = args[0] || '';
@@ -11,13 +11,13 @@ export function Timeline({ args }) {
 
 function PickSession() {
   const { key } = useSession();
-  const list = useLoad(() => gql(key, `{ allSessions(first: 100) { handle name created } }`), [key]);
+  const list = useLoad(() => gql(key, `{ allSessions(first: 100) { ${SESSION_LIST} } }`), [key]);
   return html`<${Page} title="Timeline">
     <p>Pick a session to see every event of it in the log, live while it runs.</p>
     <${ErrorBox} error=${list.error} />
     ${list.loading ? html`<${Loading} what="sessions" />` : null}
     <ul class="sessions">${((list.data && list.data.allSessions) || []).map((s) => html`<li>
-      <a href=${'#/timeline/' + s.handle}>${s.name || s.handle}</a> <span class="muted">${fmtTime(s.created)}</span></li>`)}</ul>
+      <a class="session-title" href=${'#/timeline/' + s.handle}>${sessionTitle(s)}</a> <span class="muted">${fmtTime(s.created)} · <code class="id">${s.handle}</code></span></li>`)}</ul>
   <//>`;
 }
 

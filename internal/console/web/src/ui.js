@@ -41,7 +41,9 @@ export function useAction(action) {
       return undefined;
     }
   };
-  return { ...state, run };
+  // reset forgets the last run's result: a secret it showed (a new key) that is no longer good.
+  const reset = () => setState({ busy: false, error: null, done: null });
+  return { ...state, run, reset };
 }
 
 export function ErrorBox({ error }) {
@@ -111,6 +113,18 @@ export function KeyValues({ data, depth = 0 }) {
   const keys = Object.keys(data || {});
   if (!keys.length) return html`<span class="muted">no data</span>`;
   return html`<dl class="kv">${keys.map((k) => html`<div><dt>${k}</dt><dd><${Value} v=${data[k]} depth=${depth} /></dd></div>`)}</dl>`;
+}
+
+// SESSION_LIST is what a list of sessions asks of each: its name, else the first words of its first message.
+export const SESSION_LIST = `handle name frontendAgentId created messages(first: 1) { text }`;
+
+// sessionTitle is how a session is named in a list: its name, else the first words of its first message, else
+// "New session"; its handle goes beside it, small.
+export function sessionTitle(s) {
+  if (s.name) return s.name;
+  const first = s.messages && s.messages[0] && s.messages[0].text.trim().replace(/\s+/g, ' ');
+  if (!first) return 'New session';
+  return first.length > 48 ? first.slice(0, 47).replace(/\s+\S*$/, '').replace(/[\s,;:.!?-]+$/, '') + '…' : first;
 }
 
 // CopyField shows a command in a read-only field with a button that copies it.

@@ -77,6 +77,23 @@ async function labelled(where) {
   assert.deepEqual(bad, [], `${where}: fields without a label or out of the tab order`);
 }
 
+// hoverContrast hovers a button and returns the contrast ratio of its text on its background as drawn then (WCAG's
+// formula): a hover rule that paints a blue button near white under white text drops it to about 1.
+async function hoverContrast(locator) {
+  await locator.hover();
+  await page.waitForTimeout(50); // a transition, were one added, has nothing to do with the rule tested here
+  return locator.evaluate((el) => {
+    const rgb = (c) => c.match(/[\d.]+/g).slice(0, 3).map(Number);
+    const lum = ([r, g, b]) => {
+      const f = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const st = getComputedStyle(el);
+    const [a, b] = [lum(rgb(st.color)), lum(rgb(st.backgroundColor))].sort((x, y) => y - x);
+    return (a + 0.05) / (b + 0.05);
+  });
+}
+
 async function step(name, fn) {
   try {
     await fn();
@@ -111,6 +128,9 @@ await step('a wrong key is refused with a clear error', async () => {
   await alert.waitFor();
   assert.match(await alert.textContent(), /That key was refused: .*invalid API key/i);
   await shot('01-signin-wrong-key', 'the sign-in page: where the admin key is, and the error a wrong key gets');
+  const ratio = await hoverContrast(page.locator('button[type=submit]', { hasText: 'Sign in' }));
+  assert.ok(ratio >= 4.5, `Sign in under the pointer: contrast ${ratio.toFixed(2)}, want at least 4.5`);
+  figures.sign_in_hover_contrast = Math.round(ratio * 100) / 100;
 });
 
 await step('sign in as a user', async () => {
@@ -171,6 +191,14 @@ await step('chat with the front agent: the reply streams before it is complete',
   assert.ok(partial.every((t) => r.final.startsWith(t.trim()) || r.final.includes(t.trim())), `streamed text ${JSON.stringify(partial)} is not the reply's`);
   figures.stream_pieces_seen = partial.length;
   await shot('02-chat', 'Chat: a session with the front agent fixie, the question and its streamed answer, past sessions on the left');
+});
+
+await step('past sessions are named by their first words, and Send keeps its colour under the pointer', async () => {
+  const entry = page.locator('ul.sessions li.current a.session-title');
+  await page.waitForFunction(() => document.querySelector('ul.sessions li.current a.session-title')?.textContent === 'What is 12 times 7?');
+  assert.equal(await entry.getAttribute('href'), '#/chat/' + session);
+  const ratio = await hoverContrast(page.locator('button[type=submit]', { hasText: 'Send' }));
+  assert.ok(ratio >= 4.5, `Send under the pointer: contrast ${ratio.toFixed(2)}`);
 });
 
 await step('first streamed token after send, over several sends', async () => {
@@ -252,6 +280,19 @@ await step('agents: detail, try routing, register by URL', async () => {
   await page.locator('#route-result tbody tr').first().waitFor();
   assert.equal(await page.locator('#route-result tbody tr').first().getAttribute('data-agent'), 'genrand');
   await shot('07-agent-route', 'Agents: routing a question, the candidates with their scores (genrand first)');
+  for (const label of ['Route', 'Register']) {
+    const ratio = await hoverContrast(page.locator('button[type=submit]', { hasText: label }));
+    assert.ok(ratio >= 4.5, `${label} under the pointer: contrast ${ratio.toFixed(2)}`);
+  }
+  // An agent whose URL does not answer is registered, with the node's warning and what it means for routing.
+  await page.fill('#reg-handle', 'ghost');
+  await page.fill('#reg-url', env('DEAD_AGENT_URL'));
+  await page.click('button:has-text("Register")');
+  await page.locator('#reg-done').waitFor();
+  assert.match(await page.textContent('#reg-done'), /Registered ghost \(codeshot, 0 sample queries\)/);
+  assert.match(await page.textContent('#reg-done .warning'), /not yet reachable/);
+  assert.match(await page.textContent('#reg-unroutable'), /router never picks/);
+  await shot('07b-agent-unreachable', 'Agents: an agent registered while its URL does not answer, with the warning');
   await page.fill('#reg-handle', 'dice');
   await page.fill('#reg-url', env('AGENT_URL'));
   await page.click('button:has-text("Register")');
@@ -276,6 +317,40 @@ await step('assistants: threads, messages, runs with steps', async () => {
   assert.match(await page.textContent('ol.history'), /queued.*in_progress.*completed/s);
   await labelled('assistants');
   await shot('09-assistants', "Assistants: a thread's messages, a run with its status history and steps");
+});
+
+await step('julep: an agent, its task, an execution with its transitions', async () => {
+  await page.click('nav >> text=Julep');
+  await page.locator(`#julep-agents tr[data-id="${env('JULEP_AGENT')}"] a`).click();
+  await page.locator('#julep-tasks a', { hasText: 'count' }).click();
+  await page.locator(`#julep-executions a[href="#/julep/execution/${env('JULEP_EXECUTION')}"]`).click();
+  await page.locator('#julep-transitions li').first().waitFor();
+  assert.equal(await page.textContent('#julep-execution-status'), 'succeeded');
+  const types = await page.locator('#julep-transitions li').evaluateAll((els) => els.map((el) => el.dataset.type));
+  assert.deepEqual(types, ['init', 'step', 'finish']);
+  assert.match(await page.textContent('article'), /42/); // (20 + 1) * 2
+  await labelled('julep');
+  await shot('09b-julep-execution', 'Julep: an execution of a task, its input and output, and its transitions in order');
+  await page.click('nav >> text=Vector stores');
+  await page.getByText('No vector stores yet').waitFor();
+});
+
+await step('a phone: nothing is wider than the screen', async () => {
+  await page.setViewportSize({ width: 420, height: 900 });
+  for (const [where, loaded] of [['#/chat/' + session, 'ul.sessions a.session-title'], ['#/julep/execution/' + env('JULEP_EXECUTION'), '#julep-transitions li'], ['#/agents', 'table.grid tbody tr']]) {
+    await page.goto(base + '/' + where);
+    await page.locator(loaded).first().waitFor();
+    const wide = await page.evaluate(() => [...document.querySelectorAll('header.top, header.top *, aside.side, aside.side *')]
+      .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+      .map((el) => el.outerHTML.slice(0, 100)));
+    assert.deepEqual(wide, [], `${where} at 420 px: wider than the screen`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), `${where} scrolls sideways at 420 px`);
+  }
+  await shot('12-phone-agents', 'Agents on a 420 px phone: the navigation wraps under the brand');
+  await page.goto(base + '/#/chat/' + session);
+  await page.locator('ul.sessions a.session-title').first().waitFor();
+  await shot('12-phone-chat', 'Chat on a 420 px phone: past sessions by their first words, long IDs wrapped');
+  await page.setViewportSize({ width: 1360, height: 900 });
 });
 
 await step('operations without an admin key say so', async () => {
@@ -305,6 +380,17 @@ await step('sign out, sign in as admin, revoke a key', async () => {
   await row.locator('button:has-text("Yes")').click();
   await row.locator('text=revoked').waitFor();
   await shot('11-key-revoked', "Operations: ada's spare key revoked by the admin");
+  // A key issued here and then revoked leaves the screen with its Copy button.
+  await page.fill('#new-key', 'brief');
+  await page.click('button:has-text("Issue key")');
+  await page.locator('#new-key-value').waitFor();
+  const id = (await page.textContent('label[for="new-key-value"]')).match(/Key (\S+)/)[1];
+  const fresh = page.locator(`tr[data-key-id="${id}"]`);
+  await fresh.locator('button.danger').click();
+  await fresh.locator('button:has-text("Yes")').click();
+  await fresh.locator('text=revoked').waitFor();
+  assert.equal(await page.locator('#new-key-value').count(), 0, 'the revoked key is still on screen');
+  await page.getByText(`Revoked ${id}; its value is cleared`).waitFor();
 });
 
 await step('re-drive a dead letter', async () => {
