@@ -33,7 +33,7 @@ import (
 	"github.com/contrailhq/contrail/internal/natsx"
 )
 
-// Recorder is what the worker asks of the run commands (commands.Runs): the thread as it stands, and the record
+// Recorder is what the worker asks of the run commands (commands.Turns): the thread as it stands, and the record
 // of each step of a run.
 type Recorder interface {
 	Load(ctx context.Context, threadID string) (*thread.State, error)

@@ -22,7 +22,7 @@ import (
 // LeaseName is the sweeper's lease in the leases bucket.
 const LeaseName = "run_sweeper"
 
-// Expirer expires a run that has outlived its expires_at (commands.Runs).
+// Expirer expires a run that has outlived its expires_at (commands.Turns).
 type Expirer interface {
 	Expire(ctx context.Context, ref thread.RunRef, now time.Time) (bool, error)
 }

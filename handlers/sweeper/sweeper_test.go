@@ -53,7 +53,7 @@ func TestOneSweeperLeadsAndAnotherTakesOver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := sweeper.New(sweeper.Config{Runs: cmds.Runs, Active: projections.ActiveRuns{Views: views}, Leases: kv, LeaseTTL: ttl, Holder: holder,
+		s := sweeper.New(sweeper.Config{Runs: cmds.Turns, Active: projections.ActiveRuns{Views: views}, Leases: kv, LeaseTTL: ttl, Holder: holder,
 			Interval: 100 * time.Millisecond, Logger: logger})
 		sctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})

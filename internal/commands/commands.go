@@ -50,6 +50,8 @@ type Set struct {
 	Files      *Files
 	Threads    *Threads
 	Runs       *Runs
+	// Turns are the run worker's and the sweeper's commands on runs.
+	Turns *Turns
 }
 
 // New makes the commands of every aggregate in Set over one log.
@@ -79,5 +81,6 @@ func New(cfg Config) Set {
 		Threads:    threads,
 		Runs: &Runs{store: cfg.Store, threads: threads, assistants: assistants, models: cfg.Models,
 			runTimeout: cfg.RunTimeout},
+		Turns: &Turns{threads: threads},
 	}
 }

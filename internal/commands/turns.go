@@ -17,6 +17,13 @@ import (
 // so that a turn interrupted by a crash is finished from the log alone and one interrupted before it recorded
 // anything is asked again: no message or step is ever recorded twice.
 
+// Turns are the run commands of the platform itself: the run worker's (start a turn, record its answer or its
+// server tools, fail, end incomplete, finish a cancel) and the sweeper's (expire). The client's run commands are
+// Runs'. Both decide on the thread held by Threads' repository.
+type Turns struct {
+	threads *Threads
+}
+
 // RunRef names a run for the workers that drive it (domain/thread's).
 type RunRef = thread.RunRef
 
@@ -38,7 +45,7 @@ var (
 // thread pays no load to move its run on; a conflict (another node appended) reloads it and decides again. It
 // returns the caller's thread (t, or the log's when t is nil) after the append. A thread that is gone or a run it
 // does not hold makes nothing to do.
-func (c *Runs) advance(ctx context.Context, ref RunRef, t *Thread, actor, cause string, decide func(*Thread, *ThreadRun) []events.Event) (*Thread, error) {
+func (c *Turns) advance(ctx context.Context, ref RunRef, t *Thread, actor, cause string, decide func(*Thread, *ThreadRun) []events.Event) (*Thread, error) {
 	if !validID(ref.ThreadID) {
 		return &Thread{}, nil
 	}
@@ -76,7 +83,7 @@ func (c *Runs) advance(ctx context.Context, ref RunRef, t *Thread, actor, cause 
 }
 
 // Start puts a queued run in progress: the start of a turn. A run in any other status is left as it is.
-func (c *Runs) Start(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
+func (c *Turns) Start(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, "", func(_ *Thread, r *ThreadRun) []events.Event { return thread.Start(r) })
 }
 
@@ -87,7 +94,7 @@ func (c *Runs) Start(ctx context.Context, ref RunRef, t *Thread) (*Thread, error
 // The first event holds the answer's substance (the tool calls, or the message's text) with the call's usage. When
 // an answer has both, the tool calls come first: after a crash right after them the run still gets what it needs to
 // go on, and only the text said alongside the calls is lost.
-func (c *Runs) RecordTurn(ctx context.Context, ref RunRef, t *Thread, turn string, res TurnResult) (*Thread, error) {
+func (c *Turns) RecordTurn(ctx context.Context, ref RunRef, t *Thread, turn string, res TurnResult) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
@@ -99,7 +106,7 @@ func (c *Runs) RecordTurn(ctx context.Context, ref RunRef, t *Thread, turn strin
 // RecordServerTools records a turn whose tool calls the run worker answered itself (file_search): a tool-calls
 // step with the calls and what each found, completed at once with their outputs, and the run queued for its next
 // turn. One append: a crash before it asks the model again, a crash after it finds the turn recorded.
-func (c *Runs) RecordServerTools(ctx context.Context, ref RunRef, t *Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*Thread, error) {
+func (c *Turns) RecordServerTools(ctx context.Context, ref RunRef, t *Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
 		return thread.ServerTools(t, r, turn, calls, outputs, usage)
 	})
@@ -107,7 +114,7 @@ func (c *Runs) RecordServerTools(ctx context.Context, ref RunRef, t *Thread, tur
 
 // Fail ends the run's turn in failure (the model could not answer): code is "server_error",
 // "rate_limit_exceeded" or "invalid_prompt".
-func (c *Runs) Fail(ctx context.Context, ref RunRef, t *Thread, turn, code, message string) (*Thread, error) {
+func (c *Turns) Fail(ctx context.Context, ref RunRef, t *Thread, turn, code, message string) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
@@ -118,7 +125,7 @@ func (c *Runs) Fail(ctx context.Context, ref RunRef, t *Thread, turn, code, mess
 
 // Incomplete ends the run's turn before asking the model, because the run's token budget is spent: reason is
 // "max_prompt_tokens" or "max_completion_tokens".
-func (c *Runs) Incomplete(ctx context.Context, ref RunRef, t *Thread, turn, reason string) (*Thread, error) {
+func (c *Turns) Incomplete(ctx context.Context, ref RunRef, t *Thread, turn, reason string) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(_ *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusInProgress || r.Turn != turn {
 			return nil
@@ -129,7 +136,7 @@ func (c *Runs) Incomplete(ctx context.Context, ref RunRef, t *Thread, turn, reas
 }
 
 // FinishCancel ends a run that is cancelling: its steps in progress and the run are cancelled.
-func (c *Runs) FinishCancel(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
+func (c *Turns) FinishCancel(ctx context.Context, ref RunRef, t *Thread) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, "", func(t *Thread, r *ThreadRun) []events.Event {
 		if r.Status != events.RunStatusCancelling {
 			return nil
@@ -140,7 +147,7 @@ func (c *Runs) FinishCancel(ctx context.Context, ref RunRef, t *Thread) (*Thread
 
 // Expire ends a run still active past its expires_at, with its steps in progress. It reports whether the run
 // was expired.
-func (c *Runs) Expire(ctx context.Context, ref RunRef, now time.Time) (bool, error) {
+func (c *Turns) Expire(ctx context.Context, ref RunRef, now time.Time) (bool, error) {
 	expired := false
 	_, err := c.advance(ctx, ref, nil, ActorSweeper, "", func(t *Thread, r *ThreadRun) []events.Event {
 		expired = false // decide may run again after a conflict
@@ -154,16 +161,16 @@ func (c *Runs) Expire(ctx context.Context, ref RunRef, now time.Time) (bool, err
 }
 
 // Load returns a copy of a thread, with its runs, as the log holds it now.
-func (c *Runs) Load(ctx context.Context, threadID string) (*Thread, error) {
+func (c *Turns) Load(ctx context.Context, threadID string) (*Thread, error) {
 	return c.threads.Load(ctx, threadID)
 }
 
 // LoadAt returns a copy of a thread as of at least stream sequence atLeast (eventstore.Fresh: as the log holds it now).
-func (c *Runs) LoadAt(ctx context.Context, threadID string, atLeast uint64) (*Thread, error) {
+func (c *Turns) LoadAt(ctx context.Context, threadID string, atLeast uint64) (*Thread, error) {
 	return c.threads.LoadAt(ctx, threadID, atLeast)
 }
 
 // NeedsWork reports whether a run is in a status a worker moves on from, as the log holds it now.
-func (c *Runs) NeedsWork(ctx context.Context, threadID, runID string) (bool, error) {
+func (c *Turns) NeedsWork(ctx context.Context, threadID, runID string) (bool, error) {
 	return c.threads.RunNeedsWork(ctx, threadID, runID)
 }

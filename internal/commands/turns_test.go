@@ -17,7 +17,7 @@ import (
 // runOnLog is a thread with one run in progress, written straight to a real log.
 type runOnLog struct {
 	store *eventstore.Store
-	cmds  *commands.Runs
+	cmds  *commands.Turns
 	ref   commands.RunRef
 	turn  string
 }
@@ -42,7 +42,7 @@ func newRunOnLog(t *testing.T) runOnLog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runOnLog{store: store, cmds: commands.New(commands.Config{Store: store}).Runs, ref: ref, turn: res.Events[3].ID}
+	return runOnLog{store: store, cmds: commands.New(commands.Config{Store: store}).Turns, ref: ref, turn: res.Events[3].ID}
 }
 
 // appendAs writes an event with the ID the turn gives it, as a worker that died right after would have left it.

@@ -392,14 +392,14 @@ func (p *Platform) startRuns(ctx context.Context) error {
 		return fmt.Errorf("open leases: %w", err)
 	}
 	p.RunWorker, err = runworker.New(runworker.Config{
-		Runs: p.Commands.Runs, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
+		Runs: p.Commands.Turns, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
 		Holder: p.Config.NodeName, Files: runFiles{p}, Code: p.code, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
 	})
 	if err != nil {
 		return err
 	}
 	p.Sweeper = sweeper.New(sweeper.Config{
-		Runs: p.Commands.Runs, Active: projections.ActiveRuns{Views: p.Views}, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
+		Runs: p.Commands.Turns, Active: projections.ActiveRuns{Views: p.Views}, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
 		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),
 	})
 	return nil
