@@ -261,74 +261,44 @@ func (c candidate) follow(question string, produced []string) (string, string) {
 	if len(seg) == 0 {
 		return "", "the nearest example has no answer"
 	}
-	q := source{a: align(c.text, question), real: question, name: "the question"}
-	if why := q.a.problem(); why != "" {
+	p := newPlan(c.text, seg)
+	if why := p.read(0, question); why != "" {
 		return "", why
 	}
-	if why := carried(seg, q); why != "" {
-		return "", why
-	}
-	srcs := []source{q}
 	// The transcript so far must be what this example gives: the lines written from it again, and the results
 	// where it has results.
+	results := 0
 	for i, got := range produced {
 		if i >= len(seg) {
 			break
 		}
-		ex, real := llm.ParseCodeShotLine(seg[i]), llm.ParseCodeShotLine(got)
+		ex, real := p.lines[i].pl, llm.ParseCodeShotLine(got)
 		if ex.Kind != real.Kind || ex.Name != real.Name {
 			return "", "the answer so far went another way than the examples"
 		}
-		if ex.Kind == llm.LineFuncSays || ex.Kind == llm.LineAgentSays {
-			srcs = append(srcs, source{a: align(ex.Text, real.Text), real: real.Text, result: true,
-				name: strings.TrimSuffix(ex.Prefix, " says:") + "'s answer"})
+		if p.lines[i].says {
+			results++
+			if why := p.read(results, real.Text); why != "" {
+				return "", why + " (" + p.srcs[results].name + ")"
+			}
 			continue
 		}
-		again, why := fill(seg[i], srcs, len(srcs) == 1)
-		if why != "" || again != llm.ParseCodeShotLine(got).String() {
+		if p.fill(i) != real.String() {
 			return "", "the answer so far went another way than the examples"
 		}
 	}
-	line := seg[len(seg)-1]
-	if k := len(produced); k < len(seg) {
-		line = seg[k]
+	k := len(seg) - 1
+	if n := len(produced); n < len(seg) {
+		k = n
 	} else {
 		for i := len(seg) - 1; i >= 0; i-- {
-			if llm.ParseCodeShotLine(seg[i]).Kind == llm.LineAnswer {
-				line = seg[i]
+			if p.lines[i].pl.Kind == llm.LineAnswer {
+				k = i
 				break
 			}
 		}
 	}
-	return fill(line, srcs, len(srcs) == 1)
-}
-
-// carried checks that the example's calls (or, with none, its answer) carry every value of the question that
-// differs from the example's: "In 3 days, the weather in Oslo" must not become a call that only says "Oslo".
-func carried(seg []string, q source) string {
-	var carriers []string
-	for _, l := range seg {
-		if k := llm.ParseCodeShotLine(l).Kind; k == llm.LineAskFunc || k == llm.LineAskAgent {
-			carriers = append(carriers, l)
-		}
-	}
-	if len(carriers) == 0 {
-		carriers = seg
-	}
-	used := map[int]bool{}
-	for _, l := range carriers {
-		for _, o := range owners(words(llm.ParseCodeShotLine(l).Text), []source{q}) {
-			if o.src == 0 {
-				used[o.idx] = true
-			}
-		}
-	}
-	for k, w := range q.a.ex {
-		if q.a.state[k] == replaced && isValue(w.text) && !used[k] {
-			return fmt.Sprintf("the examples' calls have no place for %q", q.a.to[k])
-		}
-	}
-	return ""
+	return p.fill(k), ""
 }
 
 // cannotAnswer is the answer when no example fits: once funcs or agents have answered, what they said; before,
