@@ -161,8 +161,8 @@ type diff struct {
 	anchored int
 }
 
-// compare diffs an example's text with the real one. The longest common subsequence of their tokens (ignoring
-// case) anchors them, words and operators before values, so that "12 times 7" / "7 times 12" anchor on "times" and
+// compare diffs an example's text with the real one. The longest common subsequence of their words and operators
+// (ignoring case) anchors them, so that "12 times 7" / "7 times 12" anchor on "times" and
 // differ in their values. With question, the words before the first anchor that are lead-ins on either side are
 // let be ("What is 9 divided by 3" / "100 divided by 4"); courtesies the real text adds are let be anywhere.
 func compare(ex []word, real string, question bool) diff {
@@ -177,7 +177,7 @@ func compare(ex []word, real string, question bool) diff {
 		}
 	}
 	d := diff{ex: ex, re: re, real: real}
-	anchors := weightedLCS(ex, re)
+	anchors := wordLCS(ex, re)
 	i0, j0 := 0, 0
 	add := func(i, j int, leading bool) {
 		if leading && question {
@@ -209,19 +209,19 @@ func compare(ex []word, real string, question bool) diff {
 	return d
 }
 
-// weightedLCS matches two token lists by their heaviest common subsequence, ignoring case: index in a → index in
-// b. A word or operator weighs more than a value, so that values are matched only where the words around them
-// agree; of equal weights, the earliest matches win.
-func weightedLCS(a, b []word) map[int]int {
+// wordLCS matches two token lists by their longest common subsequence of words and operators, ignoring case:
+// index in a → index in b. Values never anchor: they are what a question asks about, so they are always compared
+// as spans (equal ones are let be). Of equal lengths, the earliest matches win.
+func wordLCS(a, b []word) map[int]int {
 	n, m := len(a), len(b)
 	weight := func(i, j int) int {
 		if a[i].kind != b[j].kind || !strings.EqualFold(a[i].text, b[j].text) {
 			return 0
 		}
 		if a[i].kind == valueTok {
-			return 1
+			return 0 // a value equal by chance is no anchor ("9-5" / "3 minus 5"); equal spans are let be
 		}
-		return 2
+		return 1
 	}
 	t := make([][]int, n+1)
 	for i := range t {
@@ -447,6 +447,29 @@ func onlyFillers(ws []word) bool {
 		}
 	}
 	return true
+}
+
+// numberWords are numbers written in words: they stand where an example has a value ("between zero and nine").
+var numberWords = wordSet("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen " +
+	"fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred " +
+	"thousand million billion")
+
+// shape is what a span is made of: values (or numbers in words), operators, and runs of words. A span is replaced
+// only by one of the same shape, whatever its words: "locker code" by "gym PIN", "0" by "zero", "6*8" by "2+2";
+// not "7" by "7 squared", nor "12" by "half of 12", nor "9-5" by "3 minus 5".
+func shape(ws []word) string {
+	var b strings.Builder
+	for _, w := range ws {
+		switch {
+		case w.kind == valueTok || in(numberWords, w):
+			b.WriteByte('V')
+		case w.kind == opTok:
+			b.WriteByte('O')
+		case !strings.HasSuffix(b.String(), "W"):
+			b.WriteByte('W')
+		}
+	}
+	return b.String()
 }
 
 func hasValue(ws []word) bool {

@@ -65,13 +65,14 @@ func TestCompare(t *testing.T) {
 		{"Generate a random number between 0 and 19.", "generate a random number between 5 and 50", "0→5 | 19→50"},
 		// Words anchor before values: the values swap places.
 		{"What is 12 times 7?", "7 times 12", "12→7 | 7→12"},
-		{"What is 10 minus 4?", "What is 4 minus 4?", "10→4"},
+		// Values never anchor: equal ones are spans of their own, let be later.
+		{"What is 10 minus 4?", "What is 4 minus 4?", "10→4 | 4→4"},
 		// Lead-ins at the start are let be on either side; courtesies anywhere.
 		{"What is 9 divided by 3?", "Tell me 100 divided by 4 please", "9→100 | 3→4"},
 		{"Generate a random number between 0 and 19.", "random number between zero and nine", "0→zero | 19→nine"},
 		{"Remember that my locker code is 4512", "Remember that my gym PIN is 0091", "locker code→gym PIN | 4512→0091"},
 		{"What is 5 plus 3?", "what is 2+2", "5 plus 3→2 + 2"},
-		{"What is 12 times 7?", "What is 12 times 7 squared?", "→squared"},
+		{"What is 12 times 7?", "What is 12 times 7 squared?", "12→12 | 7→7 squared"},
 		{"What is the square root of 2 divided by 4?", "square root of 144", "2 divided by 4→144"},
 		{"Draw a bar chart of 3, 7 and 2.", "Draw a bar chart of 5, 10, 15", "3 7 and 2→5 10 15"},
 	}

@@ -157,8 +157,8 @@ func (p *plan) copies(s int, sp span) (whole []copyAt, partial []word) {
 // read compares source s with its real text and chooses, for each difference, the first reading of it (see
 // diff.refinements) that the example's lines can carry, or says why there is none:
 //
-//   - a difference the lines repeat whole is replaced there by the real text's aligned span, whatever its words
-//     ("locker code" → "gym PIN", "0" → "zero", "6" → "-2");
+//   - a difference the lines repeat whole is replaced there by the real text's aligned span, whatever its words,
+//     as long as it is of the same shape (see shape: "locker code" → "gym PIN", "0" → "zero", "6" → "-2");
 //   - a difference the lines do not repeat, or repeat only in pieces, changes what is asked ("square root of",
 //     "times" / "modulo"): no reading;
 //   - words the real text adds, or leaves out, must be fillers or courtesies;
@@ -193,6 +193,8 @@ func (p *plan) read(s int, real string) string {
 				if !onlyFillers(e) {
 					return fmt.Sprintf("%s has nothing in place of the examples' %s", src.name, d.quoteEx(sp)), nil
 				}
+			case shape(e) != shape(re):
+				return fmt.Sprintf("%s has %s where the examples have %s", src.name, d.quoteRe(sp), d.quoteEx(sp)), nil
 			default:
 				whole, partial := p.copies(s, sp)
 				if len(partial) > 0 {

@@ -185,19 +185,20 @@ func requiresArguments(schema json.RawMessage) bool {
 //
 //  1. Take the examples' questions ("Q:" lines), nearest to the transcript's question first (embedding
 //     similarity; the first of equals).
-//  2. Align the example's question with the real one word by word (see align): the words that differ are the
-//     values to put in ("SYMBOL" → "GOOG", "0" → "5", "19" → "50"). Once the transcript holds a func's or agent's
-//     real result where the example holds its own, align those too, so that the example's result is replaced by
-//     the real one in the lines that follow ("17" → "23").
-//  3. Take the example's line after as many lines as the transcript already has past its question, and put the
-//     values in (see fill).
+//  2. Diff the example's question with the real one token by token (see compare): the spans that differ are what
+//     to put in ("SYMBOL" → "GOOG", "0" → "5", "locker code" → "gym PIN", "4" → "-4"). Once the transcript holds a
+//     func's or agent's real result where the example holds its own, diff those too, so that the example's result
+//     is replaced by the real one in the lines that follow ("6" → "-2").
+//  3. Take the example's line after as many lines as the transcript already has past its question, and replace
+//     each span it repeats whole by the real text's (see plan.read and plan.fill).
 //
-// The offline model must never be confidently wrong, so an example is followed only where it fits with certainty:
-// every value of the question has a place in it, the question says nothing it does not, its calls carry every
-// value that changed, each line's repeated words have a counterpart, and no line rests on a word that differs
-// without carrying it (see fill). The first example that fits gives the line. When none does, the answer says that
-// this needs a real model and how to configure one — or, once a func or agent has answered, passes its answer on
-// as it is. A transcript already longer than the example gets the example's answer line again.
+// The offline model must never be confidently wrong, so an example is followed only where its lines carry every
+// difference: a span they do not repeat, or repeat only in pieces ("5 plus 3" written "5 + 3" is no place for
+// "2 minus 2"), changes what is asked; words the question adds or leaves out must be fillers or courtesies; its
+// calls carry every value that changed. Of the examples that fit, the closest gives the line. When none does, the
+// answer says that this needs a real model and how to configure one — or, once a func or agent has answered,
+// passes its answer on as it is. A transcript already longer than the example gets the example's answer line
+// again.
 func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string, error) {
 	if len(cs.Transcript) == 0 {
 		return "", fmt.Errorf("offline: Code Shot prompt has no transcript: %w", llm.ErrBadRequest)
@@ -228,15 +229,20 @@ func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string,
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
-	why := ""
+	why, best, bestFit := "", "", fit{}
 	for _, i := range order {
-		line, reason := cands[i].follow(question, produced)
-		if reason == "" {
-			return line, nil
+		line, f, reason := cands[i].follow(question, produced)
+		switch {
+		case reason != "":
+			if why == "" {
+				why = reason
+			}
+		case best == "" || f.better(bestFit):
+			best, bestFit = line, f
 		}
-		if why == "" {
-			why = reason
-		}
+	}
+	if best != "" {
+		return best, nil
 	}
 	return cannotAnswer(produced, why), nil
 }
@@ -248,8 +254,21 @@ type candidate struct {
 	text     string
 }
 
-// follow gives the transcript's next line from this example, or why the example does not fit the question.
-func (c candidate) follow(question string, produced []string) (string, string) {
+// fit is how closely an example fits a question: the tokens they share that say something, and the spans where
+// they differ. Of the examples that fit, the closest gives the line (the nearest by similarity of equals): "3 minus
+// 5" follows "10 minus 4", whatever an embedder thinks of "9-5".
+type fit struct{ anchored, spans int }
+
+func (f fit) better(g fit) bool {
+	if f.anchored != g.anchored {
+		return f.anchored > g.anchored
+	}
+	return f.spans < g.spans
+}
+
+// follow gives the transcript's next line from this example and how closely it fits, or why the example does not
+// fit the question.
+func (c candidate) follow(question string, produced []string) (string, fit, string) {
 	// The example's lines after its question, up to its next question (conversational examples hold several).
 	var seg []string
 	for _, l := range c.lines[c.question+1:] {
@@ -259,11 +278,11 @@ func (c candidate) follow(question string, produced []string) (string, string) {
 		seg = append(seg, l)
 	}
 	if len(seg) == 0 {
-		return "", "the nearest example has no answer"
+		return "", fit{}, "the nearest example has no answer"
 	}
 	p := newPlan(c.text, seg)
 	if why := p.read(0, question); why != "" {
-		return "", why
+		return "", fit{}, why
 	}
 	// The transcript so far must be what this example gives: the lines written from it again, and the results
 	// where it has results.
@@ -274,17 +293,17 @@ func (c candidate) follow(question string, produced []string) (string, string) {
 		}
 		ex, real := p.lines[i].pl, llm.ParseCodeShotLine(got)
 		if ex.Kind != real.Kind || ex.Name != real.Name {
-			return "", "the answer so far went another way than the examples"
+			return "", fit{}, "the answer so far went another way than the examples"
 		}
 		if p.lines[i].says {
 			results++
 			if why := p.read(results, real.Text); why != "" {
-				return "", why + " (" + p.srcs[results].name + ")"
+				return "", fit{}, why + " (" + p.srcs[results].name + ")"
 			}
 			continue
 		}
 		if p.fill(i) != real.String() {
-			return "", "the answer so far went another way than the examples"
+			return "", fit{}, "the answer so far went another way than the examples"
 		}
 	}
 	k := len(seg) - 1
@@ -298,7 +317,7 @@ func (c candidate) follow(question string, produced []string) (string, string) {
 			}
 		}
 	}
-	return p.fill(k), ""
+	return p.fill(k), fit{p.srcs[0].d.anchored, len(p.srcs[0].chosen)}, ""
 }
 
 // cannotAnswer is the answer when no example fits: once funcs or agents have answered, what they said; before,
