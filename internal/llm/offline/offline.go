@@ -23,23 +23,23 @@ import (
 	"github.com/contrailhq/contrail/internal/llm/tokens"
 )
 
-// Notice is the offline model's answer to a chat that is not a Code Shot prompt.
-const Notice = "I am Contrail's offline model, not a language model: Contrail runs me when no real model is " +
-	"configured, so that it works with no API key and no network. I can follow a Code Shot agent's few-shot " +
-	"examples (I pick the example nearest to the query, put the query's own values into its next line, and carry " +
-	"a func's real result into the answer), and Contrail routes queries to agents by embedding similarity without " +
-	"me. I cannot hold a conversation, answer questions of my own, or decide to call tools. To use a real model, set " +
-	"OPENAI_BASE_URL and OPENAI_API_KEY for any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp) and " +
-	`restart Contrail, or give the agent a model as "provider/name", e.g. "openai/gpt-4o-mini".`
+// Notice is the offline model's answer to a chat that is not a Code Shot prompt: in two sentences, what it can do
+// and how to configure a real model.
+const Notice = "I am Contrail's offline model, not a language model: I can only follow a Code Shot agent's " +
+	`examples, and answer "help" with the agents you can ask. For anything else, set OPENAI_BASE_URL and ` +
+	"OPENAI_API_KEY for any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp) and restart Contrail, or " +
+	`give the agent a model as "provider/name", e.g. "openai/gpt-4o-mini".`
 
 // NeedsModel starts the offline model's answer to a question its examples do not fit with certainty.
 const NeedsModel = "I cannot answer that without a real model"
 
-// needsModel is that answer in full: why, and how to configure a model.
+// needsModel is that answer in full: what the offline model can do, why this is not it, and how to configure a
+// model.
 func needsModel(why string) string {
-	return NeedsModel + ": Contrail's offline model only follows this agent's examples, word for word, and they do " +
-		"not fit this question (" + why + "). To configure a model, set OPENAI_BASE_URL and OPENAI_API_KEY for " +
-		"any OpenAI-compatible server and restart Contrail, choosing the model with --model (CONTRAIL_MODEL)."
+	return NeedsModel + ": Contrail's offline model only follows this agent's examples, putting your values in " +
+		"their place, and they do not fit this question (" + why + "). To configure a model, set OPENAI_BASE_URL " +
+		"and OPENAI_API_KEY for any OpenAI-compatible server and restart Contrail, choosing the model with --model " +
+		"(CONTRAIL_MODEL)."
 }
 
 // noExamples is the answer to a Code Shot prompt with no examples to follow; it is an answer line, so that the
@@ -115,9 +115,67 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(l
 func (p *Provider) answer(ctx context.Context, req llm.Request) (string, error) {
 	cs, ok := llm.ParseCodeShotPrompt(req.Messages)
 	if !ok {
-		return Notice, nil
+		return chat(req.Messages), nil
 	}
 	return p.NextLine(ctx, cs)
+}
+
+// chat answers a chat that is not a Code Shot prompt: "help" and "What can you do?" with the agents the system
+// message lists (see llm.AgentsHeading), anything else with Notice.
+func chat(msgs []llm.Message) string {
+	var system, last string
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleSystem:
+			system += m.Content + "\n"
+		case llm.RoleUser:
+			last = m.Content
+		}
+	}
+	_, list, found := strings.Cut(system, llm.AgentsHeading)
+	if !found || !AsksForHelp(last) {
+		return Notice
+	}
+	list, _, _ = strings.Cut(strings.TrimLeft(list, "\n"), "\n\n")
+	list = strings.TrimSpace(list)
+	if list == "" || list == "(none)" {
+		return "I am Contrail's offline model: I answer by passing your question to an agent whose examples fit it, " +
+			"and no agent is registered for you yet (register one with `contrail agents register`). " + realModel
+	}
+	return "I am Contrail's offline model: I answer by passing your question to the agent whose examples fit it. " +
+		"You can ask these agents:\n" + list + "\n" + realModel
+}
+
+// realModel says how to configure a real model, for anything no agent answers.
+const realModel = "For anything else, set OPENAI_BASE_URL and OPENAI_API_KEY for any OpenAI-compatible server " +
+	"and restart Contrail."
+
+// helpQuestions are the ways of asking what the platform can do, lower-cased, without punctuation or courtesies.
+var helpQuestions = phraseSet("help|help me|what can you do|what can you do for me|what can you help with|" +
+	"what can you help me with|what can i ask|what can i ask you|what do you do|what are you able to do|" +
+	"how can you help|how can you help me|what agents are there|which agents are there|list agents|list the agents")
+
+// greetings are words a help question may have around it ("Hi, what can you do?", "help please").
+var greetings = wordSet("please hi hello hey thanks so")
+
+func phraseSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, p := range strings.Split(s, "|") {
+		m[p] = true
+	}
+	return m
+}
+
+// AsksForHelp reports whether a message asks what the platform can do ("help", "What can you do?"). The front
+// agent answers it itself, with the agents the user can ask, instead of routing it.
+func AsksForHelp(text string) bool {
+	var kept []string
+	for _, w := range words(text) {
+		if w.kind != opTok && !in(greetings, w) {
+			kept = append(kept, strings.ToLower(w.text))
+		}
+	}
+	return helpQuestions[strings.Join(kept, " ")]
 }
 
 // limit applies the request's stop sequences and token bound to the answer, as a real server does.
