@@ -97,6 +97,8 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(l
 		if err != nil {
 			return llm.Response{}, err
 		}
+		// What is not an answer says so: the notice, and "I cannot answer that" (see Refused).
+		resp.Refused = text == Notice || strings.HasPrefix(strings.TrimPrefix(text, "A: "), NeedsModel) || text == noExamples
 		text, resp.FinishReason = limit(req, text)
 		resp.Text = text
 		if onDelta != nil {
