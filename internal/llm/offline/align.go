@@ -159,6 +159,9 @@ type diff struct {
 	spans []span
 	// anchored counts the tokens they share that say something (not lead-ins, fillers or courtesies).
 	anchored int
+	// lead is where the first anchor is in ex: a span before it opens the question ("Remember that ..." /
+	// "Forget that ..."), where a word is most often the verb of what is asked.
+	lead int
 }
 
 // compare diffs an example's text with the real one. The longest common subsequence of their words and operators
@@ -193,12 +196,16 @@ func compare(ex []word, real string, question bool) diff {
 		}
 	}
 	first := true
+	d.lead = len(ex)
 	for i := range ex {
 		j, ok := anchors[i]
 		if !ok {
 			continue
 		}
 		add(i, j, first)
+		if first {
+			d.lead = i
+		}
 		first = false
 		if !in(leadIns, ex[i]) && !in(fillers, ex[i]) && !in(courtesies, ex[i]) {
 			d.anchored++

@@ -162,9 +162,10 @@ func (p *plan) copies(s int, sp span) (whole []copyAt, partial []word) {
 //   - a difference the lines do not repeat, or repeat only in pieces, changes what is asked ("square root of",
 //     "times" / "modulo"): no reading;
 //   - words the real text adds, or leaves out, must be fillers or courtesies;
-//   - for the question, when the example calls funcs or agents, a difference that holds a value must be carried
-//     by a call; one difference of words at most may be left to the other lines, and only where every call just
-//     repeats the question's tokens (no words or operators of its own that might stand for it).
+//   - for the question, when the example calls funcs or agents, a difference that holds a value, or that opens
+//     the question, must be carried by a call; one other difference of words at most may be left to the other
+//     lines, and only where every call just repeats the question's tokens (no words or operators of its own that
+//     might stand for it).
 func (p *plan) read(s int, real string) string {
 	src := p.srcs[s]
 	d := compare(src.ex, real, !src.result)
@@ -216,6 +217,10 @@ func (p *plan) read(s int, real string) string {
 				case carried:
 				case hasValue(e) || hasValue(re):
 					return "the examples' calls have no place for " + d.quoteRe(sp), nil
+				case sp.elo < d.lead:
+					// The words that open a question say what it asks ("Remember" / "Forget"): a call that does not
+					// carry them would do the example's thing.
+					return fmt.Sprintf("the examples' calls do not say %s, which changes what is asked", d.quoteRe(sp)), nil
 				default:
 					words = append(words, sp)
 				}

@@ -197,6 +197,12 @@ Ask Func[remember]: locker code = 4512
 Func[remember] says: saved
 A: I will remember that your locker code is 4512.`
 
+// noteFewShots are a user's agent whose call carries the value only: the words around it are for the answer.
+const noteFewShots = `Q: Remember that my locker code is 4512
+Ask Func[note]: 4512
+Func[note] says: saved
+A: I will remember that your locker code is 4512.`
+
 // convertFewShots are a user's unit converter: the number and its unit are one value.
 const convertFewShots = `Q: Convert 10km to miles
 Ask Func[convert]: 10km in miles
@@ -230,6 +236,12 @@ func TestOfflineTable(t *testing.T) {
 				return agentproto.Message{Text: fmt.Sprintf("%.2f miles", km*0.621371)}, nil
 			}},
 		}
+	}
+	note := func() agentkit.Agent {
+		return agentkit.Agent{BasePrompt: "I take notes.", FewShots: codeshot.Split(noteFewShots),
+			Funcs: map[string]agentkit.Func{"note": func(context.Context, agentkit.Call) (agentproto.Message, error) {
+				return agentproto.Message{Text: "saved"}, nil
+			}}}
 	}
 	seeded := func() agentkit.Agent { return genrand.Agent(genrand.WithSeed(1, 2)) }
 	const refused = "refused"
@@ -273,6 +285,8 @@ func TestOfflineTable(t *testing.T) {
 		{calc.Agent, "What's the capital of France?", refused, nil},
 		{calc.Agent, "help", refused, nil},
 		{memory, "Forget that my locker code is 4512", refused, nil},
+		{note, "Remember that my gym PIN is 0091", "I will remember that your gym PIN is 0091.", []string{"0091"}},
+		{note, "Forget that my locker code is 4512", refused, nil},
 		{seeded, "Generate a random number below 50", refused, nil},
 	}
 	embedders := map[string]func(t *testing.T) embedding.Embedder{
