@@ -461,18 +461,21 @@ var numberWords = wordSet("zero one two three four five six seven eight nine ten
 	"fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred " +
 	"thousand million billion")
 
-// shape is what a span is made of: values (or numbers in words), operators, and runs of words. A span is replaced
-// only by one of the same shape, whatever its words: "locker code" by "gym PIN", "0" by "zero", "6*8" by "2+2";
-// not "7" by "7 squared", nor "12" by "half of 12", nor "9-5" by "3 minus 5".
+// shape is what a span is made of: values (or numbers in words), operators, words, and names (a run of
+// capitalised words is one name: "New York City"). A span is replaced only by one of the same shape, whatever its
+// words: "locker code" by "gym PIN", "Paris" by "New York City", "0" by "zero", "6*8" by "2+2"; not "7" by "7
+// squared", "12" by "half of 12", "9-5" by "3 minus 5", nor "SYMBOL" by "AAPL yesterday".
 func shape(ws []word) string {
 	var b strings.Builder
-	for _, w := range ws {
+	for i, w := range ws {
 		switch {
 		case w.kind == valueTok || in(numberWords, w):
 			b.WriteByte('V')
 		case w.kind == opTok:
 			b.WriteByte('O')
-		case !strings.HasSuffix(b.String(), "W"):
+		case capitalized(w.text) && i > 0 && capitalized(ws[i-1].text) && ws[i-1].kind == wordTok:
+			// the name goes on
+		default:
 			b.WriteByte('W')
 		}
 	}

@@ -194,7 +194,8 @@ func (p *plan) read(s int, real string) string {
 				if !onlyFillers(e) {
 					return fmt.Sprintf("%s has nothing in place of the examples' %s", src.name, d.quoteEx(sp)), nil
 				}
-			case shape(e) != shape(re):
+			case shape(e) != shape(re) && !(src.result && len(e) == len(d.ex) && len(re) == len(d.re)):
+				// (A result repeated whole is replaced whole, whatever its shape: it is the func's own answer.)
 				return fmt.Sprintf("%s has %s where the examples have %s", src.name, d.quoteRe(sp), d.quoteEx(sp)), nil
 			default:
 				whole, partial := p.copies(s, sp)
@@ -259,7 +260,7 @@ func (p *plan) read(s int, real string) string {
 	if len(spans) == 0 {
 		return ""
 	}
-	if src.result && len(spans) > 1 {
+	if src.result && (len(spans) > 1 || spans[0] != (span{0, len(d.ex), 0, len(d.re)})) {
 		// A result repeated whole is replaced whole ("Sunny, 23 degrees" → "Light rain and wind, 9 degrees").
 		if all := (span{0, len(d.ex), 0, len(d.re)}); len(d.ex) > 0 && len(d.re) > 0 {
 			if why, _ := check([]span{all}); why == "" {

@@ -243,6 +243,19 @@ func TestOfflineTable(t *testing.T) {
 				return agentproto.Message{Text: "saved"}, nil
 			}}}
 	}
+	weather := func() agentkit.Agent {
+		return agentkit.Agent{BasePrompt: "I tell the weather.",
+			FewShots: codeshot.Split("Q: What is the weather in Paris?\nAsk Func[weather]: Paris\nFunc[weather] says: Sunny, 23 degrees\nA: Paris: Sunny, 23 degrees"),
+			Funcs: map[string]agentkit.Func{"weather": func(context.Context, agentkit.Call) (agentproto.Message, error) {
+				return agentproto.Message{Text: "Light rain and wind, -2 degrees"}, nil
+			}}}
+	}
+	stock := func() agentkit.Agent {
+		return agentkit.Agent{FewShots: stockExamples(t),
+			Funcs: map[string]agentkit.Func{"quote": func(context.Context, agentkit.Call) (agentproto.Message, error) {
+				return agentproto.Message{Text: "$1.00"}, nil
+			}}}
+	}
 	seeded := func() agentkit.Agent { return genrand.Agent(genrand.WithSeed(1, 2)) }
 	const refused = "refused"
 	cases := []struct {
@@ -266,6 +279,7 @@ func TestOfflineTable(t *testing.T) {
 		{calc.Agent, "what is 7 * 12", "7*12 is 84.", []string{"7*12"}},
 		{calc.Agent, "What is 100/8?", "100/8 is 12.5.", []string{"100/8"}},
 		{calc.Agent, "What is 2^3?", "2^3 is 8.", []string{"2^3"}},
+		{calc.Agent, "What is 2 to the power of -1?", "2 to the power of -1 is 0.5.", []string{"2 ^ -1"}},
 		{memory, "Remember that my gym PIN is 0091", "I will remember that your gym PIN is 0091.", []string{"gym PIN = 0091"}},
 		{seeded, "Generate a random number between zero and nine", "The random number is {drawn}.", []string{"zero, nine"}},
 		// Decimals, units, and the examples' own questions.
@@ -274,6 +288,10 @@ func TestOfflineTable(t *testing.T) {
 		{calc.Agent, "What is 12 times 7?", "12 times 7 is 84.", []string{"12 * 7"}},
 		{convert, "Convert -3.5km to miles", "-3.5km is -2.17 miles.", []string{"-3.5km in miles"}},
 		{seeded, "random number between 5 and 50", "The random number is {drawn}.", []string{"5, 50"}},
+		{seeded, "Generate a random number between -5 and 5", "The random number is {drawn}.", []string{"-5, 5"}},
+		// A name of several words for one; a result repeated whole, replaced whole.
+		{weather, "What is the weather in New York City?", "New York City: Light rain and wind, -2 degrees", []string{"New York City"}},
+		{stock, "What is the current price for BRK.B?", "The current price for BRK.B is $1.00.", []string{"BRK.B"}},
 		// Paraphrases that change what is asked: refused, and no func is called.
 		{calc.Agent, "square root of 144", refused, nil},
 		{calc.Agent, "What is 12 modulo 7?", refused, nil},
@@ -288,6 +306,9 @@ func TestOfflineTable(t *testing.T) {
 		{note, "Remember that my gym PIN is 0091", "I will remember that your gym PIN is 0091.", []string{"0091"}},
 		{note, "Forget that my locker code is 4512", refused, nil},
 		{seeded, "Generate a random number below 50", refused, nil},
+		{seeded, "Generate 3 random numbers between 0 and 19", refused, nil},
+		{weather, "What is the weather in Paris tomorrow?", refused, nil},
+		{stock, "What was the price for AAPL yesterday?", refused, nil},
 	}
 	embedders := map[string]func(t *testing.T) embedding.Embedder{
 		"words":    func(*testing.T) embedding.Embedder { return nil },

@@ -38,6 +38,11 @@ Ask Func[calc]: 9 / 3
 Func[calc] says: 3
 A: 9 divided by 3 is 3.
 
+Q: What is 3 to the power of 4?
+Ask Func[calc]: 3 ^ 4
+Func[calc] says: 81
+A: 3 to the power of 4 is 81.
+
 Q: What is 2+2?
 Ask Func[calc]: 2+2
 Func[calc] says: 4
