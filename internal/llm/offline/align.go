@@ -373,7 +373,7 @@ func (d diff) refinements(s span) [][]span {
 	}
 	if len(ev) == 0 && len(rv) == 0 {
 		if k, first, last, ok := names(d.ex, d.re, s); ok {
-			out = append(out, d.pairUp(s, []int{k}, []int{first, last}[:1], last))
+			out = append(out, d.pairUp(s, []int{k}, []int{first}, last))
 		}
 	}
 	return out
