@@ -73,10 +73,16 @@ func TestOfflineHelpListsTheAgents(t *testing.T) {
 	if _, err := n.RegisterAgent(context.Background(), p, commands.AgentInput{Handle: "calc", FuncURL: &url}); err != nil {
 		t.Fatal(err)
 	}
-	// The routing index takes the agent in the background.
-	for deadline := time.Now().Add(30 * time.Second); n.Index.Candidates(p.AccountID) == 0; time.Sleep(10 * time.Millisecond) {
+	// Another account's unpublished agent is none of ada's business.
+	bob, _ := n.NewAccount(t, "bob")
+	secret := serveAgent(t, calc.Agent()).URL
+	if _, err := n.RegisterAgent(context.Background(), bob, commands.AgentInput{Handle: "bobsecret", FuncURL: &secret}); err != nil {
+		t.Fatal(err)
+	}
+	// The routing index takes the agents in the background.
+	for deadline := time.Now().Add(30 * time.Second); n.Index.Candidates(p.AccountID) == 0 || n.Index.Candidates(bob.AccountID) == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the routing index never took the calc agent in")
+			t.Fatal("the routing index never took the agents in")
 		}
 	}
 	for _, q := range []string{"What can you do?", "help"} {
@@ -87,8 +93,8 @@ func TestOfflineHelpListsTheAgents(t *testing.T) {
 				t.Errorf("%q answered %q, want it to hold %q", q, reply.Text, want)
 			}
 		}
-		if reply.Text == offline.Notice {
-			t.Errorf("%q answered with the notice", q)
+		if reply.Text == offline.Notice || strings.Contains(reply.Text, "bobsecret") {
+			t.Errorf("%q answered with the notice, or another account's agent: %q", q, reply.Text)
 		}
 	}
 	// Another question no agent fits still gets the notice, which says in two sentences what the offline model can

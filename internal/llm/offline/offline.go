@@ -1,8 +1,9 @@
 // Package offline is the built-in model Contrail answers with when no real model is configured. It is not a
 // language model and never claims to be one: it follows the few-shot examples of Code Shot agents mechanically and
 // deterministically where they fit a question with certainty, says that it cannot answer (and how to configure a
-// real model) where they do not, and answers any other chat with a plain notice of what it is and how to configure
-// a real model. Because it is deterministic it also serves tests.
+// real model) where they do not, answers "help" with the agents the front agent lists in its prompt, and any other
+// chat with a plain notice of what it is and how to configure a real model. Because it is deterministic it also
+// serves tests.
 //
 // It imports the llm types, the tokenizer and the embedding interface; nothing else of Contrail.
 package offline
