@@ -379,6 +379,22 @@ type SessionSummarized struct {
 
 func (SessionSummarized) EventType() string { return "session.summarized" }
 
+// SessionSummaryFailed records that the history of an adaptive session could not be summarized: the model cannot
+// summarise (the offline model), declined, failed, or was cut off before the summary ended. No summary replaces
+// the older turns: they stay in the prompt, and are truncated, oldest first, once the history is over the token
+// budget (each turn's session.chat_prepared says how many). It is recorded once for a reason and a starting point.
+type SessionSummaryFailed struct {
+	// From is how many entries the latest summary covered; Upto how many the failed one was to cover.
+	From   int    `json:"from"`
+	Upto   int    `json:"upto"`
+	Model  string `json:"model,omitempty"`
+	Reason string `json:"reason"`
+	// Turn is the turn whose answer set it off.
+	Turn string `json:"turn,omitempty"`
+}
+
+func (SessionSummaryFailed) EventType() string { return "session.summary_failed" }
+
 func julepEvents() []Event {
 	return []Event{
 		JulepAgentCreated{}, JulepAgentUpdated{}, JulepAgentDeleted{},
@@ -387,6 +403,7 @@ func julepEvents() []Event {
 		DocCreated{}, DocDeleted{},
 		SessionJulepUpdated{}, SessionChatRequested{}, SessionChatPrepared{}, SessionChatModelCalled{},
 		SessionChatToolRan{}, SessionChatAnswered{}, SessionChatFailed{}, SessionSummarized{},
+		SessionSummaryFailed{},
 	}
 }
 

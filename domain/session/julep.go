@@ -27,7 +27,9 @@ type Julep struct {
 	Entries []Entry
 	// Summaries are the summaries made of the history, oldest first (each covers the first Upto entries).
 	Summaries []events.SessionSummarized
-	byTurn    map[string]int
+	// SummaryFailed is the latest summary that could not be made, if any.
+	SummaryFailed *events.SessionSummaryFailed
+	byTurn        map[string]int
 }
 
 // Turn is one chat of a Julep session and the work on it.
@@ -139,6 +141,9 @@ func (s *State) applyJulep(e events.Envelope) {
 		if d.Upto > j.SummaryUpto() && d.Upto <= len(j.Entries) {
 			j.Summaries = append(j.Summaries, d)
 		}
+	case events.SessionSummaryFailed:
+		f := d
+		j.SummaryFailed = &f
 	}
 }
 
@@ -369,6 +374,19 @@ func Summarize(s *State, cause string, from int, sum events.SessionSummarized) [
 	return []events.Event{events.WithID(events.DeriveID(cause, "summary:"+strconv.Itoa(sum.Upto)), sum)}
 }
 
+// FailSummary records that a summary of the history's entries from..f.Upto could not be made, and why: the older
+// turns stay (truncated when over the budget) and the session says so. Once for a reason and a starting point: the
+// turns after it try again, and say nothing new while it fails the same way.
+func FailSummary(s *State, cause string, f events.SessionSummaryFailed) []events.Event {
+	if !s.live() || s.Julep.SummaryUpto() != f.From {
+		return nil
+	}
+	if last := s.Julep.SummaryFailed; last != nil && last.From == f.From && last.Reason == f.Reason {
+		return nil
+	}
+	return []events.Event{events.WithID(events.DeriveID(cause, "summary-failed"), f)}
+}
+
 func (s *State) live() bool { return s.Exists && !s.Deleted && s.Julep != nil }
 
 // History is the messages of the history from entry `from` on, as a model is sent them: tool calls the platform
@@ -551,6 +569,10 @@ func (j *Julep) Clone() *Julep {
 	c := *j
 	c.Entries = slices.Clone(j.Entries)
 	c.Summaries = slices.Clone(j.Summaries)
+	if j.SummaryFailed != nil {
+		f := *j.SummaryFailed
+		c.SummaryFailed = &f
+	}
 	c.byTurn = maps.Clone(j.byTurn)
 	c.Turns = make([]*Turn, len(j.Turns))
 	for i, t := range j.Turns {

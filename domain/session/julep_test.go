@@ -169,6 +169,21 @@ func TestJulepSummaries(t *testing.T) {
 	if evs := session.Summarize(&l.s, events.NewID(), 2, events.SessionSummarized{Upto: 4}); len(evs) != 0 {
 		t.Fatalf("a summary from a start that is not the latest: %v", evs)
 	}
+	// A summary that could not be made is said once for its reason and start; another reason is said again.
+	cannot := events.SessionSummaryFailed{From: 0, Upto: 4, Reason: "the offline model cannot summarise"}
+	l.add(t, session.FailSummary(&l.s, events.NewID(), cannot)...)
+	if l.s.Julep.SummaryFailed == nil || l.s.Julep.SummaryUpto() != 0 {
+		t.Fatalf("failure not recorded, or recorded as a summary: %+v", l.s.Julep)
+	}
+	if evs := session.FailSummary(&l.s, events.NewID(), cannot); len(evs) != 0 {
+		t.Fatalf("the same failure recorded twice: %v", evs)
+	}
+	if evs := session.FailSummary(&l.s, events.NewID(), events.SessionSummaryFailed{Upto: 4, Reason: "cut off"}); len(evs) != 1 {
+		t.Fatalf("another reason is not recorded: %v", evs)
+	}
+	if evs := session.FailSummary(&l.s, events.NewID(), events.SessionSummaryFailed{From: 2, Upto: 4, Reason: "x"}); len(evs) != 0 {
+		t.Fatalf("a failure from a start that is not the latest: %v", evs)
+	}
 	l.add(t, session.Summarize(&l.s, events.NewID(), 0, events.SessionSummarized{Upto: 4, Summary: "a, b"})...)
 	if l.s.Julep.SummaryUpto() != 4 {
 		t.Fatalf("summary upto %d", l.s.Julep.SummaryUpto())

@@ -81,6 +81,9 @@ func describeJulep(e events.Envelope) (string, bool) {
 		return fmt.Sprintf("chat %s failed: %s", d.TurnID, clip(d.Error, 80)), true
 	case events.SessionSummarized:
 		return fmt.Sprintf("summarized the first %d entries: %d tokens → %d", d.Upto, d.TokensBefore, d.TokensAfter), true
+	case events.SessionSummaryFailed:
+		return fmt.Sprintf("no summary of entries %d to %d: %s; the older turns stay, truncated when over the budget",
+			d.From, d.Upto, d.Reason), true
 	}
 	return "", false
 }

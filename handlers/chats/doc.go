@@ -8,7 +8,10 @@
 //     at a time, in order, each with the history of those before it.
 //   - the summarizer (Summarizer) reacts to a turn answered in an adaptive session whose history has passed 75% of
 //     its token budget, and records a summary of the older turns (session.summarized), which later turns send in
-//     their place. The chat that set it off has its answer already: nobody waits for a summary.
+//     their place. The chat that set it off has its answer already: nobody waits for a summary. Only a whole
+//     summary is recorded: when the model cannot summarise (the offline model), declines, fails or is cut off at
+//     its token limit, it records session.summary_failed instead (once for a reason), the turns stay, and the
+//     chat's prompt truncates them, saying so, once they are over the budget.
 //
 // Every event appended derives its ID from the turn's request and is decided on the session as of the event
 // reacted to (domain/session), so a redelivery appends nothing new; each delivery does one step, so a crash resumes

@@ -92,6 +92,23 @@ func (h *Handlers) summarize(ctx context.Context, e events.Envelope) error {
 		}
 		fmt.Fprintf(&transcript, "%s: %s\n", who, m.Content)
 	}
+	meta := events.Meta{Account: e.Account, Actor: "system", CorrelationID: e.CorrelationID, CausationID: e.ID}
+	// fail says in the session that no summary was made, and why: the older turns stay, truncated when the history
+	// is over the budget. Best effort, as Julep's design says: the next answered turn tries again.
+	fail := func(answering, reason string) error {
+		h.cfg.Logger.Warn("summarize a Julep session's history", "session", e.AggregateID, "model", answering, "reason", reason)
+		f := events.SessionSummaryFailed{From: snap.from, Upto: upto, Model: answering, Reason: reason, Turn: turnOf(e)}
+		_, err := h.cfg.Sessions.Update(ctx, e.AggregateID, e.Sequence, meta, func(s *session.State) ([]events.Event, error) {
+			return session.FailSummary(s, e.ID, f), nil
+		})
+		if err != nil {
+			return fmt.Errorf("record that session %s could not be summarized: %w", e.AggregateID, err)
+		}
+		return nil
+	}
+	if r, ok := h.cfg.Models.(interface{ Answering(string) string }); ok && r.Answering(model) == llm.ProviderOffline {
+		return fail(llm.ProviderOffline, "the offline model cannot summarise; configure a real model (OPENAI_BASE_URL and OPENAI_API_KEY) for summaries")
+	}
 	req := llm.Request{Model: model, MaxTokens: max(64, int(summaryShare*float64(budget))), Messages: []llm.Message{
 		{Role: llm.RoleSystem, Content: fmt.Sprintf(summaryPrompt, words)},
 		{Role: llm.RoleUser, Content: transcript.String()},
@@ -103,16 +120,22 @@ func (h *Handlers) summarize(ctx context.Context, e events.Envelope) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		// Best effort, as Julep's design says: the next answered turn tries again; truncation covers meanwhile.
-		h.cfg.Logger.Warn("summarize a Julep session's history", "session", e.AggregateID, "err", err)
-		return nil
+		return fail(model, "the model failed: "+err.Error())
 	}
+	// Only a whole summary stands in for the turns: never a refusal, the offline model's notice, or one cut off
+	// at the token limit, any of which would lose the user's facts without a word.
 	summary := strings.TrimSpace(resp.Text)
-	if summary == "" {
-		return nil
+	switch {
+	case resp.Model == llm.ProviderOffline:
+		return fail(resp.Model, "the offline model cannot summarise; configure a real model (OPENAI_BASE_URL and OPENAI_API_KEY) for summaries")
+	case resp.Refused:
+		return fail(resp.Model, "the model declined to summarise")
+	case resp.FinishReason != llm.FinishStop:
+		return fail(resp.Model, fmt.Sprintf("the summary did not end (finish reason %q)", resp.FinishReason))
+	case summary == "":
+		return fail(resp.Model, "the model's summary was empty")
 	}
 	after := count([]events.JulepMessage{session.SummaryMessage(summary)}) + count(session.HistoryMessages(snap.entries[upto:], withTools))
-	meta := events.Meta{Account: e.Account, Actor: "system", CorrelationID: e.CorrelationID, CausationID: e.ID}
 	_, err = h.cfg.Sessions.Update(ctx, e.AggregateID, e.Sequence, meta, func(s *session.State) ([]events.Event, error) {
 		return session.Summarize(s, e.ID, snap.from, events.SessionSummarized{Upto: upto, Summary: summary,
 			TokensBefore: before, TokensAfter: after, Model: resp.Model, Turn: turnOf(e)}), nil

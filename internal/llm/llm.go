@@ -109,6 +109,9 @@ type Response struct {
 	Usage        Usage
 	// Model is the model that answered, as the provider reports it.
 	Model string
+	// Refused says the model declined the request: Text says why (or how to configure a model that can), and is no
+	// answer to it. A caller that stores the answer as something else (a summary) must not store it.
+	Refused bool
 }
 
 // Provider completes chat requests. Complete streams when onDelta is not nil (calling it from one goroutine, in

@@ -143,6 +143,21 @@ func (ix *Index) Candidates(account string) int {
 	return n
 }
 
+// Agents lists the agents an account may be routed to (its own and the published ones), by handle: what a user
+// asking for help is shown.
+func (ix *Index) Agents(account string) []Agent {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var out []Agent
+	for _, a := range ix.agents {
+		if a.Published || a.Account == "" || a.Account == account {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b Agent) int { return strings.Compare(a.Handle, b.Handle) })
+	return out
+}
+
 // stored is a vector as the KV bucket keeps it.
 type stored struct {
 	Embedder string `json:"embedder"`

@@ -1,8 +1,9 @@
 // Package offline is the built-in model Contrail answers with when no real model is configured. It is not a
 // language model and never claims to be one: it follows the few-shot examples of Code Shot agents mechanically and
 // deterministically where they fit a question with certainty, says that it cannot answer (and how to configure a
-// real model) where they do not, and answers any other chat with a plain notice of what it is and how to configure
-// a real model. Because it is deterministic it also serves tests.
+// real model) where they do not, answers "help" with the agents the front agent lists in its prompt, and any other
+// chat with a plain notice of what it is and how to configure a real model. Because it is deterministic it also
+// serves tests.
 //
 // It imports the llm types, the tokenizer and the embedding interface; nothing else of Contrail.
 package offline
@@ -23,23 +24,23 @@ import (
 	"github.com/contrailhq/contrail/internal/llm/tokens"
 )
 
-// Notice is the offline model's answer to a chat that is not a Code Shot prompt.
-const Notice = "I am Contrail's offline model, not a language model: Contrail runs me when no real model is " +
-	"configured, so that it works with no API key and no network. I can follow a Code Shot agent's few-shot " +
-	"examples (I pick the example nearest to the query, put the query's own values into its next line, and carry " +
-	"a func's real result into the answer), and Contrail routes queries to agents by embedding similarity without " +
-	"me. I cannot hold a conversation, answer questions of my own, or decide to call tools. To use a real model, set " +
-	"OPENAI_BASE_URL and OPENAI_API_KEY for any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp) and " +
-	`restart Contrail, or give the agent a model as "provider/name", e.g. "openai/gpt-4o-mini".`
+// Notice is the offline model's answer to a chat that is not a Code Shot prompt: in two sentences, what it can do
+// and how to configure a real model.
+const Notice = "I am Contrail's offline model, not a language model: I can only follow a Code Shot agent's " +
+	`examples, and answer "help" with the agents you can ask. For anything else, set OPENAI_BASE_URL and ` +
+	"OPENAI_API_KEY for any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp) and restart Contrail, or " +
+	`give the agent a model as "provider/name", e.g. "openai/gpt-4o-mini".`
 
 // NeedsModel starts the offline model's answer to a question its examples do not fit with certainty.
 const NeedsModel = "I cannot answer that without a real model"
 
-// needsModel is that answer in full: why, and how to configure a model.
+// needsModel is that answer in full: what the offline model can do, why this is not it, and how to configure a
+// model.
 func needsModel(why string) string {
-	return NeedsModel + ": Contrail's offline model only follows this agent's examples, word for word, and they do " +
-		"not fit this question (" + why + "). To configure a model, set OPENAI_BASE_URL and OPENAI_API_KEY for " +
-		"any OpenAI-compatible server and restart Contrail, choosing the model with --model (CONTRAIL_MODEL)."
+	return NeedsModel + ": Contrail's offline model only follows this agent's examples, putting your values in " +
+		"their place, and they do not fit this question (" + why + "). To configure a model, set OPENAI_BASE_URL " +
+		"and OPENAI_API_KEY for any OpenAI-compatible server and restart Contrail, choosing the model with --model " +
+		"(CONTRAIL_MODEL)."
 }
 
 // noExamples is the answer to a Code Shot prompt with no examples to follow; it is an answer line, so that the
@@ -97,6 +98,8 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(l
 		if err != nil {
 			return llm.Response{}, err
 		}
+		// What is not an answer says so: the notice, and "I cannot answer that" (see Refused).
+		resp.Refused = text == Notice || strings.HasPrefix(strings.TrimPrefix(text, "A: "), NeedsModel) || text == noExamples
 		text, resp.FinishReason = limit(req, text)
 		resp.Text = text
 		if onDelta != nil {
@@ -115,9 +118,67 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request, onDelta func(l
 func (p *Provider) answer(ctx context.Context, req llm.Request) (string, error) {
 	cs, ok := llm.ParseCodeShotPrompt(req.Messages)
 	if !ok {
-		return Notice, nil
+		return chat(req.Messages), nil
 	}
 	return p.NextLine(ctx, cs)
+}
+
+// chat answers a chat that is not a Code Shot prompt: "help" and "What can you do?" with the agents the system
+// message lists (see llm.AgentsHeading), anything else with Notice.
+func chat(msgs []llm.Message) string {
+	var system, last string
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleSystem:
+			system += m.Content + "\n"
+		case llm.RoleUser:
+			last = m.Content
+		}
+	}
+	_, list, found := strings.Cut(system, llm.AgentsHeading)
+	if !found || !AsksForHelp(last) {
+		return Notice
+	}
+	list, _, _ = strings.Cut(strings.TrimLeft(list, "\n"), "\n\n")
+	list = strings.TrimSpace(list)
+	if list == "" || list == "(none)" {
+		return "I am Contrail's offline model: I answer by passing your question to an agent whose examples fit it, " +
+			"and no agent is registered for you yet (register one with `contrail agents register`). " + realModel
+	}
+	return "I am Contrail's offline model: I answer by passing your question to the agent whose examples fit it. " +
+		"You can ask these agents:\n" + list + "\n" + realModel
+}
+
+// realModel says how to configure a real model, for anything no agent answers.
+const realModel = "For anything else, set OPENAI_BASE_URL and OPENAI_API_KEY for any OpenAI-compatible server " +
+	"and restart Contrail."
+
+// helpQuestions are the ways of asking what the platform can do, lower-cased, without punctuation or courtesies.
+var helpQuestions = phraseSet("help|help me|what can you do|what can you do for me|what can you help with|" +
+	"what can you help me with|what can i ask|what can i ask you|what do you do|what are you able to do|" +
+	"how can you help|how can you help me|what agents are there|which agents are there|list agents|list the agents")
+
+// greetings are words a help question may have around it ("Hi, what can you do?", "help please").
+var greetings = wordSet("please hi hello hey thanks so")
+
+func phraseSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, p := range strings.Split(s, "|") {
+		m[p] = true
+	}
+	return m
+}
+
+// AsksForHelp reports whether a message asks what the platform can do ("help", "What can you do?"). The front
+// agent answers it itself, with the agents the user can ask, instead of routing it.
+func AsksForHelp(text string) bool {
+	var kept []string
+	for _, w := range words(text) {
+		if w.kind != opTok && !in(greetings, w) {
+			kept = append(kept, strings.ToLower(w.text))
+		}
+	}
+	return helpQuestions[strings.Join(kept, " ")]
 }
 
 // limit applies the request's stop sequences and token bound to the answer, as a real server does.
@@ -185,19 +246,20 @@ func requiresArguments(schema json.RawMessage) bool {
 //
 //  1. Take the examples' questions ("Q:" lines), nearest to the transcript's question first (embedding
 //     similarity; the first of equals).
-//  2. Align the example's question with the real one word by word (see align): the words that differ are the
-//     values to put in ("SYMBOL" → "GOOG", "0" → "5", "19" → "50"). Once the transcript holds a func's or agent's
-//     real result where the example holds its own, align those too, so that the example's result is replaced by
-//     the real one in the lines that follow ("17" → "23").
-//  3. Take the example's line after as many lines as the transcript already has past its question, and put the
-//     values in (see fill).
+//  2. Diff the example's question with the real one token by token (see compare): the spans that differ are what
+//     to put in ("SYMBOL" → "GOOG", "0" → "5", "locker code" → "gym PIN", "4" → "-4"). Once the transcript holds a
+//     func's or agent's real result where the example holds its own, diff those too, so that the example's result
+//     is replaced by the real one in the lines that follow ("6" → "-2").
+//  3. Take the example's line after as many lines as the transcript already has past its question, and replace
+//     each span it repeats whole by the real text's (see plan.read and plan.fill).
 //
-// The offline model must never be confidently wrong, so an example is followed only where it fits with certainty:
-// every value of the question has a place in it, the question says nothing it does not, its calls carry every
-// value that changed, each line's repeated words have a counterpart, and no line rests on a word that differs
-// without carrying it (see fill). The first example that fits gives the line. When none does, the answer says that
-// this needs a real model and how to configure one — or, once a func or agent has answered, passes its answer on
-// as it is. A transcript already longer than the example gets the example's answer line again.
+// The offline model must never be confidently wrong, so an example is followed only where its lines carry every
+// difference: a span they do not repeat, or repeat only in pieces ("5 plus 3" written "5 + 3" is no place for
+// "2 minus 2"), changes what is asked; words the question adds or leaves out must be fillers or courtesies; its
+// calls carry every value that changed. Of the examples that fit, the closest gives the line. When none does, the
+// answer says that this needs a real model and how to configure one — or, once a func or agent has answered,
+// passes its answer on as it is. A transcript already longer than the example gets the example's answer line
+// again.
 func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string, error) {
 	if len(cs.Transcript) == 0 {
 		return "", fmt.Errorf("offline: Code Shot prompt has no transcript: %w", llm.ErrBadRequest)
@@ -228,15 +290,20 @@ func (p *Provider) NextLine(ctx context.Context, cs llm.CodeShotPrompt) (string,
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
-	why := ""
+	why, best, bestFit := "", "", fit{}
 	for _, i := range order {
-		line, reason := cands[i].follow(question, produced)
-		if reason == "" {
-			return line, nil
+		line, f, reason := cands[i].follow(question, produced)
+		switch {
+		case reason != "":
+			if why == "" {
+				why = reason
+			}
+		case best == "" || f.better(bestFit):
+			best, bestFit = line, f
 		}
-		if why == "" {
-			why = reason
-		}
+	}
+	if best != "" {
+		return best, nil
 	}
 	return cannotAnswer(produced, why), nil
 }
@@ -248,8 +315,21 @@ type candidate struct {
 	text     string
 }
 
-// follow gives the transcript's next line from this example, or why the example does not fit the question.
-func (c candidate) follow(question string, produced []string) (string, string) {
+// fit is how closely an example fits a question: the tokens they share that say something, and the spans where
+// they differ. Of the examples that fit, the closest gives the line (the nearest by similarity of equals): "3 minus
+// 5" follows "10 minus 4", whatever an embedder thinks of "9-5".
+type fit struct{ anchored, spans int }
+
+func (f fit) better(g fit) bool {
+	if f.anchored != g.anchored {
+		return f.anchored > g.anchored
+	}
+	return f.spans < g.spans
+}
+
+// follow gives the transcript's next line from this example and how closely it fits, or why the example does not
+// fit the question.
+func (c candidate) follow(question string, produced []string) (string, fit, string) {
 	// The example's lines after its question, up to its next question (conversational examples hold several).
 	var seg []string
 	for _, l := range c.lines[c.question+1:] {
@@ -259,76 +339,46 @@ func (c candidate) follow(question string, produced []string) (string, string) {
 		seg = append(seg, l)
 	}
 	if len(seg) == 0 {
-		return "", "the nearest example has no answer"
+		return "", fit{}, "the nearest example has no answer"
 	}
-	q := source{a: align(c.text, question), real: question, name: "the question"}
-	if why := q.a.problem(); why != "" {
-		return "", why
+	p := newPlan(c.text, seg)
+	if why := p.read(0, question); why != "" {
+		return "", fit{}, why
 	}
-	if why := carried(seg, q); why != "" {
-		return "", why
-	}
-	srcs := []source{q}
 	// The transcript so far must be what this example gives: the lines written from it again, and the results
 	// where it has results.
+	results := 0
 	for i, got := range produced {
 		if i >= len(seg) {
 			break
 		}
-		ex, real := llm.ParseCodeShotLine(seg[i]), llm.ParseCodeShotLine(got)
+		ex, real := p.lines[i].pl, llm.ParseCodeShotLine(got)
 		if ex.Kind != real.Kind || ex.Name != real.Name {
-			return "", "the answer so far went another way than the examples"
+			return "", fit{}, "the answer so far went another way than the examples"
 		}
-		if ex.Kind == llm.LineFuncSays || ex.Kind == llm.LineAgentSays {
-			srcs = append(srcs, source{a: align(ex.Text, real.Text), real: real.Text, result: true,
-				name: strings.TrimSuffix(ex.Prefix, " says:") + "'s answer"})
+		if p.lines[i].says {
+			results++
+			if why := p.read(results, real.Text); why != "" {
+				return "", fit{}, why + " (" + p.srcs[results].name + ")"
+			}
 			continue
 		}
-		again, why := fill(seg[i], srcs, len(srcs) == 1)
-		if why != "" || again != llm.ParseCodeShotLine(got).String() {
-			return "", "the answer so far went another way than the examples"
+		if p.fill(i) != real.String() {
+			return "", fit{}, "the answer so far went another way than the examples"
 		}
 	}
-	line := seg[len(seg)-1]
-	if k := len(produced); k < len(seg) {
-		line = seg[k]
+	k := len(seg) - 1
+	if n := len(produced); n < len(seg) {
+		k = n
 	} else {
 		for i := len(seg) - 1; i >= 0; i-- {
-			if llm.ParseCodeShotLine(seg[i]).Kind == llm.LineAnswer {
-				line = seg[i]
+			if p.lines[i].pl.Kind == llm.LineAnswer {
+				k = i
 				break
 			}
 		}
 	}
-	return fill(line, srcs, len(srcs) == 1)
-}
-
-// carried checks that the example's calls (or, with none, its answer) carry every value of the question that
-// differs from the example's: "In 3 days, the weather in Oslo" must not become a call that only says "Oslo".
-func carried(seg []string, q source) string {
-	var carriers []string
-	for _, l := range seg {
-		if k := llm.ParseCodeShotLine(l).Kind; k == llm.LineAskFunc || k == llm.LineAskAgent {
-			carriers = append(carriers, l)
-		}
-	}
-	if len(carriers) == 0 {
-		carriers = seg
-	}
-	used := map[int]bool{}
-	for _, l := range carriers {
-		for _, o := range owners(words(llm.ParseCodeShotLine(l).Text), []source{q}) {
-			if o.src == 0 {
-				used[o.idx] = true
-			}
-		}
-	}
-	for k, w := range q.a.ex {
-		if q.a.state[k] == replaced && isValue(w.text) && !used[k] {
-			return fmt.Sprintf("the examples' calls have no place for %q", q.a.to[k])
-		}
-	}
-	return ""
+	return p.fill(k), fit{p.srcs[0].d.anchored, len(p.srcs[0].chosen)}, ""
 }
 
 // cannotAnswer is the answer when no example fits: once funcs or agents have answered, what they said; before,

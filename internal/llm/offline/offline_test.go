@@ -187,11 +187,49 @@ func TestPlainChatGetsTheNotice(t *testing.T) {
 	if resp.Model != "offline" {
 		t.Errorf("model = %q: the offline model must not answer in another model's name", resp.Model)
 	}
+	if !resp.Refused {
+		t.Errorf("the notice is not marked as a refusal: a caller could store it as an answer")
+	}
 	if resp.Usage.PromptTokens != tokens.CountMessages("gpt-4o", []llm.Message{
 		{Role: llm.RoleSystem, Content: "You are a helpful assistant."},
 		{Role: llm.RoleUser, Content: "What is the capital of France?"},
 	}) || resp.Usage.TotalTokens != resp.Usage.PromptTokens+resp.Usage.CompletionTokens {
 		t.Errorf("usage = %+v", resp.Usage)
+	}
+}
+
+// "help" and "What can you do?" are answered with the agents the front agent's system message lists; without such a
+// list, and for any other chat, with the notice.
+func TestHelpListsTheAgents(t *testing.T) {
+	t.Parallel()
+	p := offline.New(nil)
+	list := "- calc: Does arithmetic. Try \"What is 12 times 7?\"\n- genrand: Try \"Generate a random number between 0 and 19.\""
+	ask := func(system, user string) llm.Response {
+		resp, err := p.Complete(t.Context(), llm.Request{Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	directory := "You are Fixie.\n\n" + llm.AgentsHeading + "\n" + list
+	for _, q := range []string{"help", "What can you do?", "Hi! What can you do for me?", "help please"} {
+		resp := ask(directory, q)
+		if !strings.Contains(resp.Text, list) || !strings.Contains(resp.Text, "OPENAI_API_KEY") || resp.Refused {
+			t.Errorf("%q answered %q (refused %v), want the agents listed", q, resp.Text, resp.Refused)
+		}
+	}
+	if resp := ask("You are Fixie.\n\n"+llm.AgentsHeading+"\n(none)", "help"); !strings.Contains(resp.Text, "no agent is registered") {
+		t.Errorf("help with no agents answered %q", resp.Text)
+	}
+	for _, c := range [][2]string{{directory, "What is the capital of France?"}, {directory, "help me with my taxes"},
+		{"You are a helpful assistant.", "help"}} {
+		if resp := ask(c[0], c[1]); resp.Text != offline.Notice || !resp.Refused {
+			t.Errorf("%q answered %q, want the notice", c[1], resp.Text)
+		}
+	}
+	if n := len(offline.Notice); n > 400 {
+		t.Errorf("the notice is %d characters: say it in two sentences", n)
 	}
 }
 

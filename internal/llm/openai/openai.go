@@ -315,7 +315,7 @@ func (p *Provider) readResponse(body io.Reader, req llm.Request) (llm.Response, 
 		resp.Text = *c.Message.Content
 	case c.Message.Refusal != nil:
 		// A refusal is the model's answer to show the user; the caller has no other place for it.
-		resp.Text = *c.Message.Refusal
+		resp.Text, resp.Refused = *c.Message.Refusal, true
 	}
 	for _, tc := range c.Message.ToolCalls {
 		resp.ToolCalls = append(resp.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
@@ -420,7 +420,7 @@ func (p *Provider) readStream(body io.Reader, req llm.Request, onDelta func(llm.
 			onDelta(llm.Delta{Text: *s})
 		} else if s := c.Delta.Refusal; s != nil && *s != "" {
 			text.WriteString(*s)
-			delivered = true
+			delivered, resp.Refused = true, true
 			onDelta(llm.Delta{Text: *s})
 		}
 		for _, tc := range c.Delta.ToolCalls {

@@ -535,7 +535,21 @@ func TestOtherServersStreams(t *testing.T) {
 		wantText    string
 		wantCalls   []llm.ToolCall
 		wantErr     error
+		wantRefused bool
 	}{
+		// A refusal is the answer's text, marked as one: a caller must not store it as something else.
+		"a refusal, streamed": {
+			body: `data: {"choices":[{"index":0,"delta":{"role":"assistant","refusal":"I can't help with that."},"finish_reason":"stop"}]}` + "\n\n" +
+				"data: [DONE]\n\n",
+			wantText:    "I can't help with that.",
+			wantRefused: true,
+		},
+		"a refusal, not streamed": {
+			contentType: "application/json",
+			body:        `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"No."},"finish_reason":"stop"}]}`,
+			wantText:    "No.",
+			wantRefused: true,
+		},
 		"CRLF, comments, no [DONE] after the finish reason": {
 			body: ": keep-alive\r\n\r\n" +
 				`data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}]}` + "\r\n\r\n" +
@@ -594,6 +608,9 @@ func TestOtherServersStreams(t *testing.T) {
 			}
 			if !reflect.DeepEqual(resp.ToolCalls, c.wantCalls) {
 				t.Errorf("tool calls %+v, want %+v", resp.ToolCalls, c.wantCalls)
+			}
+			if resp.Refused != c.wantRefused {
+				t.Errorf("refused = %v, want %v", resp.Refused, c.wantRefused)
 			}
 		})
 	}

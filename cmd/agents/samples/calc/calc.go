@@ -15,8 +15,9 @@ import (
 // BasePrompt and FewShots teach the model to hand arithmetic to Func[calc].
 const (
 	BasePrompt = "I am a calculator. I turn a question about numbers into an arithmetic expression and let Func[calc] work it out."
-	// One example per operation: the offline model follows the nearest example word for word, so "plus" needs an
-	// example of its own to become "+".
+	// One example per operation, in words and in symbols: the offline model follows the nearest example, putting
+	// the question's numbers in its place, so "plus" needs an example of its own to become "+", and "2+2" one to
+	// stay as it is.
 	FewShots = `Q: What is 12 times 7?
 Ask Func[calc]: 12 * 7
 Func[calc] says: 84
@@ -36,6 +37,36 @@ Q: What is 9 divided by 3?
 Ask Func[calc]: 9 / 3
 Func[calc] says: 3
 A: 9 divided by 3 is 3.
+
+Q: What is 3 to the power of 4?
+Ask Func[calc]: 3 ^ 4
+Func[calc] says: 81
+A: 3 to the power of 4 is 81.
+
+Q: What is 2+2?
+Ask Func[calc]: 2+2
+Func[calc] says: 4
+A: 2+2 is 4.
+
+Q: What is 6*8?
+Ask Func[calc]: 6*8
+Func[calc] says: 48
+A: 6*8 is 48.
+
+Q: What is 9-5?
+Ask Func[calc]: 9-5
+Func[calc] says: 4
+A: 9-5 is 4.
+
+Q: What is 8/2?
+Ask Func[calc]: 8/2
+Func[calc] says: 4
+A: 8/2 is 4.
+
+Q: What is 2^10?
+Ask Func[calc]: 2^10
+Func[calc] says: 1024
+A: 2^10 is 1024.
 
 Q: What is the square root of 2 divided by 4?
 Ask Func[calc]: sqrt(2) / 4

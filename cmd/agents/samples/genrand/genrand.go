@@ -72,7 +72,16 @@ func Agent(opts ...Option) agentkit.Agent {
 // Handler serves the agent.
 func Handler(opts ...agentkit.Option) (http.Handler, error) { return agentkit.New(Agent(), opts...) }
 
-// ParseBounds reads "lo, hi" (a comma, spaces or both between them; either order) and returns the bounds in order.
+// numberWords are the bounds people write in words ("between zero and nine"), which a model may pass on as they are.
+var numberWords = map[string]int64{
+	"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+	"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+	"seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+	"sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+}
+
+// ParseBounds reads "lo, hi" (integers, or numbers in words: up to twenty, the tens, "hundred" and "thousand"; a
+// comma, spaces or both between them; either order) and returns the bounds in order.
 func ParseBounds(text string) (lo, hi int64, err error) {
 	fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
 	if len(fields) != 2 {
@@ -80,6 +89,10 @@ func ParseBounds(text string) (lo, hi int64, err error) {
 	}
 	var bounds [2]int64
 	for i, f := range fields {
+		if n, ok := numberWords[strings.ToLower(f)]; ok {
+			bounds[i] = n
+			continue
+		}
 		if bounds[i], err = strconv.ParseInt(f, 10, 64); err != nil {
 			return 0, 0, agentkit.BadInput("%q is not an integer", f)
 		}

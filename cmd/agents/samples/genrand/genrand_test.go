@@ -74,6 +74,8 @@ func TestParseBounds(t *testing.T) {
 		{" -3 3 ", -3, 3},
 		{"19, 0", 0, 19},
 		{"7, 7", 7, 7},
+		{"zero, nine", 0, 9},
+		{"Twenty, 5", 5, 20},
 	}
 	for _, tt := range good {
 		lo, hi, err := ParseBounds(tt.in)
@@ -85,7 +87,7 @@ func TestParseBounds(t *testing.T) {
 		{"", "expected two integers"},
 		{"5", "expected two integers"},
 		{"1, 2, 3", "expected two integers"},
-		{"one, two", `"one" is not an integer`},
+		{"one, twenty-two", `"twenty-two" is not an integer`},
 		{"1.5, 3", `"1.5" is not an integer`},
 		{"-9223372036854775808, 9223372036854775807", "too wide"},
 	}
