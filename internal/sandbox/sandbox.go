@@ -59,13 +59,17 @@ type Runner struct {
 	system  []string // bubblewrap's arguments for the read-only system part
 	log     *slog.Logger
 	missing []string
+	// watchdog accounts for the memory, processes and CPU time of each sandbox as a whole.
+	watchdog *watchdog
+	// started, when set (by tests), is told of each sandbox once it is ready.
+	started func(*Kernel)
 }
 
 // New checks that sandboxes can be made here (bubblewrap and Debian's python3 are installed, and bubblewrap can
 // build one with no network and the code running as nobody) and returns a Runner. When they cannot, the error
 // (code errs.Unavailable) says what is missing and how to install it: code never runs unsandboxed.
 func New(ctx context.Context, cfg Config) (*Runner, error) {
-	r := &Runner{bwrap: cfg.Bwrap, python: cfg.Python, log: cfg.Logger}
+	r := &Runner{bwrap: cfg.Bwrap, python: cfg.Python, log: cfg.Logger, watchdog: &watchdog{}}
 	if r.bwrap == "" {
 		r.bwrap = DefaultBwrap
 	}
