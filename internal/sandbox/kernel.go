@@ -472,12 +472,14 @@ loop:
 			res.Limit = Limit(*done.Limit)
 		}
 		res.Omitted = append(res.Omitted, done.Omitted...)
-	} else {
-		k.ended(&res)
+	}
+	var note string
+	if done == nil {
+		note = k.ended(&res)
 	}
 	res.Stdout, res.StdoutBytes = out.text(doneBytes(done, true), "stdout")
 	res.Stderr, res.StderrBytes = errOut.text(doneBytes(done, false), "stderr")
-	res.Stderr += describe(&res, l)
+	res.Stderr += note + describe(&res, l)
 	res.Duration = time.Since(begin)
 	if ctxErr != nil {
 		return res, fmt.Errorf("sandbox: run code: %w", ctxErr)
@@ -496,15 +498,16 @@ func doneBytes(d *driverDone, stdout bool) int64 {
 	}
 }
 
-// ended fills res for a sandbox that ended during the call: why, as far as the platform can tell.
-func (k *Kernel) ended(res *Result) {
+// ended fills res for a sandbox that ended during the call: why, as far as the platform can tell. It returns what
+// the platform has to add to stderr.
+func (k *Kernel) ended(res *Result) (note string) {
 	<-k.exited
 	res.SandboxEnded = true
 	k.endMu.Lock()
 	why, violation := k.killFor, k.violation
 	k.endMu.Unlock()
 	if violation != "" && why == "" {
-		res.Stderr += "[sandbox: " + violation + "; it was ended]\n"
+		note = "[sandbox: " + violation + "; it was ended]\n"
 	}
 	ps := k.cmd.ProcessState
 	ws, _ := ps.Sys().(syscall.WaitStatus)
@@ -526,8 +529,9 @@ func (k *Kernel) ended(res *Result) {
 	res.TimedOut = res.Limit == LimitWallTime
 	if diag := strings.TrimSpace(string(k.diag.buf)); diag != "" && res.Limit == "" {
 		// What the driver or bubblewrap printed on the way out: written by code of this same sandbox at worst.
-		res.Stderr += diag + "\n"
+		note = diag + "\n" + note
 	}
+	return note
 }
 
 // addFile takes one 'O' frame, keeping it when it is within the limits.

@@ -166,22 +166,28 @@ func readProc(pid int, page int64) (proc, error) {
 }
 
 // killProc kills one process of the sandbox whose pid namespace is ns, making sure through a pidfd that the pid
-// has not been taken by a process of someone else meanwhile.
-func killProc(p proc, ns uint64) {
+// has not been taken by a process of someone else meanwhile. It returns the pidfd, which tells when the process
+// has ended, or -1.
+func killProc(p proc, ns uint64) int {
 	fd, err := unix.PidfdOpen(p.pid, 0)
 	if err != nil {
-		return // ended
+		return -1 // ended
 	}
-	defer unix.Close(fd)
 	// The pidfd holds the process seen from now on: when it is still in the sandbox's namespace, with the start
 	// time scanned, it is the one to kill.
 	if got, err := pidNamespace(p.pid); err != nil || got != ns {
-		return
+		unix.Close(fd)
+		return -1
 	}
 	if q, err := readProc(p.pid, 1); err != nil || q.start != p.start {
-		return
+		unix.Close(fd)
+		return -1
 	}
-	_ = unix.PidfdSendSignal(fd, syscall.SIGKILL, nil, 0)
+	if err := unix.PidfdSendSignal(fd, syscall.SIGKILL, nil, 0); err != nil {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
 }
 
 // usage sums what a sandbox's processes use.
@@ -257,13 +263,27 @@ func (k *Kernel) check(ps []proc) {
 	go k.kill(why)
 }
 
-// killLeftovers kills every process of the sandbox but its init and the driver: what a call started does not
-// outlive it, whatever the code did to the driver's own clean-up.
+// killLeftovers kills every process of the sandbox but its init and the driver, and waits a moment for them to
+// end: what a call started does not outlive it, whatever the code did to the driver's own clean-up.
 func (k *Kernel) killLeftovers(ps []proc) {
+	var fds []unix.PollFd
 	for _, p := range ps {
 		if p.pid != k.init && p.pid != k.driver {
-			killProc(p, k.pidNS)
+			if fd := killProc(p, k.pidNS); fd >= 0 {
+				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+			}
 		}
+	}
+	// A pidfd is readable once its process has ended. SIGKILL cannot be caught: the wait is bounded for a
+	// process stuck in the kernel.
+	deadline := time.Now().Add(2 * time.Second)
+	for _, fd := range fds {
+		for left := time.Until(deadline); left > 0; left = time.Until(deadline) {
+			if _, err := unix.Poll([]unix.PollFd{fd}, int(left/time.Millisecond)+1); err != unix.EINTR {
+				break
+			}
+		}
+		unix.Close(int(fd.Fd))
 	}
 }
 
