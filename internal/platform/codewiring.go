@@ -109,7 +109,7 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 		seen[name] = true
 		inputs = append(inputs, sandbox.Input{Name: name, Reader: body})
 	}
-	res, err := pool.Exec(ctx, threadID, sandbox.Cell{Code: code, Inputs: inputs})
+	res, err := pool.ExecFor(ctx, account, threadID, sandbox.Cell{Code: code, Inputs: inputs})
 	if err != nil {
 		return runworker.CodeResult{}, err
 	}

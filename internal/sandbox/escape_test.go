@@ -661,15 +661,14 @@ time.sleep(10**6)
 }
 
 func TestEscapeOneAccountTakingEverySlot(t *testing.T) {
-	limits := escapeLimits
-	limits.WallTime = 5 * time.Second
-	p := NewPool(newRunner(t, limits), PoolConfig{Max: 2, Wait: 5 * time.Minute})
+	p := NewPool(newRunner(t, escapeLimits), PoolConfig{Max: 2, Wait: 2 * time.Minute})
 	defer p.Shutdown()
 
-	// Account a fills every sandbox with calls that sleep until the wall clock ends them, and keeps asking.
+	// Account a keeps every sandbox in a call: two callers per key, each asking again as soon as its call ends,
+	// so that a's sandboxes are never idle.
 	var wg sync.WaitGroup
 	stopA := make(chan struct{})
-	for i := range 2 {
+	for i := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -679,7 +678,7 @@ func TestEscapeOneAccountTakingEverySlot(t *testing.T) {
 					return
 				default:
 				}
-				_, _ = p.ExecFor(context.Background(), "a", fmt.Sprintf("a-%d", i), Cell{Code: "import time\ntime.sleep(10**6)"})
+				_, _ = p.ExecFor(context.Background(), "a", fmt.Sprintf("a-%d", i%2), Cell{Code: "import time\ntime.sleep(0.5)"})
 			}
 		}()
 	}
@@ -698,7 +697,7 @@ func TestEscapeOneAccountTakingEverySlot(t *testing.T) {
 	}()
 	within(t, 2*time.Minute, "account a holds every sandbox", full)
 
-	// Account b gets a sandbox as soon as one of a's calls ends, though a asks again at once.
+	// Account b gets one, though a asks again at once: a holds no more than its share while b waits.
 	res, err := p.ExecFor(context.Background(), "b", "b-1", Cell{Code: "print('b ran')"})
 	close(stopA)
 	if err != nil || res.Stdout != "b ran\n" {
