@@ -223,10 +223,10 @@ func (k *Kernel) read(out *os.File) {
 		f, err := readFrame(br, maxFrame)
 		if errors.Is(err, io.EOF) {
 			// The python exited (its exit status is for the result), or the code closed the channel and runs
-			// on: a moment for the first, then the sandbox is ended.
+			// on: a moment for the first (generous, for a busy host), then the sandbox is ended.
 			select {
 			case <-k.exited:
-			case <-time.After(2 * time.Second):
+			case <-time.After(5 * time.Second):
 				k.violate("the code closed the sandbox's channel", nil)
 			}
 			return
