@@ -51,7 +51,6 @@ type Kernel struct {
 	endMu   sync.Mutex
 	init    int   // host pid of the sandbox's init, once bubblewrap has said it
 	killFor Limit // why the platform killed it; "" when it did not
-	readErr error // why the frames stopped, when not the end of the pipe
 	// expecting is true while the driver may send frames: from the start to its ready frame, and from a cell
 	// sent to its end-of-call frame. A frame at any other time breaks the protocol and ends the sandbox.
 	expecting bool
@@ -258,9 +257,6 @@ func (k *Kernel) violate(what string, err error) {
 	k.endMu.Lock()
 	if k.violation == "" {
 		k.violation = what
-	}
-	if err != nil && k.readErr == nil {
-		k.readErr = err
 	}
 	k.endMu.Unlock()
 	select {
