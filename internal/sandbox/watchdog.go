@@ -218,8 +218,11 @@ type idleMark struct {
 // check enforces, for one look at a sandbox's processes, the limits of the whole sandbox and, between calls, that
 // only its init and the driver run (threads a cell left in the driver may go on, within idleCPU).
 func (k *Kernel) check(ps []proc) {
-	if k.Ended() || len(ps) == 0 {
-		return
+	k.endMu.Lock()
+	killed := k.killFor != ""
+	k.endMu.Unlock()
+	if killed || k.Ended() || len(ps) == 0 {
+		return // ending already
 	}
 	l := k.r.limits
 	u := sum(ps)
