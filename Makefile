@@ -1,6 +1,7 @@
 # Contrail: `make` builds bin/contrail, `make run` starts the platform, `make test` runs every test. They work on a
 # fresh machine: what the tests need is installed here, not by hand. Only `make run` and `make test` fetch model
-# weights (`make models`); a plain `make` fetches none (only the Go modules of the build, when Go's cache lacks them).
+# weights (`make models`) and install the code_interpreter sandbox's packages; a plain `make` fetches none (only the
+# Go modules of the build, when Go's cache lacks them).
 
 GO        ?= go
 DATA_DIR  ?= ./contrail-data
@@ -45,8 +46,9 @@ agents:
 	$(GO) build -o $(BIN)/ ./cmd/agents/genrand ./cmd/agents/calc ./cmd/agents/chart
 
 ## run: the platform on 127.0.0.1:8080 with embedded NATS, the sample agents and the offline model (Ctrl-C stops it;
-## ADDR, DATA_DIR and NATS_LISTEN choose another port and data dir)
-run: build models
+## ADDR, DATA_DIR and NATS_LISTEN choose another port and data dir). It installs code_interpreter's sandbox first,
+## best effort (mk/sandbox.mk).
+run: build models deps-sandbox
 	$(BIN)/contrail serve --data-dir $(DATA_DIR) --models-dir $(MODELS_DIR) --sample-agents \
 		$(if $(ADDR),--addr $(ADDR)) $(if $(NATS_LISTEN),--nats-listen $(NATS_LISTEN))
 

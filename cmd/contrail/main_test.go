@@ -156,7 +156,7 @@ func waitReady(t *testing.T, n *node) {
 			return
 		}
 		if time.Now().After(deadline) {
-			var body map[string]string
+			var body map[string]any
 			n.get(t, "", "/readyz", &body)
 			t.Fatalf("not ready: %v", body)
 		}

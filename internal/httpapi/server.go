@@ -73,6 +73,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// Ready says whether the node can serve: nil when ready, or what is missing.
 	Ready func(ctx context.Context) error
+	// ReadyDetail, when set, adds to /readyz's answer what the node can and cannot do (code_interpreter), ready
+	// or not: it must answer at once, without starting anything.
+	ReadyDetail func() map[string]any
 	// Live says whether the node is alive: nil, or why it cannot recover without a restart (its NATS connection
 	// closed for good). /healthz answers 503 with the reason, so that a supervisor restarts the node rather than
 	// leave it not ready forever. Nil: always alive.
@@ -102,11 +105,18 @@ func New(cfg Config) chi.Router {
 	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := context.WithTimeout(req.Context(), 3*time.Second)
 		defer cancel()
+		body := map[string]any{"status": "ready"}
+		if cfg.ReadyDetail != nil {
+			for k, v := range cfg.ReadyDetail() {
+				body[k] = v
+			}
+		}
 		if err := cfg.Ready(ctx); err != nil {
-			WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+			body["status"], body["reason"] = "not ready", err.Error()
+			WriteJSON(w, http.StatusServiceUnavailable, body)
 			return
 		}
-		WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		WriteJSON(w, http.StatusOK, body)
 	})
 	if cfg.KeySet != nil {
 		r.Get("/.well-known/jwks.json", func(w http.ResponseWriter, req *http.Request) {

@@ -19,11 +19,14 @@ import (
 // codeSandbox is the node's sandbox for code_interpreter, made the first time it is needed: most nodes never run
 // code, and making one checks the machine (bubblewrap, python3) by starting a sandbox.
 type codeSandbox struct {
-	p    *Platform
-	mu   sync.Mutex
-	made bool
-	pool *sandbox.Pool
-	err  error
+	p *Platform
+	// cfg is where bubblewrap and python are; the zero value is Debian's paths.
+	cfg    sandbox.Config
+	mu     sync.Mutex
+	made   bool
+	runner *sandbox.Runner
+	pool   *sandbox.Pool
+	err    error
 }
 
 func (s *codeSandbox) get() (*sandbox.Pool, error) {
@@ -31,12 +34,15 @@ func (s *codeSandbox) get() (*sandbox.Pool, error) {
 	defer s.mu.Unlock()
 	if !s.made {
 		s.made = true
-		r, err := sandbox.New(context.Background(), sandbox.Config{Logger: s.p.Logger.With("component", "sandbox"),
-			Limits: sandbox.Limits{WallTime: s.p.Config.CodeTimeout}})
+		cfg := s.cfg
+		cfg.Logger = s.p.Logger.With("component", "sandbox")
+		cfg.Limits = sandbox.Limits{WallTime: s.p.Config.CodeTimeout}
+		r, err := sandbox.New(context.Background(), cfg)
 		if err != nil {
 			s.err = err
 			s.p.Logger.Warn("code_interpreter is not available on this node", "why", err)
 		} else {
+			s.runner = r
 			s.pool = sandbox.NewPool(r, sandbox.PoolConfig{})
 		}
 	}
@@ -50,6 +56,39 @@ func (s *codeSandbox) get() (*sandbox.Pool, error) {
 func (s *codeSandbox) available() error {
 	_, err := s.get()
 	return err
+}
+
+// codeStatus is what /readyz says of code_interpreter on this node.
+type codeStatus struct {
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// status says whether code can run here and, when it cannot (or can only in part), why. It never starts a
+// sandbox: before the first call it checks only that bubblewrap and python3 are installed.
+func (s *codeSandbox) status() codeStatus {
+	if !s.mu.TryLock() {
+		return codeStatus{Available: true, Reason: "the sandbox is being checked (the first code_interpreter call)"}
+	}
+	made, runner, pool, err := s.made, s.runner, s.pool, s.err
+	s.mu.Unlock()
+	switch {
+	case err != nil:
+		return codeStatus{Reason: errs.MessageOf(err)}
+	case made && pool == nil:
+		return codeStatus{Reason: "the node is stopping"}
+	case made:
+		if missing := runner.Missing(); len(missing) > 0 {
+			return codeStatus{Available: true, Reason: "the sandbox's python lacks " + strings.Join(missing, ", ") +
+				" (make deps-sandbox installs Debian's python3-numpy, python3-pandas and python3-matplotlib)"}
+		}
+		return codeStatus{Available: true}
+	}
+	if err := sandbox.Check(s.cfg); err != nil {
+		return codeStatus{Reason: errs.MessageOf(err)}
+	}
+	return codeStatus{Available: true, Reason: "bubblewrap and python3 are installed; the first code_interpreter call " +
+		"starts a sandbox and checks it"}
 }
 
 // shutdown ends the warm sandboxes.
@@ -109,7 +148,7 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 		seen[name] = true
 		inputs = append(inputs, sandbox.Input{Name: name, Reader: body})
 	}
-	res, err := pool.Exec(ctx, threadID, sandbox.Cell{Code: code, Inputs: inputs})
+	res, err := pool.ExecFor(ctx, account, threadID, sandbox.Cell{Code: code, Inputs: inputs})
 	if err != nil {
 		return runworker.CodeResult{}, err
 	}

@@ -239,9 +239,12 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		Metrics: p.Metrics,
 		Logger:  logger.With("component", "http"),
 		Ready:   p.Ready,
-		Live:    p.Live,
-		Faces:   p.faces(),
-		Open:    []httpapi.OpenFace{pages},
+		ReadyDetail: func() map[string]any {
+			return map[string]any{"code_interpreter": p.code.status()}
+		},
+		Live:  p.Live,
+		Faces: p.faces(),
+		Open:  []httpapi.OpenFace{pages},
 	})
 	return p, nil
 }

@@ -1,7 +1,8 @@
 // Package sandbox runs model-written Python (the Assistants API's code_interpreter) in a bubblewrap sandbox:
-// detecting whether one can be made on the machine (New), running one cell in a fresh sandbox (Runner.Run),
-// keeping a warm sandbox that runs successive cells in the same globals like a notebook (Kernel), and keeping one
-// warm sandbox per conversation (Pool). There is no fallback: when no sandbox can be made, New says what is
+// detecting whether one can be made on the machine (New; Check without starting one), running one cell in a
+// fresh sandbox (Runner.Run), keeping a warm sandbox that runs successive cells in the same globals like a
+// notebook (Kernel), and keeping one warm sandbox per conversation (Pool), shared fairly between accounts
+// (Pool.ExecFor). There is no fallback: when no sandbox can be made, New says what is
 // missing and how to install it, and no code runs.
 //
 // It must not import the event log, the read models, handlers or any face: the run worker calls it with code and
@@ -40,9 +41,20 @@
 //     platform.
 //   - watched by the platform for the number of files in its tmpfs (Limits.FileCount), which no mount option
 //     bubblewrap offers can bound and which costs kernel memory; past it the sandbox is killed.
+//   - watched as a whole by the platform's watchdog (watchdog.go), which looks every quarter of a second at the
+//     processes of the sandbox's pid namespace in /proc: past Limits.SandboxMemory of resident memory in all,
+//     Limits.Processes processes and threads, Limits.SandboxCPUTime of CPU time in all, or 5 s of CPU time
+//     between calls, it kills the sandbox. (A cgroup would do this in the kernel; the hosts Contrail runs on
+//     mostly do not delegate one.)
 //
-// After each call the driver kills every process the call left running: a cell's processes end with it. Threads
+// After each call every process the call left running is killed, by the driver and then from outside by the
+// platform (through pidfds, after checking each is still the sandbox's): a cell's processes end with it. Threads
 // it left running in python go on, under a small CPU allowance between calls.
+//
+// The channel is the platform's too: the reader takes frames only while the start or a call awaits one, hands
+// them over one at a time (each bounded in size), and ends the sandbox when the channel closes, when a frame
+// comes between calls, or when a frame breaks the protocol. So code that takes over the driver can lie about its
+// own call, but cannot outlive the call's wall clock, hold the platform's memory, or keep a sandbox running.
 //
 // # Results
 //
@@ -58,9 +70,11 @@
 //   - Kernel bugs. The code talks to the host kernel directly; there is no seccomp filter and no virtual machine.
 //     A kernel exploit reachable from an unprivileged user namespace escapes. For hostile multi-tenant use, run
 //     Contrail itself in a VM (or replace bubblewrap with gVisor or Firecracker).
-//   - Total memory. RLIMIT_AS bounds each process, not the sandbox: up to Limits.Processes processes of
-//     Limits.Memory each, plus up to three tmpfs of Limits.Disk (which live in RAM). No cgroup bounds the whole;
-//     on a small host, lower Limits.Processes or Limits.Memory, and size Pool's Max accordingly.
+//   - Total memory between two looks of the watchdog. RLIMIT_AS bounds each process; the watchdog bounds the
+//     sum, a quarter of a second late at worst (a sandbox may briefly hold up to Limits.Processes processes of
+//     Limits.Memory each), plus up to three tmpfs of Limits.Disk (which live in RAM). On a small host, lower
+//     Limits.Processes or Limits.Memory, and size Pool's Max accordingly. CPU time of a process reaped without
+//     being waited for escapes the watchdog's sum; RLIMIT_CPU and the wall clock still bound it.
 //   - CPU share. Nothing gives a sandbox a share of the CPU smaller than any other process's: a busy sandbox
 //     slows the host for up to Limits.WallTime per call (Limits.Processes processes at once).
 //   - Information about the host. /usr is the host's (installed packages and their versions are visible), and
@@ -72,7 +86,8 @@
 //     does for it (ending a call's leftover processes, the per-call CPU limit, which it may raise up to the
 //     sandbox's hard limit): a sandbox's results are only as trustworthy as the code that ran in it. What holds
 //     whatever the code does is enforced from outside its reach: the namespaces and mounts, the hard rlimits,
-//     the wall clock of each call, the file-count watch, and the idle timeout of a warm sandbox. The platform
+//     the wall clock of each call, the channel's rules, the end of a call's leftover processes, the watchdog,
+//     the file-count watch, and the idle timeout of a warm sandbox. The platform
 //     bounds every frame it reads, checks every file name, and ends a sandbox that breaks the protocol, so a
 //     forged result can lie only about that sandbox's own call.
 //   - Another call with the same key. A warm sandbox keeps everything earlier calls left, on purpose; a key must

@@ -391,6 +391,7 @@ print(survivor, echo, len([p for p in os.listdir("/proc") if p.isdigit()]))
 
 func TestEscapeBombs(t *testing.T) {
 	r := newRunner(t, escapeLimits)
+	own := track(t, r)
 	k := startKernel(t, r)
 	exec1(t, k, "survivor = 'still here'")
 
@@ -430,8 +431,8 @@ func TestEscapeBombs(t *testing.T) {
 	}
 
 	k.Close()
-	if left := leftovers(t); len(left) > 0 {
-		t.Errorf("processes left on the host as the sandbox's user: %v", left)
+	if left := own.leftovers(); len(left) > 0 {
+		t.Errorf("processes left on the host in the sandbox: %v", left)
 	}
 	healthy(t)
 }
@@ -440,6 +441,7 @@ func TestEscapeEndlessLoopIgnoringTheCPULimit(t *testing.T) {
 	limits := escapeLimits
 	limits.WallTime = 2 * time.Second
 	r := newRunner(t, limits)
+	own := track(t, r)
 	// Code that ignores the CPU limit's signal, with a child that does too, runs into the wall-clock limit, which
 	// kills the sandbox with every process in it.
 	res := run(t, r, `
@@ -455,8 +457,8 @@ while True:
 	if !res.TimedOut || res.Limit != LimitWallTime || !res.SandboxEnded {
 		t.Errorf("timed out %v, limit %q, ended %v", res.TimedOut, res.Limit, res.SandboxEnded)
 	}
-	if left := leftovers(t); len(left) > 0 {
-		t.Errorf("processes left on the host as the sandbox's user: %v", left)
+	if left := own.leftovers(); len(left) > 0 {
+		t.Errorf("processes left on the host in the sandbox: %v", left)
 	}
 	healthy(t)
 }
@@ -509,5 +511,198 @@ print("pid", os.getpid(), "ppid", os.getppid())
 	if after := exec1(t, k, "print('alive')"); after.Stdout != "alive\n" {
 		t.Errorf("the sandbox did not survive its own signals: %q %q", after.Stdout, after.Stderr)
 	}
+	healthy(t)
+}
+
+// The attacks below take over the driver, which shares its process with the code: what holds must be enforced
+// from outside the sandbox.
+
+// driverGlobals is Python that reaches the driver's own globals from a cell (the frame that runs it).
+const driverGlobals = "import sys\ndriver = sys._getframe(1).f_globals\n"
+
+// within waits for done, failing the test after limit: a bound on a wait, not a measure of time.
+func within(t *testing.T, limit time.Duration, what string, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("%s: not after %s", what, limit)
+	}
+}
+
+func TestEscapeClosingTheChannelDoesNotOutliveTheCall(t *testing.T) {
+	limits := escapeLimits
+	limits.WallTime = time.Hour // so that the channel, not the wall clock, is what ends them
+	r := newRunner(t, limits)
+	own := track(t, r)
+
+	// During a call: the code closes the driver's channel and sleeps for ever.
+	k := startKernel(t, r)
+	var res Result
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		res, _ = k.Exec(context.Background(), Cell{Code: "import os, time\nos.close(4)\ntime.sleep(10**6)"})
+	}()
+	within(t, 2*time.Minute, "the call whose code closed the channel returned", returned)
+	if !res.SandboxEnded || !strings.Contains(res.Stderr, "closed the sandbox's channel") {
+		t.Errorf("ended %v, stderr %q", res.SandboxEnded, res.Stderr)
+	}
+
+	// Between calls: a thread the cell left closes it after the call.
+	k = startKernel(t, r)
+	exec1(t, k, "import os, threading, time\n"+
+		"def later():\n    time.sleep(0.2)\n    os.close(4)\n    time.sleep(10**6)\n"+
+		"threading.Thread(target=later).start()")
+	within(t, 2*time.Minute, "the sandbox whose channel closed between calls ended", k.exited)
+	k.Close()
+	if left := own.leftovers(); len(left) > 0 {
+		t.Errorf("processes left in the sandboxes: %v", left)
+	}
+	healthy(t)
+}
+
+func TestEscapeFramesBetweenCallsEndTheSandbox(t *testing.T) {
+	r := newRunner(t, escapeLimits)
+	k := startKernel(t, r)
+	// A thread the cell left writes large frames of stdout once the call has ended, which no call reads: the
+	// server must neither hold them nor a goroutine waiting to hand them over.
+	exec1(t, k, `
+import os, struct, threading, time
+def flood():
+    time.sleep(0.2)
+    chunk = b"x" * (8 << 20)
+    while True:
+        os.write(4, b"o" + struct.pack(">I", len(chunk)) + chunk)
+threading.Thread(target=flood).start()
+`)
+	within(t, 2*time.Minute, "the sandbox writing between calls ended", k.exited)
+	within(t, 2*time.Minute, "the reader of the sandbox's frames stopped", k.readDone)
+	if _, err := k.Exec(context.Background(), Cell{Code: "print(1)"}); err != ErrEnded {
+		t.Errorf("Exec after: %v, want ErrEnded", err)
+	}
+	healthy(t)
+}
+
+func TestEscapeProcessesOutlivingTheCall(t *testing.T) {
+	r := newRunner(t, escapeLimits)
+	own := track(t, r)
+	k := startKernel(t, r)
+	// The cell switches off the driver's clean-up and leaves a child burning CPU in a session of its own.
+	res := exec1(t, k, driverGlobals+`
+import os
+driver["kill_leftovers"] = lambda: None
+if os.fork() == 0:
+    os.setsid()
+    while True:
+        pass
+print("forked")
+`)
+	if res.Stdout != "forked\n" || res.SandboxEnded {
+		t.Fatalf("stdout %q ended %v stderr %q", res.Stdout, res.SandboxEnded, res.Stderr)
+	}
+	// Its child ended with the call: the sandbox holds its init and this call's python only.
+	after := exec1(t, k, `import os
+# A process that ended is a zombie until the driver, which the cell switched off, waits for it.
+print(sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[0] != "Z"))`)
+	if after.Stdout != "[1, 2]\n" {
+		t.Errorf("processes in the sandbox after the call: %q (stderr %q)", after.Stdout, after.Stderr)
+	}
+	k.Close()
+	if left := own.leftovers(); len(left) > 0 {
+		t.Errorf("processes left in the sandbox: %v", left)
+	}
+	healthy(t)
+}
+
+func TestEscapeCPUBetweenCalls(t *testing.T) {
+	limits := escapeLimits
+	limits.SandboxCPUTime = time.Hour // the sandbox's hard CPU limit is not what ends it
+	r := newRunner(t, limits)
+	k := startKernel(t, r)
+	// A thread the cell left spins between calls, and keeps lifting the driver's allowance for it.
+	exec1(t, k, `
+import resource, threading
+def spin():
+    while True:
+        hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+        resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+        for _ in range(100000):
+            pass
+threading.Thread(target=spin, daemon=True).start()
+`)
+	within(t, 3*time.Minute, "the sandbox spinning between calls ended", k.exited)
+	healthy(t)
+}
+
+func TestEscapeMemoryOfManyProcesses(t *testing.T) {
+	limits := escapeLimits
+	limits.Memory = 256 << 20
+	limits.SandboxMemory = 384 << 20
+	r := newRunner(t, limits)
+	own := track(t, r)
+	// Each child stays under the per-process limit; together they pass the sandbox's. Without a watchdog the call
+	// would run into the wall clock.
+	res := run(t, r, `
+import os, time
+for _ in range(4):
+    if os.fork() == 0:
+        x = b"x" * (150 << 20)
+        time.sleep(10**6)
+time.sleep(10**6)
+`)
+	if res.Limit != LimitMemory || !res.SandboxEnded {
+		t.Errorf("limit %q (want memory), ended %v; stderr %q", res.Limit, res.SandboxEnded, res.Stderr)
+	}
+	if left := own.leftovers(); len(left) > 0 {
+		t.Errorf("processes left in the sandbox: %v", left)
+	}
+	healthy(t)
+}
+
+func TestEscapeOneAccountTakingEverySlot(t *testing.T) {
+	p := NewPool(newRunner(t, escapeLimits), PoolConfig{Max: 2, Wait: 2 * time.Minute})
+	defer p.Shutdown()
+
+	// Account a keeps every sandbox in a call: two callers per key, each asking again as soon as its call ends,
+	// so that a's sandboxes are never idle.
+	var wg sync.WaitGroup
+	stopA := make(chan struct{})
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stopA:
+					return
+				default:
+				}
+				_, _ = p.ExecFor(context.Background(), "a", fmt.Sprintf("a-%d", i%2), Cell{Code: "import time\ntime.sleep(0.5)"})
+			}
+		}()
+	}
+	full := make(chan struct{})
+	go func() {
+		defer close(full)
+		for {
+			p.mu.Lock()
+			n := p.held["a"]
+			p.mu.Unlock()
+			if n == 2 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	within(t, 2*time.Minute, "account a holds every sandbox", full)
+
+	// Account b gets one, though a asks again at once: a holds no more than its share while b waits.
+	res, err := p.ExecFor(context.Background(), "b", "b-1", Cell{Code: "print('b ran')"})
+	close(stopA)
+	if err != nil || res.Stdout != "b ran\n" {
+		t.Errorf("b: %v, stdout %q", err, res.Stdout)
+	}
+	wg.Wait()
 	healthy(t)
 }

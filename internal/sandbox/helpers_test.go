@@ -5,10 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,27 +86,46 @@ func lines(s string) []string {
 	return strings.Split(strings.TrimRight(s, "\n"), "\n")
 }
 
-// leftovers lists the host's processes running as the sandbox's user, when the platform runs as root (then
-// bubblewrap and everything in the sandbox run as nobody on the host too).
-func leftovers(t *testing.T) []string {
+// ownSandboxes are the sandboxes a test started: leftovers looks at these only, since other sandboxes (a server
+// running on this machine, another package's tests) may run as the same user at the same time.
+type ownSandboxes struct {
+	mu  sync.Mutex
+	ns  map[uint64]bool
+	fds []int
+}
+
+// track records the pid namespace of each sandbox r starts from now on, holding it open until the test ends so
+// that its number is given to no other namespace meanwhile.
+func track(t *testing.T, r *Runner) *ownSandboxes {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		return nil
+	o := &ownSandboxes{ns: map[uint64]bool{}}
+	r.started = func(k *Kernel) {
+		fd, err := syscall.Dup(int(k.nsFile.Fd()))
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if err == nil {
+			o.fds = append(o.fds, fd)
+		}
+		o.ns[k.pidNS] = true
 	}
-	entries, _ := os.ReadDir("/proc")
+	t.Cleanup(func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		for _, fd := range o.fds {
+			syscall.Close(fd)
+		}
+	})
+	return o
+}
+
+// leftovers lists the host's processes still in one of the test's sandboxes.
+func (o *ownSandboxes) leftovers() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	var found []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" && f[1] == strconv.Itoa(sandboxUID) {
-				found = append(found, e.Name())
-			}
+	for _, ps := range scanProcs(func(ns uint64) bool { return o.ns[ns] }) {
+		for _, p := range ps {
+			found = append(found, strconv.Itoa(p.pid))
 		}
 	}
 	return found

@@ -33,13 +33,29 @@ type Kernel struct {
 	exited chan struct{} // closed when bubblewrap has been waited for
 	diag   *capped
 	start  time.Time
+	// quit is closed when no one will read frames any more (Close, a call given up), so that the reader, which
+	// hands over one frame at a time, never waits for a reader that is gone.
+	quit     chan struct{}
+	quitOnce sync.Once
+	readDone chan struct{} // closed when the reader has stopped
+
+	// Set once the driver is ready, then read only: who is who on the host, for the watchdog.
+	driver int      // host pid of the driver
+	pidNS  uint64   // the sandbox's pid namespace
+	nsFile *os.File // holds the namespace, so that its number is not given to another while k lives
+	// idle is the watchdog's own (one goroutine per Runner).
+	idle *idleMark
 
 	mu sync.Mutex // one call at a time
 
 	endMu   sync.Mutex
 	init    int   // host pid of the sandbox's init, once bubblewrap has said it
 	killFor Limit // why the platform killed it; "" when it did not
-	readErr error // why the frames stopped, when not the end of the pipe
+	// expecting is true while the driver may send frames: from the start to its ready frame, and from a cell
+	// sent to its end-of-call frame. A frame at any other time breaks the protocol and ends the sandbox.
+	expecting bool
+	calls     int    // cells sent so far
+	violation string // how the code broke the protocol, for the result
 }
 
 // Start makes a warm sandbox and waits until its python is ready for a first cell.
@@ -62,8 +78,10 @@ func (r *Runner) Start(ctx context.Context) (*Kernel, error) {
 	cmd := exec.Command(r.bwrap, r.args(5)...)
 	cmd.Dir = "/"
 	cmd.Env = []string{}
-	k := &Kernel{r: r, cmd: cmd, in: inW, frames: make(chan frame, 16), exited: make(chan struct{}),
-		diag: &capped{max: 16 << 10}, start: time.Now()}
+	// frames is unbuffered: the reader holds at most one frame the caller has not taken.
+	k := &Kernel{r: r, cmd: cmd, in: inW, frames: make(chan frame), exited: make(chan struct{}),
+		diag: &capped{max: 16 << 10}, start: time.Now(), quit: make(chan struct{}), readDone: make(chan struct{}),
+		expecting: true}
 	cmd.Stdout, cmd.Stderr = k.diag, k.diag
 	cmd.WaitDelay = time.Second
 	cmd.ExtraFiles = []*os.File{inR, outW, infoW}
@@ -87,6 +105,7 @@ func (r *Runner) Start(ctx context.Context) (*Kernel, error) {
 
 	if err := k.send(frameLimits, r.driverConfig()); err != nil {
 		k.kill("")
+		k.stop()
 		return nil, k.startFailed(ctx, fmt.Errorf("send limits: %w", err))
 	}
 	wait := time.NewTimer(r.limits.WallTime)
@@ -96,6 +115,7 @@ func (r *Runner) Start(ctx context.Context) (*Kernel, error) {
 	case f, ok := <-k.frames:
 		if !ok || f.kind != frameReady {
 			k.kill("")
+			k.stop()
 			return nil, k.startFailed(ctx, errors.New("the driver did not start"))
 		}
 		// bubblewrap writes the info before it starts the driver, and closes it.
@@ -105,16 +125,56 @@ func (r *Runner) Start(ctx context.Context) (*Kernel, error) {
 		k.endMu.Unlock()
 	case <-wait.C:
 		k.kill("")
+		k.stop()
 		return nil, k.startFailed(ctx, fmt.Errorf("not ready after %s", r.limits.WallTime))
 	case <-ctx.Done():
 		k.kill("")
+		k.stop()
 		<-k.exited
 		return nil, fmt.Errorf("sandbox: start: %w", ctx.Err())
 	}
+	if err := k.identify(info.ChildPid); err != nil {
+		_ = k.Close()
+		return nil, unavailable("the sandbox's processes cannot be watched: %v", err)
+	}
+	if r.started != nil {
+		r.started(k)
+	}
+	r.watchdog.add(k)
 	// The sandbox's mounts are in place once the driver runs: from now on they can be watched.
 	go k.watch(info)
 	return k, nil
 }
+
+// identify finds the sandbox's pid namespace and its driver, the only process its init has started before any
+// code runs, and holds the namespace for the watchdog.
+func (k *Kernel) identify(init int) error {
+	if init <= 0 {
+		return errors.New("bubblewrap did not say the sandbox's pid")
+	}
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/pid", init))
+	if err != nil {
+		return err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(ns.Fd()), &st); err != nil {
+		ns.Close()
+		return err
+	}
+	k.nsFile, k.pidNS = ns, st.Ino
+	for _, p := range k.processes() {
+		if p.ppid == init {
+			k.driver = p.pid
+		}
+	}
+	if k.driver == 0 {
+		return errors.New("the driver is not in the sandbox's pid namespace")
+	}
+	return nil
+}
+
+// stop tells the reader that no one will take frames any more.
+func (k *Kernel) stop() { k.quitOnce.Do(func() { close(k.quit) }) }
 
 func closeAll(files ...*os.File) {
 	for _, f := range files {
@@ -148,8 +208,11 @@ func readInfo(r *os.File, out chan<- sandboxInfo) {
 	out <- info
 }
 
-// read turns what the driver writes into frames until the pipe ends or breaks the rules (which kills the sandbox).
+// read turns what the driver writes into frames, handing them over one at a time, until the pipe ends or the
+// driver breaks the rules. Either ends the sandbox: the code can close the channel or write frames of its own,
+// and a sandbox the platform can no longer hear from, or that writes when no call is waiting, must not run on.
 func (k *Kernel) read(out *os.File) {
+	defer close(k.readDone)
 	defer out.Close()
 	defer close(k.frames)
 	l := k.r.limits
@@ -157,18 +220,52 @@ func (k *Kernel) read(out *os.File) {
 	br := bufio.NewReaderSize(out, 64<<10)
 	for {
 		f, err := readFrame(br, maxFrame)
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				k.endMu.Lock()
-				k.readErr = err
-				k.endMu.Unlock()
-				k.r.log.Warn("sandbox: bad frame from the driver; ending the sandbox", "err", err)
-				k.kill("")
+		if errors.Is(err, io.EOF) {
+			// The python exited (its exit status is for the result), or the code closed the channel and runs
+			// on: a moment for the first (generous, for a busy host), then the sandbox is ended.
+			select {
+			case <-k.exited:
+			case <-time.After(5 * time.Second):
+				k.violate("the code closed the sandbox's channel", nil)
 			}
 			return
 		}
-		k.frames <- f
+		if err != nil {
+			k.violate("the sandbox broke its protocol", err)
+			return
+		}
+		k.endMu.Lock()
+		expected := k.expecting
+		if f.kind == frameReady || f.kind == frameDone {
+			k.expecting = false
+		}
+		k.endMu.Unlock()
+		if !expected {
+			k.violate("the sandbox wrote to its channel between calls", fmt.Errorf("frame %q", f.kind))
+			return
+		}
+		select {
+		case k.frames <- f:
+		case <-k.quit:
+			return
+		}
 	}
+}
+
+// violate ends the sandbox for breaking the protocol, recording what it did for the call's result.
+func (k *Kernel) violate(what string, err error) {
+	k.endMu.Lock()
+	if k.violation == "" {
+		k.violation = what
+	}
+	k.endMu.Unlock()
+	select {
+	case <-k.exited:
+		return
+	default:
+	}
+	k.r.log.Warn("sandbox: ending a sandbox that broke the protocol", "what", what, "err", err)
+	k.kill("")
 }
 
 // watch ends the sandbox when its writable tmpfs hold more than Limits.FileCount inodes, which no mount option
@@ -249,8 +346,13 @@ func (k *Kernel) Ended() bool {
 // Close ends the sandbox, killing whatever runs in it, and waits until it has.
 func (k *Kernel) Close() error {
 	k.kill("")
+	k.stop()
 	<-k.exited
 	_ = k.in.Close()
+	k.r.watchdog.remove(k)
+	if k.nsFile != nil {
+		_ = k.nsFile.Close()
+	}
 	return nil
 }
 
@@ -280,6 +382,10 @@ func (k *Kernel) Exec(ctx context.Context, cell Cell) (Result, error) {
 		return Result{}, fmt.Errorf("sandbox: run code: %w", err)
 	}
 	begin := time.Now()
+	k.endMu.Lock()
+	k.expecting = true
+	k.calls++
+	k.endMu.Unlock()
 	sent := make(chan error, 1)
 	go func() { sent <- k.sendCell(cell.Code, inputs) }()
 
@@ -295,6 +401,8 @@ loop:
 		select {
 		case f, ok := <-k.frames:
 			if !ok {
+				// The reader has stopped (the python ended, or the sandbox broke the protocol) and ends the
+				// sandbox if need be.
 				break loop
 			}
 			switch f.kind {
@@ -307,14 +415,12 @@ loop:
 			case frameDone:
 				done = new(driverDone)
 				if err := json.Unmarshal(f.payload, done); err != nil {
-					k.r.log.Warn("sandbox: bad end-of-call frame; ending the sandbox", "err", err)
-					k.kill("")
+					k.violate("the sandbox sent a malformed end of call", err)
 					done = nil
 				}
 				break loop
 			default:
-				k.r.log.Warn("sandbox: unexpected frame from the driver; ending the sandbox", "kind", string(f.kind))
-				k.kill("")
+				k.violate("the sandbox sent a frame it may not send", fmt.Errorf("frame %q", f.kind))
 			}
 		case <-wall.C:
 			k.kill(LimitWallTime)
@@ -325,11 +431,30 @@ loop:
 		}
 	}
 	if done != nil {
-		if err := <-sent; err != nil {
-			// The driver answered without reading the whole cell: it is not the driver this package wrote.
+		// The cell was sent in full unless the code took over the channel and answered for the driver: then the
+		// writer may wait on a pipe no one reads, until the wall clock ends the sandbox.
+		var err error
+		select {
+		case err = <-sent:
+		case <-wall.C:
+			k.kill(LimitWallTime)
+			err = <-sent
+		case <-ctx.Done():
+			ctxErr = ctx.Err()
 			k.kill("")
+			err = <-sent
+		}
+		if err != nil {
+			// The driver answered without reading the whole cell: it is not the driver this package wrote.
+			k.violate("the sandbox answered before reading its cell", err)
 			done = nil
 		}
+	}
+	if done == nil {
+		k.stop()
+	} else {
+		// What the call started ends with it, whatever the code did to the driver's own clean-up.
+		k.killLeftovers(k.processes())
 	}
 	if done != nil {
 		if err := inputError(done); err != nil {
@@ -343,12 +468,14 @@ loop:
 			res.Limit = Limit(*done.Limit)
 		}
 		res.Omitted = append(res.Omitted, done.Omitted...)
-	} else {
-		k.ended(&res)
+	}
+	var note string
+	if done == nil {
+		note = k.ended(&res)
 	}
 	res.Stdout, res.StdoutBytes = out.text(doneBytes(done, true), "stdout")
 	res.Stderr, res.StderrBytes = errOut.text(doneBytes(done, false), "stderr")
-	res.Stderr += describe(&res, l)
+	res.Stderr += note + describe(&res, l)
 	res.Duration = time.Since(begin)
 	if ctxErr != nil {
 		return res, fmt.Errorf("sandbox: run code: %w", ctxErr)
@@ -367,15 +494,16 @@ func doneBytes(d *driverDone, stdout bool) int64 {
 	}
 }
 
-// ended fills res for a sandbox that ended during the call: why, as far as the platform can tell.
-func (k *Kernel) ended(res *Result) {
+// ended fills res for a sandbox that ended during the call: why, as far as the platform can tell. It returns what
+// the platform has to add to stderr.
+func (k *Kernel) ended(res *Result) (note string) {
 	<-k.exited
 	res.SandboxEnded = true
 	k.endMu.Lock()
-	why, readErr := k.killFor, k.readErr
+	why, violation := k.killFor, k.violation
 	k.endMu.Unlock()
-	if readErr != nil {
-		k.r.log.Warn("sandbox: the driver broke the protocol", "err", readErr)
+	if violation != "" && why == "" {
+		note = "[sandbox: " + violation + "; it was ended]\n"
 	}
 	ps := k.cmd.ProcessState
 	ws, _ := ps.Sys().(syscall.WaitStatus)
@@ -397,8 +525,9 @@ func (k *Kernel) ended(res *Result) {
 	res.TimedOut = res.Limit == LimitWallTime
 	if diag := strings.TrimSpace(string(k.diag.buf)); diag != "" && res.Limit == "" {
 		// What the driver or bubblewrap printed on the way out: written by code of this same sandbox at worst.
-		res.Stderr += diag + "\n"
+		note = diag + "\n" + note
 	}
+	return note
 }
 
 // addFile takes one 'O' frame, keeping it when it is within the limits.

@@ -20,6 +20,10 @@ type Limits struct {
 	SandboxCPUTime time.Duration
 	// Memory is the address space of each process (RLIMIT_AS), in bytes.
 	Memory int64
+	// SandboxMemory is the memory (resident) all the processes of a sandbox may use together, in bytes: Memory
+	// bounds each process, and a sandbox may run Processes of them. Past it the platform's watchdog, which looks
+	// every quarter of a second, kills the sandbox.
+	SandboxMemory int64
 	// Processes is how many processes and threads the sandbox may have at once (RLIMIT_NPROC, counted inside
 	// the sandbox's own user namespace, so sandboxes do not share it).
 	Processes int
@@ -50,6 +54,7 @@ func DefaultLimits() Limits {
 		CPUTime:        30 * time.Second,
 		SandboxCPUTime: 30 * time.Minute,
 		Memory:         1 << 30,
+		SandboxMemory:  2 << 30,
 		Processes:      32,
 		FileSize:       64 << 20,
 		Disk:           256 << 20,
@@ -74,6 +79,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		fill("CPUTime", &l.CPUTime, d.CPUTime),
 		fill("SandboxCPUTime", &l.SandboxCPUTime, d.SandboxCPUTime),
 		fill("Memory", &l.Memory, d.Memory),
+		fill("SandboxMemory", &l.SandboxMemory, d.SandboxMemory),
 		fill("Processes", &l.Processes, d.Processes),
 		fill("FileSize", &l.FileSize, d.FileSize),
 		fill("Disk", &l.Disk, d.Disk),

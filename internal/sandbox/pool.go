@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,39 +16,61 @@ type PoolConfig struct {
 	// Idle is how long a warm sandbox is kept without a call before it is closed (default 10 minutes).
 	Idle time.Duration
 	// Max is how many warm sandboxes may live at once (default 8). When a new key needs one and none is free,
-	// the one idle the longest is closed; when all are in a call, the new call is refused (errs.Unavailable).
+	// the one idle the longest is closed; when all are in a call, the new call waits for one (Wait).
 	Max int
+	// Wait is how long a call waits for a sandbox when all are in a call before it is refused (errs.Unavailable);
+	// default: the runner's wall-clock limit and 10 s, by when a call holding one has ended.
+	Wait time.Duration
 }
 
 // rememberLost is how long a Pool remembers why a key's sandbox ended, to tell the key's next call.
 const rememberLost = 24 * time.Hour
 
 // Pool keeps one warm sandbox per key: successive calls with a key run in the same python, with the variables and
-// files earlier calls left, one call at a time. A key is one conversation (one thread): a sandbox is never used for
-// two keys. A sandbox that ended (a limit, the timeout, a crash) is replaced on the key's next call, and that
-// call's Result.StateLost says so.
+// files earlier calls left, one call at a time. A key is one conversation (one thread) of one account: a sandbox is
+// never used for two keys. A sandbox that ended (a limit, the timeout, a crash) is replaced on the key's next call,
+// and that call's Result.StateLost says so.
+//
+// The sandboxes are shared fairly between accounts: while calls of other accounts wait for one, an account holds
+// at most its share (Max divided by the accounts holding or waiting for one, at least one); a freed sandbox goes to
+// the waiting account that holds the fewest, and an account over its share gives its sandboxes up as its calls end.
 type Pool struct {
 	r    *Runner
 	idle time.Duration
 	max  int
+	wait time.Duration
 
 	mu      sync.Mutex
-	entries map[string]*entry
-	live    int // kernels running or starting
+	entries map[entryKey]*entry
+	live    int            // kernels running or starting
+	held    map[string]int // of live, by account
+	waiters []*waiter      // calls waiting for a sandbox, oldest first
 	closed  bool
 
 	stop chan struct{}
 	done chan struct{}
 }
 
+type entryKey struct{ account, key string }
+
 type entry struct {
-	run sync.Mutex // one call at a time for the key; held while its sandbox starts
+	account string
+	run     sync.Mutex // one call at a time for the key; held while its sandbox starts
 
 	// Guarded by Pool.mu.
 	k        *Kernel
 	lost     string // why the key's last sandbox ended, for its next call
 	lastUsed time.Time
 	users    int // calls holding or waiting for run
+}
+
+// waiter is a call waiting for a sandbox.
+type waiter struct {
+	account string
+	ready   chan struct{} // closed when granted
+	// Set when granted, guarded by Pool.mu.
+	granted bool
+	victim  *Kernel // an idle sandbox detached for it, which it closes
 }
 
 // NewPool returns a Pool making its sandboxes with r. Close it to end them all.
@@ -58,19 +81,27 @@ func NewPool(r *Runner, cfg PoolConfig) *Pool {
 	if cfg.Max <= 0 {
 		cfg.Max = 8
 	}
-	p := &Pool{r: r, idle: cfg.Idle, max: cfg.Max, entries: map[string]*entry{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+	if cfg.Wait <= 0 {
+		cfg.Wait = r.limits.WallTime + 10*time.Second
+	}
+	p := &Pool{r: r, idle: cfg.Idle, max: cfg.Max, wait: cfg.Wait, entries: map[entryKey]*entry{},
+		held: map[string]int{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go p.janitor()
 	return p
 }
 
-// Exec runs a cell in key's warm sandbox, starting one when the key has none. Errors are Kernel.Exec's, plus
-// errs.Unavailable when no sandbox can be started or all are busy.
+// Exec is ExecFor with no account: all its calls share one account's share of the sandboxes.
 func (p *Pool) Exec(ctx context.Context, key string, cell Cell) (Result, error) {
+	return p.ExecFor(ctx, "", key, cell)
+}
+
+// ExecFor runs a cell in the warm sandbox of account's key, starting one when the key has none. Errors are
+// Kernel.Exec's, plus errs.Unavailable when no sandbox can be started or none was free within PoolConfig.Wait.
+func (p *Pool) ExecFor(ctx context.Context, account, key string, cell Cell) (Result, error) {
 	if key == "" {
 		return Result{}, errs.Missing("key")
 	}
-	e, err := p.acquire(key)
+	e, err := p.acquire(account, key)
 	if err != nil {
 		return Result{}, err
 	}
@@ -111,13 +142,24 @@ func (p *Pool) kernel(ctx context.Context, e *entry) (*Kernel, string, error) {
 		p.drop(e, k, endedBetweenCalls)
 		p.mu.Lock()
 	}
+	if k := e.k; k != nil && p.overShareLocked(e.account) {
+		// Other accounts wait while this one holds more than its share: it gives this sandbox up and waits its
+		// turn like them.
+		e.k = nil
+		e.lost = "the sandbox was closed to give other accounts their share of the code sandboxes"
+		p.freeLocked(e.account)
+		p.grantLocked()
+		p.mu.Unlock()
+		_ = k.Close()
+		p.mu.Lock()
+	}
 	if e.k != nil {
 		k := e.k
 		p.mu.Unlock()
 		return k, "", nil
 	}
-	victim, err := p.reserveLocked()
 	p.mu.Unlock()
+	victim, err := p.reserve(ctx, e.account)
 	if err != nil {
 		return nil, "", err
 	}
@@ -128,11 +170,12 @@ func (p *Pool) kernel(ctx context.Context, e *entry) (*Kernel, string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
-		p.live--
+		p.freeLocked(e.account)
+		p.grantLocked()
 		return nil, "", err
 	}
 	if p.closed {
-		p.live--
+		p.freeLocked(e.account)
 		_ = k.Close()
 		return nil, "", errs.E(errs.Unavailable, "the sandbox pool is closed")
 	}
@@ -142,32 +185,112 @@ func (p *Pool) kernel(ctx context.Context, e *entry) (*Kernel, string, error) {
 	return k, lost, nil
 }
 
-// reserveLocked takes a slot for a new sandbox, detaching the sandbox idle the longest when all are taken; the
-// caller closes it outside the lock.
-func (p *Pool) reserveLocked() (*Kernel, error) {
+// reserve takes a slot for a new sandbox of account, waiting for one (fairly between accounts) when all are in a
+// call. It returns the idle sandbox detached to make room, if any, for the caller to close.
+func (p *Pool) reserve(ctx context.Context, account string) (*Kernel, error) {
+	w := &waiter{account: account, ready: make(chan struct{})}
+	p.mu.Lock()
 	if p.closed {
+		p.mu.Unlock()
 		return nil, errs.E(errs.Unavailable, "the sandbox pool is closed")
 	}
-	var victim *entry
-	if p.live >= p.max {
-		for _, e := range p.entries {
-			if e.k != nil && e.users == 0 && (victim == nil || e.lastUsed.Before(victim.lastUsed)) {
-				victim = e
+	p.waiters = append(p.waiters, w)
+	p.grantLocked()
+	p.mu.Unlock()
+
+	timer := time.NewTimer(p.wait)
+	defer timer.Stop()
+	var err error
+	select {
+	case <-w.ready:
+		return w.victim, nil
+	case <-ctx.Done():
+		err = fmt.Errorf("sandbox: wait for a sandbox: %w", ctx.Err())
+	case <-timer.C:
+		err = errs.E(errs.Unavailable, "all %d code sandboxes are busy; try again shortly", p.max)
+	case <-p.stop:
+		err = errs.E(errs.Unavailable, "the sandbox pool is closed")
+	}
+	p.mu.Lock()
+	if w.granted {
+		// Granted meanwhile: give the slot back.
+		p.freeLocked(account)
+		p.grantLocked()
+	} else {
+		p.waiters = slices.DeleteFunc(p.waiters, func(x *waiter) bool { return x == w })
+	}
+	p.mu.Unlock()
+	if w.victim != nil {
+		_ = w.victim.Close()
+	}
+	return nil, err
+}
+
+// grantLocked hands free slots to waiting calls: first to the account holding the fewest sandboxes, the oldest
+// call first among equals. A slot is free when fewer than Max sandboxes live, or when one is idle (not in a call):
+// that one is detached for the waiter to close, from the account holding the most, idle the longest among equals.
+func (p *Pool) grantLocked() {
+	for len(p.waiters) > 0 {
+		best := 0
+		for i, w := range p.waiters {
+			if p.held[w.account] < p.held[p.waiters[best].account] {
+				best = i
 			}
 		}
-		if victim == nil {
-			return nil, errs.E(errs.Unavailable, "all %d code sandboxes are busy; try again shortly", p.max)
+		w := p.waiters[best]
+		var victim *Kernel
+		if p.live >= p.max {
+			var idle *entry
+			for _, e := range p.entries {
+				if e.k == nil || e.users > 0 {
+					continue
+				}
+				if idle == nil || p.held[e.account] > p.held[idle.account] ||
+					p.held[e.account] == p.held[idle.account] && e.lastUsed.Before(idle.lastUsed) {
+					idle = e
+				}
+			}
+			if idle == nil {
+				return
+			}
+			victim = idle.k
+			idle.k = nil
+			idle.lost = "the sandbox was closed to make room for another conversation's"
+			p.freeLocked(idle.account)
 		}
-		p.live--
+		p.live++
+		p.held[w.account]++
+		w.granted, w.victim = true, victim
+		close(w.ready)
+		p.waiters = slices.Delete(p.waiters, best, best+1)
 	}
-	p.live++
-	if victim == nil {
-		return nil, nil
+}
+
+// overShareLocked says whether account holds more than its share of the sandboxes while another account waits.
+func (p *Pool) overShareLocked(account string) bool {
+	accounts := map[string]bool{}
+	othersWait := false
+	for _, w := range p.waiters {
+		accounts[w.account] = true
+		othersWait = othersWait || w.account != account
 	}
-	k := victim.k
-	victim.k = nil
-	victim.lost = "the sandbox was closed to make room for another conversation's"
-	return k, nil
+	if !othersWait {
+		return false
+	}
+	for a, n := range p.held {
+		if n > 0 {
+			accounts[a] = true
+		}
+	}
+	return p.held[account] > max(1, p.max/len(accounts))
+}
+
+// freeLocked gives a slot of account's back.
+func (p *Pool) freeLocked(account string) {
+	p.live--
+	if p.held[account]--; p.held[account] <= 0 {
+		delete(p.held, account)
+	}
 }
 
 // drop forgets e's sandbox k (when it is still e's) and closes it.
@@ -176,7 +299,8 @@ func (p *Pool) drop(e *entry, k *Kernel, lost string) {
 	if e.k == k {
 		e.k = nil
 		e.lost = lost
-		p.live--
+		p.freeLocked(e.account)
+		p.grantLocked()
 	}
 	p.mu.Unlock()
 	_ = k.Close()
@@ -193,16 +317,17 @@ func lostReason(res Result) string {
 	return fmt.Sprintf("the sandbox's python ended (exit status %d)", res.ExitCode)
 }
 
-func (p *Pool) acquire(key string) (*entry, error) {
+func (p *Pool) acquire(account, key string) (*entry, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, errs.E(errs.Unavailable, "the sandbox pool is closed")
 	}
-	e := p.entries[key]
+	ek := entryKey{account, key}
+	e := p.entries[ek]
 	if e == nil {
-		e = &entry{}
-		p.entries[key] = e
+		e = &entry{account: account}
+		p.entries[ek] = e
 	}
 	e.users++
 	return e, nil
@@ -212,20 +337,27 @@ func (p *Pool) release(e *entry) {
 	p.mu.Lock()
 	e.users--
 	e.lastUsed = time.Now()
+	// Its sandbox may be idle now: a waiting call may take it.
+	p.grantLocked()
 	p.mu.Unlock()
 }
 
-// Close ends key's sandbox, if it has one, and forgets the key: its next call starts afresh, with no StateLost.
-// A call running for the key ends with SandboxEnded.
-func (p *Pool) Close(key string) {
+// Close is CloseFor with no account, the account of Exec.
+func (p *Pool) Close(key string) { p.CloseFor("", key) }
+
+// CloseFor ends the sandbox of account's key, if it has one, and forgets the key: its next call starts afresh,
+// with no StateLost. A call running for the key ends with SandboxEnded.
+func (p *Pool) CloseFor(account, key string) {
 	p.mu.Lock()
-	e := p.entries[key]
-	delete(p.entries, key)
+	ek := entryKey{account, key}
+	e := p.entries[ek]
+	delete(p.entries, ek)
 	var k *Kernel
 	if e != nil && e.k != nil {
 		k = e.k
 		e.k = nil
-		p.live--
+		p.freeLocked(account)
+		p.grantLocked()
 	}
 	p.mu.Unlock()
 	if k != nil {
@@ -246,7 +378,7 @@ func (p *Pool) Shutdown() {
 		if e.k != nil {
 			ks = append(ks, e.k)
 			e.k = nil
-			p.live--
+			p.freeLocked(e.account)
 		}
 	}
 	p.mu.Unlock()
@@ -287,11 +419,12 @@ func (p *Pool) janitor() {
 				idle = append(idle, e.k)
 				e.k = nil
 				e.lost = fmt.Sprintf("the sandbox was closed after %s without a call", p.idle)
-				p.live--
+				p.freeLocked(e.account)
 			case e.k == nil && now.Sub(e.lastUsed) > rememberLost:
 				delete(p.entries, key)
 			}
 		}
+		p.grantLocked()
 		p.mu.Unlock()
 		for _, k := range idle {
 			_ = k.Close()

@@ -147,6 +147,10 @@ func describe(res *Result, l Limits) string {
 		}
 	case LimitMemory:
 		what = fmt.Sprintf("the code ran out of memory (the limit is %d MiB per process)", l.Memory>>20)
+		if res.SandboxEnded {
+			what = fmt.Sprintf("the code's processes used more than %d MiB of memory in all and were stopped",
+				l.SandboxMemory>>20)
+		}
 	case LimitProcesses:
 		what = fmt.Sprintf("the code tried to run more than %d processes and threads", l.Processes)
 	case LimitFileSize:

@@ -59,13 +59,17 @@ type Runner struct {
 	system  []string // bubblewrap's arguments for the read-only system part
 	log     *slog.Logger
 	missing []string
+	// watchdog accounts for the memory, processes and CPU time of each sandbox as a whole.
+	watchdog *watchdog
+	// started, when set (by tests), is told of each sandbox once it is ready.
+	started func(*Kernel)
 }
 
 // New checks that sandboxes can be made here (bubblewrap and Debian's python3 are installed, and bubblewrap can
 // build one with no network and the code running as nobody) and returns a Runner. When they cannot, the error
 // (code errs.Unavailable) says what is missing and how to install it: code never runs unsandboxed.
 func New(ctx context.Context, cfg Config) (*Runner, error) {
-	r := &Runner{bwrap: cfg.Bwrap, python: cfg.Python, log: cfg.Logger}
+	r := &Runner{bwrap: cfg.Bwrap, python: cfg.Python, log: cfg.Logger, watchdog: &watchdog{}}
 	if r.bwrap == "" {
 		r.bwrap = DefaultBwrap
 	}
@@ -79,20 +83,8 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if r.limits, err = cfg.Limits.withDefaults(); err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(filepath.Clean(r.python), "/usr/") {
-		return nil, unavailable("the sandbox's python %s is not under /usr, the only part of the system a sandbox "+
-			"sees: use Debian's /usr/bin/python3", r.python)
-	}
-	var missing []string
-	for _, p := range [][2]string{{r.bwrap, "bubblewrap"}, {r.python, "python3"}} {
-		if problem := checkProgram(p[0], p[1]); problem != "" {
-			missing = append(missing, problem)
-		}
-	}
-	if len(missing) > 0 {
-		e := unavailable("%s", strings.Join(missing, "; "))
-		e.Err = ErrUnsupported
-		return nil, e
+	if err := checkPrograms(r.bwrap, r.python); err != nil {
+		return nil, err
 	}
 	if os.Geteuid() == 0 {
 		r.cred = &syscall.Credential{Uid: sandboxUID, Gid: sandboxUID, Groups: []uint32{}}
@@ -109,6 +101,39 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 			"missing", r.missing)
 	}
 	return r, nil
+}
+
+// Check says, without starting a sandbox, what New would find missing on this machine first: bubblewrap or
+// Debian's python3 not installed (wrapping ErrUnsupported), or a python outside /usr. nil means New may still
+// fail, but only once it has tried a sandbox (a machine without user namespaces, say).
+func Check(cfg Config) error {
+	bwrap, python := cfg.Bwrap, cfg.Python
+	if bwrap == "" {
+		bwrap = DefaultBwrap
+	}
+	if python == "" {
+		python = DefaultPython
+	}
+	return checkPrograms(bwrap, python)
+}
+
+func checkPrograms(bwrap, python string) error {
+	if !strings.HasPrefix(filepath.Clean(python), "/usr/") {
+		return unavailable("the sandbox's python %s is not under /usr, the only part of the system a sandbox "+
+			"sees: use Debian's /usr/bin/python3", python)
+	}
+	var missing []string
+	for _, p := range [][2]string{{bwrap, "bubblewrap"}, {python, "python3"}} {
+		if problem := checkProgram(p[0], p[1]); problem != "" {
+			missing = append(missing, problem)
+		}
+	}
+	if len(missing) > 0 {
+		e := unavailable("%s", strings.Join(missing, "; "))
+		e.Err = ErrUnsupported
+		return e
+	}
+	return nil
 }
 
 // checkProgram says what is wrong with the program at path, which Debian's package pkg installs, or "".

@@ -305,6 +305,13 @@ func TestNewSaysWhatIsMissing(t *testing.T) {
 		if !strings.HasPrefix(errs.MessageOf(err), "code_interpreter is not available on this server: ") {
 			t.Errorf("message %q does not say what is unavailable", errs.MessageOf(err))
 		}
+		// Check says the same without starting a sandbox (a readiness check asks it).
+		if err := Check(c.cfg); errs.CodeOf(err) != errs.Unavailable || !strings.Contains(errs.MessageOf(err), c.want) {
+			t.Errorf("Check %+v: %v, want unavailable saying %q", c.cfg, err, c.want)
+		}
+	}
+	if err := Check(Config{}); err != nil {
+		t.Errorf("Check on a machine where New works: %v", err)
 	}
 	// Everything missing is said at once.
 	_, err := New(ctx, Config{Bwrap: "/nonexistent/bwrap", Python: "/usr/nonexistent/python3"})
