@@ -241,7 +241,7 @@ func (f *Face) deleteSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) listSessions(w http.ResponseWriter, r *http.Request) {
-	listFrom(f, w, r, projections.JulepSessionsModel, principal(r).AccountID+".*", func(v session.JulepView) (listItem, any) {
+	listFrom(f, w, r, projections.JulepSessionsModel, principal(r).AccountID+".*", withMetadata, func(v session.JulepView) (listItem, any) {
 		return listItem{created: v.Created, updated: v.Updated, metadata: v.Spec.Metadata}, sessionOut(v)
 	})
 }
