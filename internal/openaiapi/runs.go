@@ -146,6 +146,8 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 		return
 	} else if tr != nil && t.ToolResources == nil {
 		t.ToolResources = tr
+	} else if t.ToolResources != nil {
+		t.ToolResourcesField = "thread.tool_resources"
 	}
 	stream, err := in.wantsStream()
 	if err != nil {
