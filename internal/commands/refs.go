@@ -72,6 +72,30 @@ func checkToolResources(ctx context.Context, store *eventstore.Store, actor auth
 	return nil
 }
 
+// WithVectorStore is tool_resources with the vector store id added to file_search.vector_store_ids (once), the rest
+// kept as it was.
+func WithVectorStore(raw json.RawMessage, id string) (json.RawMessage, error) {
+	tr := map[string]any{}
+	if t := bytes.TrimSpace(raw); len(t) > 0 && string(t) != "null" {
+		if err := json.Unmarshal(t, &tr); err != nil {
+			return nil, errs.InvalidField("tool_resources", "tool_resources must be an object")
+		}
+	}
+	fs, _ := tr["file_search"].(map[string]any)
+	if fs == nil {
+		fs = map[string]any{}
+	}
+	stores, _ := fs["vector_store_ids"].([]any)
+	for _, s := range stores {
+		if s == id {
+			return raw, nil
+		}
+	}
+	fs["vector_store_ids"] = append(stores, id)
+	tr["file_search"] = fs
+	return json.Marshal(tr)
+}
+
 // ownedFile refuses a file ID that names no file of the actor's, naming field.
 func ownedFile(ctx context.Context, store *eventstore.Store, actor auth.Principal, field, id string) error {
 	if err := ids.Check(field, ids.File, id); err != nil {

@@ -118,8 +118,13 @@ func (c *Threads) checkToolResources(ctx context.Context, actor auth.Principal, 
 	return checkToolResources(ctx, c.store, actor, field, in.ToolResources)
 }
 
-// checkAttachedFiles checks that the files messages attach, and the image files their content shows, are the
-// caller's.
+// CheckAttachedFiles checks that the files messages attach, and the image files their content shows, are the
+// caller's; field is where the messages sit in the request ("messages", "" for one message).
+func (c *Threads) CheckAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []NewMessage) error {
+	return c.checkAttachedFiles(ctx, actor, field, msgs)
+}
+
+// checkAttachedFiles is CheckAttachedFiles.
 func (c *Threads) checkAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []NewMessage) error {
 	for i, m := range msgs {
 		at := func(name string) string {

@@ -154,12 +154,19 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	if err := f.keepAttachments(r, &t, "thread.messages"); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	if !stream {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
 		f.answerCreatedRun(w, r, created, err)
 		return
 	}
-	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
+	if t.ID == "" {
+		t.ID = events.NewPrefixedID("thread_")
+	}
+	nr.ID = events.NewPrefixedID("run_")
 	f.stream(w, r, t.ID, nr.ID, true, true, func() (eventstore.Appended, error) {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
 		return created.Appended, err

@@ -1,11 +1,13 @@
 package openaiapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contrailhq/contrail/domain/thread"
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/projections"
@@ -36,6 +38,10 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	if err := f.keepAttachments(r, &t, "messages"); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	id, res, err := f.d.Threads.Create(r.Context(), principal(r), t)
 	err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{}, projections.Messages{})
 	if waitedTooLong(r, id, err) {
@@ -47,6 +53,50 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.answerThread(w, r, id)
+}
+
+// keepAttachments makes, as OpenAI does when a thread is made, the thread's own vector store of the files its
+// messages attach for file_search, and names it in the thread's tool_resources.file_search.vector_store_ids, so
+// that the thread shows the store it searches. It gives the thread its ID (the store's derives from it). field is
+// where the messages sit in the request, for errors.
+func (f *Face) keepAttachments(r *http.Request, t *commands.NewThread, field string) error {
+	if f.d.VectorStores == nil {
+		return nil
+	}
+	var files []string
+	for _, m := range t.Messages {
+		atts, err := commands.ParseAttachments("", m.Attachments)
+		if err != nil {
+			return err
+		}
+		for _, a := range atts {
+			for _, tool := range a.Tools {
+				if tool.Type == "file_search" {
+					files = append(files, a.FileID)
+				}
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	// The files are checked as the thread's create checks them first, so that an error names the message's field.
+	if err := f.d.Threads.CheckAttachedFiles(r.Context(), principal(r), field, t.Messages); err != nil {
+		return err
+	}
+	if t.ID == "" {
+		t.ID = events.NewPrefixedID("thread_")
+	}
+	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), t.ID, files)
+	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
+		return fmt.Errorf("make the thread's vector store: %w", err)
+	}
+	tr, err := commands.WithVectorStore(t.ToolResources, commands.ThreadStoreID(t.ID))
+	if err != nil {
+		return err
+	}
+	t.ToolResources = tr
+	return nil
 }
 
 // thread reads a thread the caller owns from the read model; every route under a thread starts here.
