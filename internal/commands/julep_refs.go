@@ -59,6 +59,9 @@ func TaskTool(t workflow.Tool) (events.JulepTool, error) {
 		def[k] = v
 	}
 	def["name"], def["type"] = t.Name, t.Type
+	if t.Type == julepchat.ToolFunction && def["function"] == nil {
+		def["function"] = map[string]any{} // seed 004's `- function:` beside its name: a function of no parameters
+	}
 	if t.Description != "" {
 		def["description"] = t.Description
 	}
