@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/apicall"
@@ -52,35 +51,11 @@ func (r julepRefs) tool(ctx context.Context, actor auth.Principal, field string,
 	return err
 }
 
-// TaskTool is a task's tool as an agent's is defined (events.JulepTool), read from the task's source.
-func TaskTool(t workflow.Tool) (events.JulepTool, error) {
-	def := make(map[string]any, len(t.Def)+2)
-	for k, v := range t.Def {
-		def[k] = v
-	}
-	def["name"], def["type"] = t.Name, t.Type
-	if t.Type == julepchat.ToolFunction && def["function"] == nil {
-		def["function"] = map[string]any{} // seed 004's `- function:` beside its name: a function of no parameters
-	}
-	if t.Description != "" {
-		def["description"] = t.Description
-	}
-	raw, err := json.Marshal(def)
-	if err != nil {
-		return events.JulepTool{}, err
-	}
-	var out events.JulepTool
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return events.JulepTool{}, err
-	}
-	return out, nil
-}
-
 // checkTaskTools checks every tool a task defines (its own and its prompt steps' inline ones) as an agent's tool
 // is checked when it is added, and the references they make: a task is refused when it is made, not when it runs.
 func checkTaskTools(ctx context.Context, actor auth.Principal, t *workflow.Task, hosts apicall.Hosts, refs julepRefs) error {
 	for _, d := range t.DefinedTools() {
-		tool, err := TaskTool(d.Tool)
+		tool, err := julepchat.TaskTool(d.Tool)
 		if err != nil {
 			return errs.InvalidField(d.Path, "%s is not a tool definition: %v", d.Path, err)
 		}
