@@ -1,6 +1,7 @@
 package openaiapi
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 
@@ -63,22 +64,9 @@ func (f *Face) keepAttachments(r *http.Request, t *commands.NewThread, field str
 	if f.d.VectorStores == nil {
 		return nil
 	}
-	var files []string
-	for _, m := range t.Messages {
-		atts, err := commands.ParseAttachments("", m.Attachments)
-		if err != nil {
-			return err
-		}
-		for _, a := range atts {
-			for _, tool := range a.Tools {
-				if tool.Type == "file_search" {
-					files = append(files, a.FileID)
-				}
-			}
-		}
-	}
-	if len(files) == 0 {
-		return nil
+	files, err := fileSearchFiles(t.Messages)
+	if err != nil || len(files) == 0 {
+		return err
 	}
 	// The files are checked as the thread's create checks them first, so that an error names the message's field.
 	if err := f.d.Threads.CheckAttachedFiles(r.Context(), principal(r), field, t.Messages); err != nil {
@@ -97,6 +85,51 @@ func (f *Face) keepAttachments(r *http.Request, t *commands.NewThread, field str
 	}
 	t.ToolResources = tr
 	return nil
+}
+
+// fileSearchFiles are the files messages attach for file_search.
+func fileSearchFiles(msgs []commands.NewMessage) ([]string, error) {
+	var files []string
+	for _, m := range msgs {
+		atts, err := commands.ParseAttachments("", m.Attachments)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range atts {
+			for _, tool := range a.Tools {
+				if tool.Type == "file_search" {
+					files = append(files, a.FileID)
+				}
+			}
+		}
+	}
+	return files, nil
+}
+
+// keepMessageAttachments adds the files a message added to a thread attaches for file_search to the thread's own
+// vector store (made if it is the first), and names the store in the thread's tool_resources if it is not yet.
+func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m commands.NewMessage) error {
+	if f.d.VectorStores == nil {
+		return nil
+	}
+	files, err := fileSearchFiles([]commands.NewMessage{m})
+	if err != nil || len(files) == 0 {
+		return err
+	}
+	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), threadID, files)
+	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
+		return fmt.Errorf("keep the thread's attachments: %w", err)
+	}
+	th, err := f.thread(r, threadID)
+	if err != nil {
+		return err
+	}
+	tr, err := commands.WithVectorStore(th.ToolResources, commands.ThreadStoreID(threadID))
+	if err != nil || bytes.Equal(tr, th.ToolResources) {
+		return err
+	}
+	res, err = f.d.Threads.Modify(r.Context(), principal(r), threadID, nil, false, tr)
+	return f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{})
 }
 
 // thread reads a thread the caller owns from the read model; every route under a thread starts here.
@@ -204,6 +237,10 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	id, res, err := f.d.Threads.CreateMessage(r.Context(), principal(r), threadID, nm)
 	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.keepMessageAttachments(r, threadID, nm); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

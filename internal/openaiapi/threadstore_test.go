@@ -47,4 +47,17 @@ func TestThreadShowsItsAttachmentStore(t *testing.T) {
 	if n := len(plain.ToolResources.FileSearch.VectorStoreIDs); n != 0 {
 		t.Fatalf("a code_interpreter attachment made a store: %s", plain.RawJSON())
 	}
+
+	// A message added later with a file for file_search gives the thread its store too.
+	if _, err := e.client.Beta.Threads.Messages.New(ctx, plain.ID, openai.BetaThreadMessageNewParams{Role: "user",
+		Content: openai.BetaThreadMessageNewParamsContentUnion{OfString: openai.String("And the notes?")},
+		Attachments: []openai.BetaThreadMessageNewParamsAttachment{
+			{FileID: openai.String(notes), Tools: []openai.BetaThreadMessageNewParamsAttachmentToolUnion{{OfFileSearch: &openai.BetaThreadMessageNewParamsAttachmentToolFileSearch{}}}},
+		}}); err != nil {
+		t.Fatalf("add message: %v", apiErr(err))
+	}
+	later, err := e.client.Beta.Threads.Get(ctx, plain.ID)
+	if err != nil || len(later.ToolResources.FileSearch.VectorStoreIDs) != 1 {
+		t.Fatalf("the thread after a message attached a file for file_search: %v %s", apiErr(err), later.RawJSON())
+	}
 }
