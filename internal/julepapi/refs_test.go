@@ -28,9 +28,10 @@ func TestJulepReferencesStayInTheAccount(t *testing.T) {
 		body               any
 		id, field          string
 	}{
-		{"session agent", "POST", "/sessions", map[string]any{"agent": aAgent}, aAgent, "agents[0]"},
+		{"session agent", "POST", "/sessions", map[string]any{"agent": aAgent}, aAgent, "agent"},
 		{"session agents", "POST", "/sessions", map[string]any{"agents": []string{bAgent, aAgent}}, aAgent, "agents[1]"},
-		{"session user", "POST", "/sessions", map[string]any{"agent": bAgent, "user": aUser}, aUser, "users[0]"},
+		{"session agent and agents", "POST", "/sessions", map[string]any{"agent": bAgent, "agents": []string{aAgent}}, aAgent, "agents[0]"},
+		{"session user", "POST", "/sessions", map[string]any{"agent": bAgent, "user": aUser}, aUser, "user"},
 		{"session users", "POST", "/sessions", map[string]any{"agent": bAgent, "users": []string{aUser}}, aUser, "users[0]"},
 		{"chat agent", "POST", "/sessions/" + bSession + "/chat", map[string]any{"agent": aAgent, "messages": say}, aAgent, "agent"},
 		{"chat tool", "POST", "/sessions/" + bSession + "/chat", map[string]any{"messages": say,
