@@ -154,7 +154,7 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.keepAttachments(r, &t, "thread.messages"); err != nil {
+	if t, err = f.keepAttachments(r, t, "thread.messages"); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -39,7 +39,7 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.keepAttachments(r, &t, "messages"); err != nil {
+	if t, err = f.keepAttachments(r, t, "messages"); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -60,31 +60,31 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 // messages attach for file_search, and names it in the thread's tool_resources.file_search.vector_store_ids, so
 // that the thread shows the store it searches. It gives the thread its ID (the store's derives from it). field is
 // where the messages sit in the request, for errors.
-func (f *Face) keepAttachments(r *http.Request, t *commands.NewThread, field string) error {
+func (f *Face) keepAttachments(r *http.Request, t commands.NewThread, field string) (commands.NewThread, error) {
 	if f.d.VectorStores == nil {
-		return nil
+		return t, nil
 	}
 	files, err := fileSearchFiles(t.Messages)
 	if err != nil || len(files) == 0 {
-		return err
+		return t, err
 	}
 	// The files are checked as the thread's create checks them first, so that an error names the message's field.
 	if err := f.d.Threads.CheckAttachedFiles(r.Context(), principal(r), field, t.Messages); err != nil {
-		return err
+		return t, err
 	}
 	if t.ID == "" {
 		t.ID = events.NewPrefixedID("thread_")
 	}
 	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), t.ID, files)
 	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
-		return fmt.Errorf("make the thread's vector store: %w", err)
+		return t, fmt.Errorf("make the thread's vector store: %w", err)
 	}
 	tr, err := commands.WithVectorStore(t.ToolResources, commands.ThreadStoreID(t.ID))
 	if err != nil {
-		return err
+		return t, err
 	}
 	t.ToolResources = tr
-	return nil
+	return t, nil
 }
 
 // fileSearchFiles are the files messages attach for file_search.
