@@ -154,6 +154,12 @@ const (
 func (f *Face) Routes(r chi.Router) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodPost {
+			// gqlgen answers any other content type with "transport not supported", which does not say what it
+			// takes.
+			if err := checkContentType(req.Header.Get("Content-Type")); err != nil {
+				f.WriteError(w, req, err)
+				return
+			}
 			// Read here rather than in gqlgen, which answers a body over the limit (or not JSON) with a 200 or
 			// 400 without a code, and repeats a body it cannot decode in its message.
 			raw, err := readBody(w, req)
@@ -167,6 +173,28 @@ func (f *Face) Routes(r chi.Router) {
 	})
 	r.Post("/", h) // queries and mutations
 	r.Get("/", h)  // websocket upgrades, for subscriptions
+}
+
+// maxContentTypeHeader bounds the Content-Type header quoted back in an error.
+const maxContentTypeHeader = 128
+
+// checkContentType accepts the one content type the POST transport reads, application/json (any parameters,
+// such as charset), and names it when refusing another.
+func checkContentType(ct string) error {
+	const takes = `/graphql takes POST bodies of Content-Type application/json ({"query": "...", "variables": {...}}), and websocket upgrades (graphql-transport-ws, graphql-ws) on GET`
+	if len(ct) > maxContentTypeHeader {
+		return errs.InvalidField("Content-Type", "the Content-Type header is %d bytes long, longer than any this server takes: %s", len(ct), takes)
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case ct == "":
+		return errs.InvalidField("Content-Type", "the request has no Content-Type: %s", takes)
+	case err != nil:
+		return errs.InvalidField("Content-Type", "Content-Type %q does not read as a media type: %s", ct, takes)
+	case mt != "application/json":
+		return errs.InvalidField("Content-Type", "Content-Type %s is not supported: %s", mt, takes)
+	}
+	return nil
 }
 
 // readBody reads a POST's body, up to maxBody; a JSON body must be JSON.

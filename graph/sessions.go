@@ -372,8 +372,13 @@ func checkMessageInput(in generated.MessageInput) error {
 	if err := ids.Check("session", ids.Session, in.Session); err != nil {
 		return err
 	}
-	if in.InReplyTo != nil && strings.TrimSpace(*in.InReplyTo) != "" {
-		if err := ids.Check("inReplyTo", ids.Message, strings.TrimSpace(*in.InReplyTo)); err != nil {
+	// inReplyTo, when given, names a message: a blank one is refused, not read as absent.
+	if in.InReplyTo != nil {
+		id := strings.TrimSpace(*in.InReplyTo)
+		if id == "" {
+			return errs.InvalidField("inReplyTo", "inReplyTo is blank: give the ID of the message this one answers (msg_...), or leave it out")
+		}
+		if err := ids.Check("inReplyTo", ids.Message, id); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/contrailhq/contrail/internal/apicall"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/expr"
+	"github.com/contrailhq/contrail/internal/julepchat"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/workflow"
@@ -231,7 +232,7 @@ func (g *Engine) perform(ctx context.Context, e events.Envelope) error {
 			return g.schedule(ctx, e.AggregateID, ef)
 		}
 	case workflow.EffectModel:
-		r, err = g.callModel(ctx, account, agent, ef)
+		r, err = g.callModel(ctx, e.AggregateID, account, agent, ef)
 	case workflow.EffectTool:
 		r, err = g.runTool(ctx, e.AggregateID, account, agent, ef)
 	default:
@@ -258,29 +259,80 @@ func (g *Engine) complete(ctx context.Context, id string, atLeast uint64, m even
 // modelRetries are the waits between tries of a model that is rate limited or unavailable, before the step fails.
 var modelRetries = []time.Duration{time.Second, 3 * time.Second}
 
-// callModel runs a prompt step. A model that fails for good (a bad request, a model nobody here runs, still
-// unavailable after the retries) fails the step with the reason; a stop of the node leaves it to another.
-func (g *Engine) callModel(ctx context.Context, account, agent string, ef workflow.Effect) (workflow.Result, error) {
+// maxToolRounds bounds the rounds of tool calls one prompt step that runs its tools may make.
+const maxToolRounds = 10
+
+// callModel runs a prompt step. The model is offered the step's tools: functions, system and api_call tools. With
+// auto_run_tools the platform runs the system and api_call tools the model calls and asks the model again with
+// their results, until it answers without calls; the step's output is that answer. Without it (Julep's default),
+// or when the model calls a function tool (the client's), the step's output is the model's answer with its tool
+// calls. A model that fails for good (a bad request, a model nobody here runs, still unavailable after the
+// retries) fails the step with the reason; a stop of the node leaves it to another.
+//
+// disable_cache is accepted and has no effect: this server keeps no cache of model answers to bypass.
+func (g *Engine) callModel(ctx context.Context, id, account, agent string, ef workflow.Effect) (workflow.Result, error) {
 	call := ef.Model
 	if call == nil {
 		return workflow.Result{Error: "the prompt step has no call"}, nil
 	}
-	req, err := g.request(ctx, account, agent, call)
+	req, offered, err := g.request(ctx, account, agent, call)
 	if err != nil {
 		if errs.As(err) != nil {
 			return workflow.Result{Error: errs.MessageOf(err)}, nil
 		}
 		return workflow.Result{}, err
 	}
+	for round := 0; ; round++ {
+		resp, failed, err := g.complete1(ctx, req)
+		if err != nil || failed != "" {
+			return workflow.Result{Error: failed}, err
+		}
+		if !call.AutoRunTools || len(resp.ToolCalls) == 0 {
+			return workflow.Result{Output: chatResponse(resp)}, nil
+		}
+		if round >= maxToolRounds {
+			return workflow.Result{Error: fmt.Sprintf("the model was still calling tools after %d rounds", maxToolRounds)}, nil
+		}
+		next := []llm.Message{{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls}}
+		for i, c := range resp.ToolCalls {
+			o, err := julepchat.Find(offered, c.Name)
+			if err == nil && !julepchat.Runs(o.Tool) {
+				// A function tool is the client's to run: the step ends with the calls, as Julep's does.
+				return workflow.Result{Output: chatResponse(resp)}, nil
+			}
+			var out string
+			if err != nil {
+				out = errs.MessageOf(err)
+			} else {
+				key := fmt.Sprintf("%s-%d-%d", ef.Key, round, i)
+				v, failed, err := g.invoke(ctx, id, account, agent, key, o.Tool, []byte(o.Complete(c.Arguments)))
+				if err != nil {
+					return workflow.Result{}, err
+				}
+				if failed != "" {
+					out = failed // the model is told, and may try otherwise
+				} else if raw, err := json.Marshal(v); err == nil {
+					out = string(raw)
+				}
+			}
+			next = append(next, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: out})
+		}
+		req.Messages = append(req.Messages, next...)
+	}
+}
+
+// complete1 asks the model once, with retries while it is rate limited or unavailable: its answer, or why it
+// failed for good (the step fails with it), or the platform's own failure (ctx).
+func (g *Engine) complete1(ctx context.Context, req llm.Request) (llm.Response, string, error) {
 	for attempt := 0; ; attempt++ {
 		sctx, cancel := context.WithTimeout(ctx, g.cfg.StepTimeout)
 		resp, err := g.cfg.Models.Complete(sctx, req, nil)
 		cancel()
 		if err == nil {
-			return workflow.Result{Output: chatResponse(resp)}, nil
+			return resp, "", nil
 		}
 		if ctx.Err() != nil {
-			return workflow.Result{}, ctx.Err()
+			return resp, "", ctx.Err()
 		}
 		transient := errors.Is(err, llm.ErrRateLimited) || errors.Is(err, llm.ErrUnavailable)
 		if !transient || attempt >= len(modelRetries) {
@@ -291,23 +343,24 @@ func (g *Engine) callModel(ctx context.Context, account, agent string, ef workfl
 			if errors.Is(err, context.DeadlineExceeded) {
 				msg = fmt.Sprintf("the model did not answer within %s", g.cfg.StepTimeout)
 			}
-			return workflow.Result{Error: "the model failed: " + msg}, nil
+			return resp, "the model failed: " + msg, nil
 		}
 		select {
 		case <-ctx.Done():
-			return workflow.Result{}, ctx.Err()
+			return resp, "", ctx.Err()
 		case <-time.After(modelRetries[attempt]):
 		}
 	}
 }
 
-// request builds the model request of a prompt step: the step's settings over the agent's model.
-func (g *Engine) request(ctx context.Context, account, agent string, call *workflow.ModelCall) (llm.Request, error) {
+// request builds the model request of a prompt step: the step's settings over the agent's model, and the step's
+// tools as the model is offered them.
+func (g *Engine) request(ctx context.Context, account, agent string, call *workflow.ModelCall) (llm.Request, []julepchat.Offered, error) {
 	var req llm.Request
 	for i, m := range call.Messages {
 		mm, ok := m.(map[string]any)
 		if !ok {
-			return req, errs.E(errs.Invalid, "message %d of the prompt is not an object", i)
+			return req, nil, errs.E(errs.Invalid, "message %d of the prompt is not an object", i)
 		}
 		msg := llm.Message{}
 		msg.Role, _ = mm["role"].(string)
@@ -330,7 +383,7 @@ func (g *Engine) request(ctx context.Context, account, agent string, call *workf
 	if model == "" && g.cfg.Agents != nil {
 		a, err := g.cfg.Agents.JulepAgent(ctx, account, agent)
 		if err != nil && errs.CodeOf(err) != errs.NotFound {
-			return req, err
+			return req, nil, err
 		}
 		model = a.Spec.Model
 	}
@@ -364,21 +417,24 @@ func (g *Engine) request(ctx context.Context, account, agent string, call *workf
 			}
 		}
 	}
+	// Every tool the step has is offered, functions, system and api_call tools alike, as a chat offers an agent's;
+	// a tool this server cannot run (an integration) was refused when the task was made, or is left out here.
+	tools := make([]events.JulepTool, 0, len(call.Tools))
 	for _, t := range call.Tools {
-		if t.Type != "function" {
-			continue // the model is offered the functions; platform tools run as tool steps
+		jt, err := julepchat.TaskTool(t)
+		if err != nil || (jt.Type != julepchat.ToolFunction && !julepchat.Runs(jt)) {
+			continue
 		}
-		fn, _ := t.Def["function"].(map[string]any)
-		params, _ := json.Marshal(fn["parameters"])
-		if fn["parameters"] == nil {
-			params = nil
-		}
-		req.Tools = append(req.Tools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: params})
+		tools = append(tools, jt)
+	}
+	offered := julepchat.Offer(tools, julepchat.ToolParameters{})
+	for _, o := range offered {
+		req.Tools = append(req.Tools, o.Model)
 	}
 	if tc, ok := call.ToolChoice.(string); ok {
 		req.ToolChoice = tc
 	}
-	return req, nil
+	return req, offered, nil
 }
 
 // number reads a setting's number, as expressions give it.
@@ -423,18 +479,33 @@ func (g *Engine) runTool(ctx context.Context, id, account, agent string, ef work
 	if err != nil {
 		return workflow.Result{Error: "the arguments cannot be sent: " + err.Error()}, nil
 	}
+	t := call.Tool
+	t.Name, t.Type = call.Name, call.Type
+	tool, err := julepchat.TaskTool(t)
+	if err != nil {
+		return workflow.Result{Error: fmt.Sprintf("tool %s: the definition does not read: %v", call.Name, err)}, nil
+	}
+	out, failed, err := g.invoke(ctx, id, account, agent, ef.Key, tool, args)
+	if err != nil || failed != "" {
+		return workflow.Result{Error: failed}, err
+	}
+	return workflow.Result{Output: out}, nil
+}
+
+// invoke runs a system or api_call tool with args (JSON) for the effect key names: its output, or why it failed
+// (the step's or the model's to hear), or the platform's own failure.
+func (g *Engine) invoke(ctx context.Context, id, account, agent, key string, tool events.JulepTool, args []byte) (any, string, error) {
 	sctx, cancel := context.WithTimeout(ctx, g.cfg.StepTimeout)
 	defer cancel()
 	var out any
-	switch call.Type {
+	switch tool.Type {
 	case "api_call":
-		var def events.JulepAPICallDef
-		raw, _ := json.Marshal(call.Tool.Def["api_call"])
-		if err := json.Unmarshal(raw, &def); err != nil || def.URL == "" {
-			return workflow.Result{Error: fmt.Sprintf("tool %s: the api_call definition has no url", call.Name)}, nil
+		if tool.APICall == nil || tool.APICall.URL == "" {
+			return nil, fmt.Sprintf("tool %s: the api_call definition has no url", tool.Name), nil
 		}
+		def := *tool.APICall
 		if g.cfg.APICalls == nil {
-			return workflow.Result{Error: "api_call tools are not set up on this server"}, nil
+			return nil, "api_call tools are not set up on this server", nil
 		}
 		// The same step of the same execution always sends the same key, so that a call repeated after a crash
 		// (the result was not recorded yet) is one the service can recognise.
@@ -442,11 +513,11 @@ func (g *Engine) runTool(ctx context.Context, id, account, agent string, ef work
 		for k, v := range def.Headers {
 			headers[k] = v
 		}
-		headers["Idempotency-Key"] = IdempotencyKey(id, ef.Key)
+		headers["Idempotency-Key"] = IdempotencyKey(id, key)
 		def.Headers = headers
 		res, err := g.cfg.APICalls.Call(sctx, def, args)
 		if err != nil {
-			return g.toolFailed(ctx, call.Name, err)
+			return g.toolFailed(ctx, tool.Name, err)
 		}
 		m := map[string]any{"status_code": res.StatusCode}
 		if len(res.JSON) > 0 {
@@ -457,17 +528,15 @@ func (g *Engine) runTool(ctx context.Context, id, account, agent string, ef work
 		}
 		out = m
 	case "system":
-		var def events.JulepSystemDef
-		raw, _ := json.Marshal(call.Tool.Def["system"])
-		if err := json.Unmarshal(raw, &def); err != nil {
-			return workflow.Result{Error: fmt.Sprintf("tool %s: the system definition does not read: %v", call.Name, err)}, nil
+		if tool.System == nil {
+			return nil, fmt.Sprintf("tool %s: the system definition is missing", tool.Name), nil
 		}
 		if g.cfg.System == nil {
-			return workflow.Result{Error: "system tools are not set up on this server"}, nil
+			return nil, "system tools are not set up on this server", nil
 		}
-		text, err := g.cfg.System.RunSystem(sctx, account, agent, def, string(args))
+		text, err := g.cfg.System.RunSystem(sctx, account, agent, *tool.System, string(args))
 		if err != nil {
-			return g.toolFailed(ctx, call.Name, err)
+			return g.toolFailed(ctx, tool.Name, err)
 		}
 		v, err := execution.DecodeValue(json.RawMessage(text))
 		if err != nil {
@@ -475,20 +544,20 @@ func (g *Engine) runTool(ctx context.Context, id, account, agent string, ef work
 		}
 		out = v
 	default:
-		return workflow.Result{Error: fmt.Sprintf("tool %s: %s tools are not run by this server (function tools are answered by the client; system and api_call tools run here)", call.Name, call.Type)}, nil
+		return nil, fmt.Sprintf("tool %s: %s tools are not run by this server (function tools are answered by the client; system and api_call tools run here)", tool.Name, tool.Type), nil
 	}
-	return workflow.Result{Output: out}, nil
+	return out, "", nil
 }
 
-func (g *Engine) toolFailed(ctx context.Context, name string, err error) (workflow.Result, error) {
+func (g *Engine) toolFailed(ctx context.Context, name string, err error) (any, string, error) {
 	if ctx.Err() != nil {
-		return workflow.Result{}, ctx.Err()
+		return nil, "", ctx.Err()
 	}
 	msg := errs.MessageOf(err)
 	if errs.As(err) == nil {
 		msg = err.Error()
 	}
-	return workflow.Result{Error: fmt.Sprintf("tool %s failed: %s", name, msg)}, nil
+	return nil, fmt.Sprintf("tool %s failed: %s", name, msg), nil
 }
 
 // IdempotencyKey is the key a step's call out carries: the same for every attempt of that step of that execution.

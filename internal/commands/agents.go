@@ -65,6 +65,10 @@ func (c *Agents) Register(ctx context.Context, actor auth.Principal, in AgentInp
 	if err := c.validHandle("handle", handle); err != nil {
 		return reg, err
 	}
+	// An update clears the more-info link with ""; a registration has none to clear, so "" there is a mistake.
+	if in.MoreInfoURL != nil && strings.TrimSpace(*in.MoreInfoURL) == "" {
+		return reg, errs.InvalidField("moreInfoUrl", "moreInfoUrl is empty: give the agent's http(s) page, or leave the field out")
+	}
 	if err := validAgentFields(in); err != nil {
 		return reg, err
 	}

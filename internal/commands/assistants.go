@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,9 @@ func (c *Assistants) Create(ctx context.Context, actor auth.Principal, spec even
 	if err := c.checkSandbox(spec.Tools); err != nil {
 		return "", eventstore.Appended{}, err
 	}
+	if err := checkToolResources(ctx, c.store, actor, "tool_resources", spec.ToolResources); err != nil {
+		return "", eventstore.Appended{}, err
+	}
 	id := events.NewPrefixedID("asst_")
 	res, err := eventstore.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if a.Exists {
@@ -52,6 +56,20 @@ func (c *Assistants) Create(ctx context.Context, actor auth.Principal, spec even
 func (c *Assistants) Modify(ctx context.Context, actor auth.Principal, id string, change func(*events.AssistantSpec)) (eventstore.Appended, error) {
 	if !validID(id) {
 		return eventstore.Appended{}, errs.NotFoundf("assistant", id)
+	}
+	// New tool resources are checked before the update, against the assistant as it is now: the check reads other
+	// aggregates, which the decision below does not. Resources left as they were are not checked again (a file
+	// deleted since it was attached must not block a change of name).
+	cur, err := c.assistant(ctx, actor, id)
+	if err != nil {
+		return eventstore.Appended{}, err
+	}
+	next := cloneSpec(cur.Spec)
+	change(&next)
+	if !bytes.Equal(next.ToolResources, cur.Spec.ToolResources) {
+		if err := checkToolResources(ctx, c.store, actor, "tool_resources", next.ToolResources); err != nil {
+			return eventstore.Appended{}, err
+		}
 	}
 	return eventstore.Update(ctx, c.store, events.Ref{Type: "assistant", ID: id}, actor.Meta(), func(a *Assistant) ([]events.Event, error) {
 		if !a.Owned(actor.AccountID) {

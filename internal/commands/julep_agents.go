@@ -24,13 +24,17 @@ type (
 // JulepAgents are the commands on Julep's agents and their tools.
 type JulepAgents struct {
 	repo  *JulepAgentRepo
+	users *JulepUsers
 	hosts apicall.Hosts
 }
 
-// NewJulepAgents returns the agent commands; hosts are the hosts api_call tools may call.
-func NewJulepAgents(repo *JulepAgentRepo, hosts apicall.Hosts) *JulepAgents {
-	return &JulepAgents{repo: repo, hosts: hosts}
+// NewJulepAgents returns the agent commands; hosts are the hosts api_call tools may call, users the users a system
+// tool may name.
+func NewJulepAgents(repo *JulepAgentRepo, users *JulepUsers, hosts apicall.Hosts) *JulepAgents {
+	return &JulepAgents{repo: repo, users: users, hosts: hosts}
 }
+
+func (c *JulepAgents) refs() julepRefs { return julepRefs{agents: c, users: c.users} }
 
 // Written is what a command on a Julep object appended: the object as it stands after it, and the stream sequence
 // of its last event (0 when nothing was appended: the same request again).
@@ -136,6 +140,9 @@ func (c *JulepAgents) AddTool(ctx context.Context, actor auth.Principal, agentID
 	if err := julepchat.CheckTool("tool", t, c.hosts); err != nil {
 		return Written[julep.Tool]{}, err
 	}
+	if err := c.refs().tool(ctx, actor, "tool", t); err != nil {
+		return Written[julep.Tool]{}, err
+	}
 	toolID := events.DeriveUUID(request, "tool")
 	w, err := c.update(ctx, actor, agentID, "add tool", func(s *julep.AgentState) ([]events.Event, error) {
 		return julep.AddTool(s, actor.AccountID, agentID, toolID, t)
@@ -157,6 +164,13 @@ func (c *JulepAgents) ReplaceTool(ctx context.Context, actor auth.Principal, age
 		}
 		if err := julepchat.CheckTool("tool", t, c.hosts); err != nil {
 			return nil, err
+		}
+		// The reference is read here, inside the decision, because the new definition is made from the tool as
+		// it stands (a PATCH); a reference the tool already held is not read again.
+		if t.System != nil && (old.Tool.System == nil || t.System.Resource != old.Tool.System.Resource || t.System.ResourceID != old.Tool.System.ResourceID) {
+			if err := c.refs().tool(ctx, actor, "tool", t); err != nil {
+				return nil, err
+			}
 		}
 		return julep.ReplaceTool(s, actor.AccountID, agentID, toolID, t)
 	})

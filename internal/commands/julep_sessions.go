@@ -293,6 +293,11 @@ func (c *JulepSessions) Chat(ctx context.Context, actor auth.Principal, id, requ
 	if err := c.CheckChat(r); err != nil {
 		return ChatStarted{}, err
 	}
+	for i, t := range r.Tools {
+		if err := (julepRefs{agents: c.agents, users: c.users}).tool(ctx, actor, fmt.Sprintf("tools[%d]", i), t); err != nil {
+			return ChatStarted{}, err
+		}
+	}
 	r.TurnID = events.DeriveUUID(request, "turn")
 	var existing uint64
 	var autoRun bool

@@ -33,17 +33,19 @@ type (
 type JulepTasks struct {
 	repo   *TaskRepo
 	agents *JulepAgents
+	users  *JulepUsers
 	hosts  apicall.Hosts
 }
 
-// NewJulepTasks returns the task commands; a task's agent must be one of the account's agents, and its api_call
-// tools may call only the hosts given.
-func NewJulepTasks(repo *TaskRepo, agents *JulepAgents, hosts apicall.Hosts) *JulepTasks {
-	return &JulepTasks{repo: repo, agents: agents, hosts: hosts}
+// NewJulepTasks returns the task commands; a task's agent must be one of the account's agents, its tools are
+// checked as an agent's are (api_call tools may call only the hosts given; a system tool may name only the
+// account's agents and users).
+func NewJulepTasks(repo *TaskRepo, agents *JulepAgents, users *JulepUsers, hosts apicall.Hosts) *JulepTasks {
+	return &JulepTasks{repo: repo, agents: agents, users: users, hosts: hosts}
 }
 
 // source checks a task as a client sent it (JSON or YAML) and returns what is stored: its JSON object.
-func (c *JulepTasks) source(src []byte) (json.RawMessage, error) {
+func (c *JulepTasks) source(ctx context.Context, actor auth.Principal, src []byte) (json.RawMessage, error) {
 	if len(src) > maxTaskSource {
 		return nil, errs.E(errs.TooLarge, "the task is %d bytes; a task holds at most %d", len(src), maxTaskSource)
 	}
@@ -51,15 +53,8 @@ func (c *JulepTasks) source(src []byte) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, tl := range t.Tools {
-		if tl.Type != "api_call" {
-			continue
-		}
-		def, _ := tl.Def["api_call"].(map[string]any)
-		url, _ := def["url"].(string)
-		if err := c.hosts.Check(fmt.Sprintf("tools[%d].api_call.url", i), url); err != nil {
-			return nil, err
-		}
+	if err := checkTaskTools(ctx, actor, t, c.hosts, julepRefs{agents: c.agents, users: c.users}); err != nil {
+		return nil, err
 	}
 	return raw, nil
 }
@@ -101,7 +96,7 @@ func (c *JulepTasks) Delete(ctx context.Context, actor auth.Principal, agent, id
 }
 
 func (c *JulepTasks) spec(ctx context.Context, actor auth.Principal, agent string, src []byte) (events.TaskSpec, error) {
-	raw, err := c.source(src)
+	raw, err := c.source(ctx, actor, src)
 	if err != nil {
 		return events.TaskSpec{}, err
 	}

@@ -85,6 +85,9 @@ func (c *Runs) CreateWithThread(ctx context.Context, actor auth.Principal, threa
 	if err := c.threads.checkAttachedFiles(ctx, actor, "thread.messages", thread.Messages); err != nil {
 		return CreatedRun{}, err
 	}
+	if err := c.threads.checkToolResources(ctx, actor, thread); err != nil {
+		return CreatedRun{}, err
+	}
 	created, err := c.runCreated(ctx, actor, in)
 	if err != nil {
 		return CreatedRun{}, err

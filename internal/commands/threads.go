@@ -49,7 +49,9 @@ type NewThread struct {
 	ID            string
 	Metadata      map[string]string
 	ToolResources json.RawMessage
-	Messages      []NewMessage
+	// ToolResourcesField is the request field ToolResources came from, for errors ("": tool_resources).
+	ToolResourcesField string
+	Messages           []NewMessage
 }
 
 func validateMessage(field string, m NewMessage) error {
@@ -107,26 +109,45 @@ func ParseAttachments(field string, raw json.RawMessage) ([]Attachment, error) {
 	return out, nil
 }
 
-// checkAttachedFiles checks that the files messages attach are the caller's.
+// checkToolResources checks the files and vector stores a new thread's tool_resources names.
+func (c *Threads) checkToolResources(ctx context.Context, actor auth.Principal, in NewThread) error {
+	field := in.ToolResourcesField
+	if field == "" {
+		field = "tool_resources"
+	}
+	return checkToolResources(ctx, c.store, actor, field, in.ToolResources)
+}
+
+// CheckAttachedFiles checks that the files messages attach, and the image files their content shows, are the
+// caller's; field is where the messages sit in the request ("messages", "" for one message).
+func (c *Threads) CheckAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []NewMessage) error {
+	return c.checkAttachedFiles(ctx, actor, field, msgs)
+}
+
+// checkAttachedFiles is CheckAttachedFiles.
 func (c *Threads) checkAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []NewMessage) error {
 	for i, m := range msgs {
+		at := func(name string) string {
+			if field == "" {
+				return name
+			}
+			return fmt.Sprintf("%s[%d].%s", field, i, name)
+		}
 		atts, err := ParseAttachments("", m.Attachments)
 		if err != nil {
 			return err
 		}
 		for j, a := range atts {
-			f, _, err := c.files.loadFile(ctx, a.FileID)
-			if err != nil {
+			if err := ownedFile(ctx, c.store, actor, at(fmt.Sprintf("attachments[%d].file_id", j)), a.FileID); err != nil {
 				return err
 			}
-			if !f.Owned(actor.AccountID) {
-				at := fmt.Sprintf("attachments[%d].file_id", j)
-				if field != "" {
-					at = fmt.Sprintf("%s[%d].%s", field, i, at)
-				}
-				e := errs.E(errs.NotFound, "No file found with id '%s'.", a.FileID)
-				e.Field = at
-				return e
+		}
+		for j, p := range m.Content {
+			if p.Type != "image_file" || p.ImageFile == nil {
+				continue
+			}
+			if err := ownedFile(ctx, c.store, actor, at(fmt.Sprintf("content[%d].image_file.file_id", j)), p.ImageFile.FileID); err != nil {
+				return err
 			}
 		}
 	}
@@ -227,6 +248,9 @@ func (c *Threads) Create(ctx context.Context, actor auth.Principal, in NewThread
 	if err := c.checkAttachedFiles(ctx, actor, "messages", in.Messages); err != nil {
 		return "", eventstore.Appended{}, err
 	}
+	if err := c.checkToolResources(ctx, actor, in); err != nil {
+		return "", eventstore.Appended{}, err
+	}
 	id := in.ID
 	if id == "" {
 		id = events.NewPrefixedID("thread_")
@@ -250,6 +274,9 @@ func (c *Threads) Modify(ctx context.Context, actor auth.Principal, id string, m
 		return eventstore.Appended{}, err
 	}
 	if err := checkJSON("tool_resources", toolResources); err != nil {
+		return eventstore.Appended{}, err
+	}
+	if err := checkToolResources(ctx, c.store, actor, "tool_resources", toolResources); err != nil {
 		return eventstore.Appended{}, err
 	}
 	res, err := c.updateThread(ctx, actor, id, func(t *Thread) ([]events.Event, error) {

@@ -142,6 +142,9 @@ func (c *VectorStores) filesOf(ctx context.Context, actor auth.Principal, field 
 		if !f.Owned(actor.AccountID) {
 			e := errs.E(errs.NotFound, "No file found with id '%s'.", clipID(id))
 			e.Field = fmt.Sprintf("%s[%d]", field, i)
+			if field == "file_id" {
+				e.Field = field // one file, not a list
+			}
 			return nil, e
 		}
 		nf := vectorstore.NewFile{FileID: id, Filename: f.Filename, Bytes: f.Bytes, Object: f.Object, Chunking: chunking}

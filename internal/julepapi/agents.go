@@ -172,7 +172,7 @@ func (f *Face) deleteAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) listAgents(w http.ResponseWriter, r *http.Request) {
-	listFrom(f, w, r, projections.JulepAgentsModel, principal(r).AccountID+".*", func(a julep.Agent) (listItem, any) {
+	listFrom(f, w, r, projections.JulepAgentsModel, principal(r).AccountID+".*", withMetadata, func(a julep.Agent) (listItem, any) {
 		return listItem{created: a.Created, updated: a.Updated, metadata: a.Spec.Metadata}, agentOut(a)
 	})
 }

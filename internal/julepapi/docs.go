@@ -111,7 +111,13 @@ func (f *Face) listDocs(role string) http.HandlerFunc {
 			f.WriteError(w, r, err)
 			return
 		}
-		listFrom(f, w, r, projections.JulepDocsModel, projections.JulepDocsFilter(principal(r).AccountID, o), func(d julep.Doc) (listItem, any) {
+		if r.URL.Query().Get("include_embeddings") == "true" {
+			// The docs read model keeps no vectors (the log does): refuse rather than answer without them.
+			f.WriteError(w, r, badRequest{errs.InvalidField("include_embeddings",
+				"a list of docs does not carry embeddings; get a doc (GET /docs/{doc_id}?include_embeddings=true) for its vectors")})
+			return
+		}
+		listFrom(f, w, r, projections.JulepDocsModel, projections.JulepDocsFilter(principal(r).AccountID, o), []string{"metadata_filter", "include_embeddings"}, func(d julep.Doc) (listItem, any) {
 			return listItem{created: d.Created, updated: d.Created, metadata: d.Metadata}, docOut(d, false)
 		})
 	}

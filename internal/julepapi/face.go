@@ -196,7 +196,7 @@ func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		switch {
 		case slices.Contains(pathIDs, e.Field):
 			where = "path"
-		case slices.Contains(queryParams, e.Field):
+		case slices.Contains(queryParams, e.Field) || r.URL.Query().Has(e.Field):
 			where = "query"
 		}
 		var plain badRequest

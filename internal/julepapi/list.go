@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -19,8 +20,9 @@ import (
 )
 
 // listParams are Julep's list parameters: limit (1-999, default 100), offset, sort_by (created_at, updated_at),
-// direction (asc, desc) and metadata_filter (a JSON object of values the metadata must equal, or
-// metadata_filter[key]=value pairs).
+// direction (asc, desc) and, on lists of objects with metadata, metadata_filter: the values the metadata must equal,
+// as a JSON object (metadata_filter={"k":"v"}), as metadata_filter[k]=v pairs, or as metadata_filter.k=v pairs (the
+// dot notation @julep/sdk's query encoder writes, and Julep's own server reads).
 type listParams struct {
 	limit, offset int
 	byUpdated     bool
@@ -28,9 +30,30 @@ type listParams struct {
 	filter        *docindex.Filter
 }
 
-func parseList(r *http.Request) (listParams, error) {
+// withMetadata is what a list of objects with metadata takes beyond paging.
+var withMetadata = []string{"metadata_filter"}
+
+// pagingParams are the list parameters every list takes.
+var pagingParams = []string{"limit", "offset", "sort_by", "direction"}
+
+// parseList reads a list's parameters. accepts names the other query parameters the route reads ("metadata_filter",
+// "include_embeddings", "scope_id"); any other parameter is refused with a 400 naming it, because a filter the
+// server silently drops answers a list the client did not ask for.
+func parseList(r *http.Request, accepts ...string) (listParams, error) {
 	q := r.URL.Query()
 	p := listParams{limit: 100}
+	metadata := slices.Contains(accepts, "metadata_filter")
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		if slices.Contains(pagingParams, k) || slices.Contains(accepts, k) {
+			continue
+		}
+		if _, ok := metadataKey(k); ok && metadata {
+			continue
+		}
+		known := append(slices.Clone(pagingParams), accepts...)
+		return p, badRequest{errs.InvalidField(k, "query parameter %q is not understood here; this list takes %s",
+			k, strings.Join(known, ", "))}
+	}
 	num := func(name string, lo, hi int, dst *int) error {
 		s := q.Get(name)
 		if s == "" {
@@ -63,23 +86,61 @@ func parseList(r *http.Request) (listParams, error) {
 	default:
 		return p, errs.InvalidField("direction", "direction must be asc or desc")
 	}
+	if !metadata {
+		return p, nil
+	}
 	filter := map[string]any{}
 	if s := q.Get("metadata_filter"); s != "" {
 		if err := json.Unmarshal([]byte(s), &filter); err != nil {
 			return p, errs.InvalidField("metadata_filter", "metadata_filter must be a JSON object")
 		}
 	}
+	var pairs []docindex.Filter
 	for k, vs := range q {
-		if key, found := strings.CutPrefix(k, "metadata_filter["); found && strings.HasSuffix(key, "]") && len(vs) > 0 {
-			var v any
-			if json.Unmarshal([]byte(vs[0]), &v) != nil {
-				v = vs[0] // a bare string
-			}
-			filter[strings.TrimSuffix(key, "]")] = v
+		key, ok := metadataKey(k)
+		if !ok || len(vs) == 0 {
+			continue
 		}
+		if key == "" {
+			return p, errs.InvalidField(k, "%s names no metadata key", k)
+		}
+		pairs = append(pairs, queryValue(key, vs[0]))
 	}
-	p.filter = docindex.MetadataFilter(filter)
+	f := docindex.MetadataFilter(filter)
+	if len(pairs) > 0 {
+		if f == nil {
+			f = &docindex.Filter{Type: "and"}
+		}
+		f.Filters = append(f.Filters, pairs...)
+	}
+	p.filter = f
 	return p, nil
+}
+
+// metadataKey is the metadata key a query parameter filters on: k of metadata_filter[k] or metadata_filter.k. A
+// dotted key stays whole ("metadata_filter.a.b" filters on the key "a.b"), as in Julep's server.
+func metadataKey(param string) (string, bool) {
+	if key, ok := strings.CutPrefix(param, "metadata_filter."); ok {
+		return key, true
+	}
+	if key, ok := strings.CutPrefix(param, "metadata_filter["); ok && strings.HasSuffix(key, "]") {
+		return strings.TrimSuffix(key, "]"), true
+	}
+	return "", false
+}
+
+// queryValue is the comparison of one metadata_filter pair. A query string carries no types, and the SDK writes 1,
+// true and "1" alike, so a value that reads as JSON matches either that JSON value or the text itself.
+func queryValue(key, s string) docindex.Filter {
+	text := docindex.Filter{Type: "eq", Key: key, Value: s}
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return text
+	}
+	if _, isText := v.(string); isText {
+		return docindex.Filter{Type: "eq", Key: key, Value: v}
+	}
+	return docindex.Filter{Type: "or", Filters: []docindex.Filter{text, {Type: "eq", Key: key, Value: v}}}
 }
 
 // listItem is what a list sorts and filters an item by.
@@ -128,16 +189,17 @@ func attributes(raw json.RawMessage) map[string]any {
 
 // listFrom answers a page of a read model's documents under filter, once the read model shows every write made
 // before the request (a client lists what it just made).
-func listFrom[T any](f *Face, w http.ResponseWriter, r *http.Request, model, filter string, item func(T) (listItem, any)) {
-	listWhere(f, w, r, model, filter, func(v T) (listItem, any, bool) {
+func listFrom[T any](f *Face, w http.ResponseWriter, r *http.Request, model, filter string, accepts []string, item func(T) (listItem, any)) {
+	listWhere(f, w, r, model, filter, accepts, func(v T) (listItem, any, bool) {
 		it, out := item(v)
 		return it, out, true
 	})
 }
 
 // listWhere is listFrom for the documents keep says to keep (those of one agent, one task).
-func listWhere[T any](f *Face, w http.ResponseWriter, r *http.Request, model, filter string, keep func(T) (listItem, any, bool)) {
-	p, err := parseList(r)
+// accepts is what the route takes beyond paging (parseList).
+func listWhere[T any](f *Face, w http.ResponseWriter, r *http.Request, model, filter string, accepts []string, keep func(T) (listItem, any, bool)) {
+	p, err := parseList(r, accepts...)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

@@ -21,7 +21,7 @@ func nodeModules(t *testing.T) {
 
 // The official npm SDK, @julep/sdk 2.7.2, against the node with only its base URL changed: agents, users, a tool,
 // docs searched right after they are made, a session with its own template and recall, chat plain and streamed, a
-// function tool call, a chat the SDK times out on and retries, history, and errors.
+// function tool call, a chat the SDK times out on and retries, history, lists under metadata_filter, and errors.
 func TestJulepNpmSDK(t *testing.T) {
 	nodeModules(t)
 	e := newEnv(t)
@@ -106,6 +106,16 @@ func TestJulepNpmSDK(t *testing.T) {
 	}
 	if n := len(get("agentList").([]any)); n != 2 {
 		t.Errorf("listed %d agents, want 2", n)
+	}
+	// metadata_filter as the SDK writes it (dot notation) filters agents, users and docs.
+	for path, want := range map[string]string{"filtered.agents": "Ada", "filtered.agentsNone": "", "filtered.users": "Alan", "filtered.docs": "Rome"} {
+		var got []string
+		for _, n := range get(path).([]any) {
+			got = append(got, n.(string))
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s = %v, want [%s]", path, got, want)
+		}
 	}
 	titles := map[any]bool{}
 	for _, d := range get("chat.docs").([]any) {

@@ -3,7 +3,9 @@ package julepapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -175,7 +177,36 @@ func (f *Face) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	f.WriteError(w, r, err)
+	f.WriteError(w, r, b.named(err))
+}
+
+// named gives an error about the session's agents or users the field the client sent: the spec puts agent and user
+// first in the lists, so "agents[0]" is "agent" when agent was given, and agents[i] the client's agents[i-1].
+func (b sessionBody) named(err error) error {
+	e := errs.As(err)
+	if e == nil {
+		return err
+	}
+	for _, one := range []struct {
+		single, list string
+		given        bool
+	}{{"agent", "agents", b.Agent.ptr() != nil}, {"user", "users", b.User.ptr() != nil}} {
+		var i int
+		if !one.given || !strings.HasPrefix(e.Field, one.list+"[") {
+			continue
+		}
+		if _, scan := fmt.Sscanf(e.Field, one.list+"[%d]", &i); scan != nil {
+			continue
+		}
+		out := *e
+		out.Field = one.single
+		if i > 0 {
+			out.Field = fmt.Sprintf("%s[%d]", one.list, i-1)
+		}
+		out.Message = strings.ReplaceAll(out.Message, e.Field, out.Field)
+		return &out
+	}
+	return err
 }
 
 func (f *Face) createOrUpdateSession(w http.ResponseWriter, r *http.Request) {
@@ -184,7 +215,8 @@ func (f *Face) createOrUpdateSession(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return commands.Written[session.JulepView]{}, err
 		}
-		return f.d.Sessions.CreateOrUpdate(r.Context(), principal(r), chi.URLParam(r, "session_id"), spec)
+		w, err := f.d.Sessions.CreateOrUpdate(r.Context(), principal(r), chi.URLParam(r, "session_id"), spec)
+		return w, b.named(err)
 	})
 }
 
@@ -194,7 +226,8 @@ func (f *Face) replaceSession(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return commands.Written[session.JulepView]{}, err
 		}
-		return f.d.Sessions.Replace(r.Context(), principal(r), chi.URLParam(r, "session_id"), spec)
+		w, err := f.d.Sessions.Replace(r.Context(), principal(r), chi.URLParam(r, "session_id"), spec)
+		return w, b.named(err)
 	})
 }
 
@@ -241,7 +274,7 @@ func (f *Face) deleteSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) listSessions(w http.ResponseWriter, r *http.Request) {
-	listFrom(f, w, r, projections.JulepSessionsModel, principal(r).AccountID+".*", func(v session.JulepView) (listItem, any) {
+	listFrom(f, w, r, projections.JulepSessionsModel, principal(r).AccountID+".*", withMetadata, func(v session.JulepView) (listItem, any) {
 		return listItem{created: v.Created, updated: v.Updated, metadata: v.Spec.Metadata}, sessionOut(v)
 	})
 }

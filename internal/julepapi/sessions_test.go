@@ -83,9 +83,9 @@ func TestSessions(t *testing.T) {
 		want string
 	}{
 		{e.key, map[string]any{}, "agent"},
-		{e.key, map[string]any{"agent": "00000000-0000-4000-8000-000000000000"}, `"agents",0`},
-		{e.key, map[string]any{"agent": "nope"}, "agents[0]"},
-		{otherKey, map[string]any{"agent": a1}, `"agents",0`},
+		{e.key, map[string]any{"agent": "00000000-0000-4000-8000-000000000000"}, `["body","agent"]`},
+		{e.key, map[string]any{"agent": "nope"}, `["body","agent"]`},
+		{otherKey, map[string]any{"agent": a1}, `["body","agent"]`},
 		{e.key, map[string]any{"agent": a1, "context_overflow": "drop"}, "context_overflow"},
 		{e.key, map[string]any{"agent": a1, "context_overflow": "truncate"}, "token_budget"},
 		{e.key, map[string]any{"agent": a1, "recall_options": map[string]any{"mode": "fuzzy"}}, "recall_options.mode"},

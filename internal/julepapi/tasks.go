@@ -113,7 +113,7 @@ func (f *Face) listTasks(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	listWhere(f, w, r, projections.JulepTasksModel, principal(r).AccountID+".*", func(t julep.Task) (listItem, any, bool) {
+	listWhere(f, w, r, projections.JulepTasksModel, principal(r).AccountID+".*", withMetadata, func(t julep.Task) (listItem, any, bool) {
 		md, _ := json.Marshal(taskOut(t)["metadata"])
 		return listItem{created: t.Created, updated: t.Updated, metadata: md}, taskOut(t), t.Spec.Agent == agent
 	})
@@ -210,7 +210,7 @@ func (f *Face) listExecutions(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	listWhere(f, w, r, projections.ExecutionsModel, principal(r).AccountID+".*", func(x execution.Execution) (listItem, any, bool) {
+	listWhere(f, w, r, projections.ExecutionsModel, principal(r).AccountID+".*", withMetadata, func(x execution.Execution) (listItem, any, bool) {
 		return listItem{created: x.Created, updated: x.Updated, metadata: x.Metadata}, executionOut(x), x.Task == task
 	})
 }
@@ -261,7 +261,7 @@ func (f *Face) executionHistory(ctx context.Context, r *http.Request) (string, [
 }
 
 func (f *Face) listTransitions(w http.ResponseWriter, r *http.Request) {
-	p, err := parseList(r)
+	p, err := parseList(r, "scope_id")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

@@ -145,7 +145,7 @@ func (f *Face) deleteUser(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) listUsers(w http.ResponseWriter, r *http.Request) {
-	listFrom(f, w, r, projections.JulepUsersModel, principal(r).AccountID+".*", func(u julep.User) (listItem, any) {
+	listFrom(f, w, r, projections.JulepUsersModel, principal(r).AccountID+".*", withMetadata, func(u julep.User) (listItem, any) {
 		return listItem{created: u.Created, updated: u.Updated, metadata: u.Spec.Metadata}, userOut(u)
 	})
 }

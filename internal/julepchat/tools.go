@@ -14,6 +14,7 @@ import (
 	"github.com/contrailhq/contrail/internal/apicall"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/workflow"
 )
 
 // Tool types.
@@ -344,4 +345,28 @@ func TemplateTool(o Offered) map[string]any {
 		"type": ToolFunction, "name": o.Tool.Name, "kind": o.Tool.Type, "description": o.Model.Description,
 		"function": map[string]any{"name": o.Model.Name, "description": o.Model.Description, "parameters": o.Model.Parameters},
 	}
+}
+
+// TaskTool is a task's tool as an agent's is defined (events.JulepTool), read from the task's source.
+func TaskTool(t workflow.Tool) (events.JulepTool, error) {
+	def := make(map[string]any, len(t.Def)+2)
+	for k, v := range t.Def {
+		def[k] = v
+	}
+	def["name"], def["type"] = t.Name, t.Type
+	if t.Type == ToolFunction && def["function"] == nil {
+		def["function"] = map[string]any{} // seed 004's `- function:` beside its name: a function of no parameters
+	}
+	if t.Description != "" {
+		def["description"] = t.Description
+	}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		return events.JulepTool{}, err
+	}
+	var out events.JulepTool
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return events.JulepTool{}, err
+	}
+	return out, nil
 }

@@ -53,6 +53,7 @@ type ThreadCommands interface {
 	CreateMessage(ctx context.Context, actor auth.Principal, threadID string, in commands.NewMessage) (string, eventstore.Appended, error)
 	ModifyMessage(ctx context.Context, actor auth.Principal, threadID, messageID string, metadata map[string]string) (eventstore.Appended, error)
 	DeleteMessage(ctx context.Context, actor auth.Principal, threadID, messageID string) (eventstore.Appended, error)
+	CheckAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []commands.NewMessage) error
 }
 
 // RunCommands is what the face asks of the run commands (commands.Runs).
@@ -282,6 +283,7 @@ type VectorStoreCommands interface {
 	Create(ctx context.Context, actor auth.Principal, in commands.NewVectorStore) (vectorstore.State, eventstore.Appended, error)
 	CreateBatch(ctx context.Context, actor auth.Principal, id string, in []commands.BatchFile, chunking *events.Chunking) (vectorstore.State, string, error)
 	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
+	EnsureThreadStore(ctx context.Context, actor auth.Principal, threadID string, fileIDs []string) (vectorstore.State, eventstore.Appended, error)
 	Get(ctx context.Context, actor auth.Principal, id string) (vectorstore.State, error)
 	Modify(ctx context.Context, actor auth.Principal, id string, name *string, metadata map[string]string, expiry **events.VectorStoreExpiry) (vectorstore.State, error)
 	RemoveFile(ctx context.Context, actor auth.Principal, id string, fileID string) error

@@ -146,9 +146,15 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 		return
 	} else if tr != nil && t.ToolResources == nil {
 		t.ToolResources = tr
+	} else if t.ToolResources != nil {
+		t.ToolResourcesField = "thread.tool_resources"
 	}
 	stream, err := in.wantsStream()
 	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if t, err = f.keepAttachments(r, t, "thread.messages"); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -157,7 +163,10 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 		f.answerCreatedRun(w, r, created, err)
 		return
 	}
-	t.ID, nr.ID = events.NewPrefixedID("thread_"), events.NewPrefixedID("run_")
+	if t.ID == "" {
+		t.ID = events.NewPrefixedID("thread_")
+	}
+	nr.ID = events.NewPrefixedID("run_")
 	f.stream(w, r, t.ID, nr.ID, true, true, func() (eventstore.Appended, error) {
 		created, err := f.d.Runs.CreateWithThread(r.Context(), principal(r), t, nr)
 		return created.Appended, err

@@ -1,11 +1,14 @@
 package openaiapi
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contrailhq/contrail/domain/thread"
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/projections"
@@ -36,6 +39,10 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	if t, err = f.keepAttachments(r, t, "messages"); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	id, res, err := f.d.Threads.Create(r.Context(), principal(r), t)
 	err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{}, projections.Messages{})
 	if waitedTooLong(r, id, err) {
@@ -47,6 +54,82 @@ func (f *Face) createThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.answerThread(w, r, id)
+}
+
+// keepAttachments makes, as OpenAI does when a thread is made, the thread's own vector store of the files its
+// messages attach for file_search, and names it in the thread's tool_resources.file_search.vector_store_ids, so
+// that the thread shows the store it searches. It gives the thread its ID (the store's derives from it). field is
+// where the messages sit in the request, for errors.
+func (f *Face) keepAttachments(r *http.Request, t commands.NewThread, field string) (commands.NewThread, error) {
+	if f.d.VectorStores == nil {
+		return t, nil
+	}
+	files, err := fileSearchFiles(t.Messages)
+	if err != nil || len(files) == 0 {
+		return t, err
+	}
+	// The files are checked as the thread's create checks them first, so that an error names the message's field.
+	if err := f.d.Threads.CheckAttachedFiles(r.Context(), principal(r), field, t.Messages); err != nil {
+		return t, err
+	}
+	if t.ID == "" {
+		t.ID = events.NewPrefixedID("thread_")
+	}
+	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), t.ID, files)
+	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
+		return t, fmt.Errorf("make the thread's vector store: %w", err)
+	}
+	tr, err := commands.WithVectorStore(t.ToolResources, commands.ThreadStoreID(t.ID))
+	if err != nil {
+		return t, err
+	}
+	t.ToolResources = tr
+	return t, nil
+}
+
+// fileSearchFiles are the files messages attach for file_search.
+func fileSearchFiles(msgs []commands.NewMessage) ([]string, error) {
+	var files []string
+	for _, m := range msgs {
+		atts, err := commands.ParseAttachments("", m.Attachments)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range atts {
+			for _, tool := range a.Tools {
+				if tool.Type == "file_search" {
+					files = append(files, a.FileID)
+				}
+			}
+		}
+	}
+	return files, nil
+}
+
+// keepMessageAttachments adds the files a message added to a thread attaches for file_search to the thread's own
+// vector store (made if it is the first), and names the store in the thread's tool_resources if it is not yet.
+func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m commands.NewMessage) error {
+	if f.d.VectorStores == nil {
+		return nil
+	}
+	files, err := fileSearchFiles([]commands.NewMessage{m})
+	if err != nil || len(files) == 0 {
+		return err
+	}
+	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), threadID, files)
+	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
+		return fmt.Errorf("keep the thread's attachments: %w", err)
+	}
+	th, err := f.thread(r, threadID)
+	if err != nil {
+		return err
+	}
+	tr, err := commands.WithVectorStore(th.ToolResources, commands.ThreadStoreID(threadID))
+	if err != nil || bytes.Equal(tr, th.ToolResources) {
+		return err
+	}
+	res, err = f.d.Threads.Modify(r.Context(), principal(r), threadID, nil, false, tr)
+	return f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{})
 }
 
 // thread reads a thread the caller owns from the read model; every route under a thread starts here.
@@ -154,6 +237,10 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	id, res, err := f.d.Threads.CreateMessage(r.Context(), principal(r), threadID, nm)
 	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.keepMessageAttachments(r, threadID, nm); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

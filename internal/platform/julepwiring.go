@@ -68,12 +68,12 @@ func (p *Platform) assembleJulep(ctx context.Context) error {
 	}
 	j := &JulepParts{docIndex: ix, scratchLock: scratchLock, APICalls: apicall.NewClient(hosts, nil), done: make(chan struct{})}
 	j.Index = julepdocs.New(ix, p.Store, p.JS, p.Logger.With("component", "julep-docs"))
-	j.Agents = commands.NewJulepAgents(eventstore.NewRepo[julep.AgentState](p.Store, julep.AgentAggregate, 0), hosts)
 	j.Users = commands.NewJulepUsers(eventstore.NewRepo[julep.UserState](p.Store, julep.UserAggregate, 0))
+	j.Agents = commands.NewJulepAgents(eventstore.NewRepo[julep.AgentState](p.Store, julep.AgentAggregate, 0), j.Users, hosts)
 	j.Docs = commands.NewJulepDocs(eventstore.NewRepo[julep.DocState](p.Store, julep.DocAggregate, 0), j.Agents, j.Users, j.Index)
 	j.Sessions = commands.NewJulepSessions(p.Sessions, j.Agents, j.Users, hosts)
 	j.Preparer = julepchat.NewPreparer(julepLookup{j, p.Views}, j.Index, p.Config.DefaultModel())
-	j.Tasks = commands.NewJulepTasks(eventstore.NewRepo[julep.TaskState](p.Store, julep.TaskAggregate, 0), j.Agents, hosts)
+	j.Tasks = commands.NewJulepTasks(eventstore.NewRepo[julep.TaskState](p.Store, julep.TaskAggregate, 0), j.Agents, j.Users, hosts)
 	j.Executions = commands.NewExecutions(eventstore.NewRepo[execution.State](p.Store, execution.Aggregate, 4096), j.Tasks)
 	j.chats = chats.New(chats.Config{Sessions: p.Sessions, Preparer: j.Preparer, Lookup: julepLookup{j, p.Views}, Docs: j.Index,
 		DocList: julepLookup{j, p.Views}, Models: p.agentModels, APICalls: j.APICalls, NC: p.NC, Names: p.Layout.Names,

@@ -240,3 +240,18 @@ func (e *engine) expectError(parts ...string) {
 
 var _ = fmt.Sprint
 var _ = reflect.DeepEqual
+
+// mostBranches is the most branches the log shows running at once.
+func (e *engine) mostBranches() int {
+	running, most := 0, 0
+	for _, tr := range e.log {
+		switch tr.Type {
+		case workflow.TypeInitBranch:
+			running++
+		case workflow.TypeFinishBranch:
+			running--
+		}
+		most = max(most, running)
+	}
+	return most
+}

@@ -268,17 +268,7 @@ main:
 	e.run()
 	e.expectOutput([]any{0, 10, 20, 30, 40, 50})
 	// Never more than two branches at once.
-	running, most := 0, 0
-	for _, tr := range e.log {
-		switch tr.Type {
-		case workflow.TypeInitBranch:
-			running++
-		case workflow.TypeFinishBranch:
-			running--
-		}
-		most = max(most, running)
-	}
-	if most != 2 {
+	if most := e.mostBranches(); most != 2 {
 		t.Errorf("at most %d branches ran at once, want 2", most)
 	}
 	if n := len(e.effects); n != 5 {
@@ -306,6 +296,32 @@ main:
 	e.start([]any{})
 	e.run()
 	e.expectOutput(map[string]any{"none": true})
+}
+
+// Julep runs a map_reduce one item at a time unless it is given a parallelism above 1.
+func TestMapReduceWithoutParallelismIsSequential(t *testing.T) {
+	e := newEngine(t, `
+name: t
+tools:
+- name: fetch
+  type: api_call
+  api_call: {method: GET, url: "https://example.com/{id}"}
+main:
+- over: $ _
+  map:
+    tool: fetch
+    arguments: {id: $ _}
+`)
+	e.reverse = true
+	e.start([]any{1, 2, 3, 4})
+	e.run()
+	if most := e.mostBranches(); most != 1 {
+		t.Errorf("%d branches ran at once, want 1", most)
+	}
+	if n := len(e.effects); n != 4 {
+		t.Errorf("%d tool calls, want 4", n)
+	}
+	e.checkFold()
 }
 
 func TestParallel(t *testing.T) {

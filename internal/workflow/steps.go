@@ -108,7 +108,8 @@ type ForeachStep struct {
 	Do []Step
 }
 
-// MapReduceStep runs Map for each item, Parallelism at a time, and folds the results with Reduce.
+// MapReduceStep runs Map for each item, Parallelism at a time (1 when not given, as in Julep), and folds the results
+// with Reduce.
 type MapReduceStep struct {
 	StepBase
 	Over        *expr.Expr
@@ -602,7 +603,8 @@ func (p *parser) mapReduce(key string, m map[string]any, b StepBase) (Step, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &MapReduceStep{StepBase: b, Over: over, Parallelism: MaxParallelism}
+	// Julep maps one item at a time unless parallelism says more.
+	s := &MapReduceStep{StepBase: b, Over: over, Parallelism: 1}
 	if s.Map, err = p.stepList(m["map"], b.Path+".map"); err != nil {
 		return nil, err
 	}

@@ -284,6 +284,34 @@ func (t *Task) workflowNames() []string {
 	return names
 }
 
+// DefinedTool is a tool a task defines, and where: "tools[1]" for the task's own, "main[2].tools[0]" for one a
+// prompt step gives inline.
+type DefinedTool struct {
+	Path string
+	Tool Tool
+}
+
+// DefinedTools are every tool the task defines, its own first, then its prompt steps' in the order of their paths;
+// the task's commands check them as they check an agent's.
+func (t *Task) DefinedTools() []DefinedTool {
+	var out []DefinedTool
+	for i, tl := range t.Tools {
+		out = append(out, DefinedTool{Path: fmt.Sprintf("tools[%d]", i), Tool: tl})
+	}
+	var inline []DefinedTool
+	for _, steps := range t.lists {
+		for _, s := range steps {
+			if p, ok := s.(*PromptStep); ok {
+				for i, tl := range p.Tools {
+					inline = append(inline, DefinedTool{Path: fmt.Sprintf("%s.tools[%d]", p.Path, i), Tool: tl})
+				}
+			}
+		}
+	}
+	sort.Slice(inline, func(i, j int) bool { return inline[i].Path < inline[j].Path })
+	return append(out, inline...)
+}
+
 // Steps returns the list of steps at a task path ("main", "main[2].foreach.do").
 func (t *Task) Steps(path string) ([]Step, bool) {
 	s, ok := t.lists[path]

@@ -48,6 +48,21 @@ out.docGet = await client.docs.get(doc.id);
 out.userDoc = await client.users.docs.create(user.id, { title: 'Grace', content: ['Grace climbed the Eiffel tower.'] });
 out.embed = await client.docs.embed({ text: 'hello there' });
 
+// Lists under metadata_filter, which the SDK sends in dot notation (metadata_filter.team=x).
+const names = async (page) => {
+  const got = [];
+  for await (const x of page) got.push(x.name ?? x.title);
+  return got;
+};
+await client.users.create({ name: 'Alan', metadata: { team: 'y' } });
+await client.agents.docs.create(agent.id, { title: 'Rome', content: 'Rome is old.', metadata: { lang: 'it' } });
+out.filtered = {
+  agents: await names(client.agents.list({ metadata_filter: { team: 'x' } })),
+  agentsNone: await names(client.agents.list({ metadata_filter: { team: 'nobody' } })),
+  users: await names(client.users.list({ metadata_filter: { team: 'y' } })),
+  docs: await names(client.agents.docs.list(agent.id, { metadata_filter: { lang: 'it' } })),
+};
+
 // A session with a system template of its own and recall of the docs; chat plain and streaming; render; history.
 const session = await client.sessions.create({
   agent: agent.id,
