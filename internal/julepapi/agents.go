@@ -1,13 +1,17 @@
 package julepapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/jinja"
 	"github.com/contrailhq/contrail/projections"
@@ -85,90 +89,39 @@ func agentOut(a julep.Agent) agentJSON {
 	return out
 }
 
-// readAgent reads an agent body, and for a create its request ID.
-func (f *Face) readAgent(w http.ResponseWriter, r *http.Request, withID bool) (agentBody, string, bool) {
-	var b agentBody
-	id, err := f.readJSON(r, withID, &b)
-	if err != nil {
-		f.WriteError(w, r, err)
-		return b, "", false
-	}
-	return b, id, true
-}
-
 func (f *Face) createAgent(w http.ResponseWriter, r *http.Request) {
-	b, id, good := f.readAgent(w, r, true)
-	if !good {
-		return
-	}
-	if !b.Name.Set || b.Name.Null {
-		f.WriteError(w, r, errs.Missing("name"))
-		return
-	}
-	res, err := f.d.Agents.Create(r.Context(), principal(r), id, b.spec())
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	created(w, agentOut(res.Object))
+	createWith(f, w, r, agentOut, func(ctx context.Context, p auth.Principal, id string, b agentBody) (commands.Written[julep.Agent], error) {
+		if !b.Name.Set || b.Name.Null {
+			return commands.Written[julep.Agent]{}, errs.Missing("name")
+		}
+		return f.d.Agents.Create(ctx, p, id, b.spec())
+	})
 }
 
 func (f *Face) createOrUpdateAgent(w http.ResponseWriter, r *http.Request) {
-	b, _, good := f.readAgent(w, r, false)
-	if !good {
-		return
-	}
-	res, err := f.d.Agents.CreateOrUpdate(r.Context(), principal(r), chi.URLParam(r, "agent_id"), b.spec())
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, agentOut(res.Object))
+	writeWith(f, w, r, "agent_id", agentOut, func(ctx context.Context, p auth.Principal, id string, b agentBody) (commands.Written[julep.Agent], error) {
+		return f.d.Agents.CreateOrUpdate(ctx, p, id, b.spec())
+	})
 }
 
 func (f *Face) replaceAgent(w http.ResponseWriter, r *http.Request) {
-	b, _, good := f.readAgent(w, r, false)
-	if !good {
-		return
-	}
-	res, err := f.d.Agents.Replace(r.Context(), principal(r), chi.URLParam(r, "agent_id"), b.spec())
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, agentOut(res.Object))
+	writeWith(f, w, r, "agent_id", agentOut, func(ctx context.Context, p auth.Principal, id string, b agentBody) (commands.Written[julep.Agent], error) {
+		return f.d.Agents.Replace(ctx, p, id, b.spec())
+	})
 }
 
 func (f *Face) patchAgent(w http.ResponseWriter, r *http.Request) {
-	b, _, good := f.readAgent(w, r, false)
-	if !good {
-		return
-	}
-	res, err := f.d.Agents.Patch(r.Context(), principal(r), chi.URLParam(r, "agent_id"), b.patch())
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, agentOut(res.Object))
+	writeWith(f, w, r, "agent_id", agentOut, func(ctx context.Context, p auth.Principal, id string, b agentBody) (commands.Written[julep.Agent], error) {
+		return f.d.Agents.Patch(ctx, p, id, b.patch())
+	})
 }
 
 func (f *Face) getAgent(w http.ResponseWriter, r *http.Request) {
-	a, err := f.d.Agents.Get(r.Context(), principal(r), chi.URLParam(r, "agent_id"))
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, agentOut(a))
+	getWith(f, w, r, "agent_id", agentOut, f.d.Agents.Get)
 }
 
 func (f *Face) deleteAgent(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "agent_id")
-	res, err := f.d.Agents.Delete(r.Context(), principal(r), id, isRetry(r))
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	deleted(w, id, res.Object.Updated)
+	deleteWith(f, w, r, "agent_id", func(a julep.Agent) time.Time { return a.Updated }, f.d.Agents.Delete)
 }
 
 func (f *Face) listAgents(w http.ResponseWriter, r *http.Request) {

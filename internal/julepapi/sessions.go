@@ -2,16 +2,19 @@ package julepapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
+	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/llm/tokens"
@@ -154,30 +157,15 @@ func kindOf(s events.JulepSessionSpec) string {
 	return agents + "_multi_user"
 }
 
-func (f *Face) readSession(w http.ResponseWriter, r *http.Request, withID bool) (sessionBody, string, bool) {
-	var b sessionBody
-	id, err := f.readJSON(r, withID, &b)
-	if err != nil {
-		f.WriteError(w, r, err)
-		return b, "", false
-	}
-	return b, id, true
-}
-
 func (f *Face) createSession(w http.ResponseWriter, r *http.Request) {
-	b, id, good := f.readSession(w, r, true)
-	if !good {
-		return
-	}
-	spec, err := b.spec()
-	if err == nil {
-		var res commands.Written[session.JulepView]
-		if res, err = f.d.Sessions.Create(r.Context(), principal(r), id, spec); err == nil {
-			created(w, sessionOut(res.Object))
-			return
+	createWith(f, w, r, sessionOut, func(ctx context.Context, p auth.Principal, id string, b sessionBody) (commands.Written[session.JulepView], error) {
+		spec, err := b.spec()
+		if err != nil {
+			return commands.Written[session.JulepView]{}, b.named(err)
 		}
-	}
-	f.WriteError(w, r, b.named(err))
+		res, err := f.d.Sessions.Create(ctx, p, id, spec)
+		return res, b.named(err)
+	})
 }
 
 // named gives an error about the session's agents or users the field the client sent: the spec puts agent and user
@@ -210,67 +198,42 @@ func (b sessionBody) named(err error) error {
 }
 
 func (f *Face) createOrUpdateSession(w http.ResponseWriter, r *http.Request) {
-	f.writeSession(w, r, func(b sessionBody) (commands.Written[session.JulepView], error) {
+	writeWith(f, w, r, "session_id", sessionOut, func(ctx context.Context, p auth.Principal, id string, b sessionBody) (commands.Written[session.JulepView], error) {
 		spec, err := b.spec()
 		if err != nil {
 			return commands.Written[session.JulepView]{}, err
 		}
-		w, err := f.d.Sessions.CreateOrUpdate(r.Context(), principal(r), chi.URLParam(r, "session_id"), spec)
-		return w, b.named(err)
+		res, err := f.d.Sessions.CreateOrUpdate(ctx, p, id, spec)
+		return res, b.named(err)
 	})
 }
 
 func (f *Face) replaceSession(w http.ResponseWriter, r *http.Request) {
-	f.writeSession(w, r, func(b sessionBody) (commands.Written[session.JulepView], error) {
+	writeWith(f, w, r, "session_id", sessionOut, func(ctx context.Context, p auth.Principal, id string, b sessionBody) (commands.Written[session.JulepView], error) {
 		spec, err := b.spec()
 		if err != nil {
 			return commands.Written[session.JulepView]{}, err
 		}
-		w, err := f.d.Sessions.Replace(r.Context(), principal(r), chi.URLParam(r, "session_id"), spec)
-		return w, b.named(err)
+		res, err := f.d.Sessions.Replace(ctx, p, id, spec)
+		return res, b.named(err)
 	})
 }
 
 func (f *Face) patchSession(w http.ResponseWriter, r *http.Request) {
-	f.writeSession(w, r, func(b sessionBody) (commands.Written[session.JulepView], error) {
+	writeWith(f, w, r, "session_id", sessionOut, func(ctx context.Context, p auth.Principal, id string, b sessionBody) (commands.Written[session.JulepView], error) {
 		if raw := notNull(b.RecallOptions); raw != nil && !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 			return commands.Written[session.JulepView]{}, errs.InvalidField("recall_options", "recall_options must be an object")
 		}
-		return f.d.Sessions.Patch(r.Context(), principal(r), chi.URLParam(r, "session_id"), b.patch())
+		return f.d.Sessions.Patch(ctx, p, id, b.patch())
 	})
 }
 
-// writeSession answers 200 with what write makes of the body.
-func (f *Face) writeSession(w http.ResponseWriter, r *http.Request, write func(sessionBody) (commands.Written[session.JulepView], error)) {
-	b, _, good := f.readSession(w, r, false)
-	if !good {
-		return
-	}
-	res, err := write(b)
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, sessionOut(res.Object))
-}
-
 func (f *Face) getSession(w http.ResponseWriter, r *http.Request) {
-	v, err := f.d.Sessions.Get(r.Context(), principal(r), chi.URLParam(r, "session_id"))
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, sessionOut(v))
+	getWith(f, w, r, "session_id", sessionOut, f.d.Sessions.Get)
 }
 
 func (f *Face) deleteSession(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "session_id")
-	res, err := f.d.Sessions.Delete(r.Context(), principal(r), id, isRetry(r))
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	deleted(w, id, res.Object.Updated)
+	deleteWith(f, w, r, "session_id", func(v session.JulepView) time.Time { return v.Updated }, f.d.Sessions.Delete)
 }
 
 func (f *Face) listSessions(w http.ResponseWriter, r *http.Request) {

@@ -1,13 +1,15 @@
 package julepapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
-
-	"github.com/go-chi/chi/v5"
+	"time"
 
 	"github.com/contrailhq/contrail/domain/julep"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -47,17 +49,6 @@ func userOut(u julep.User) userJSON {
 	return out
 }
 
-// readUser reads a user body, and for a create its request ID.
-func (f *Face) readUser(w http.ResponseWriter, r *http.Request, withID bool) (userBody, string, bool) {
-	var b userBody
-	id, err := f.readJSON(r, withID, &b)
-	if err != nil {
-		f.WriteError(w, r, err)
-		return b, "", false
-	}
-	return b, id, true
-}
-
 // readJSON reads a JSON body into v, and with withID the request's ID (for a POST that creates).
 func (f *Face) readJSON(r *http.Request, withID bool, v any) (string, error) {
 	raw, err := readBody(r)
@@ -74,74 +65,35 @@ func (f *Face) readJSON(r *http.Request, withID bool, v any) (string, error) {
 }
 
 func (f *Face) createUser(w http.ResponseWriter, r *http.Request) {
-	b, id, good := f.readUser(w, r, true)
-	if !good {
-		return
-	}
-	res, err := f.d.Users.Create(r.Context(), principal(r), id, b.spec())
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	created(w, userOut(res.Object))
+	createWith(f, w, r, userOut, func(ctx context.Context, p auth.Principal, id string, b userBody) (commands.Written[julep.User], error) {
+		return f.d.Users.Create(ctx, p, id, b.spec())
+	})
 }
 
 func (f *Face) createOrUpdateUser(w http.ResponseWriter, r *http.Request) {
-	b, _, good := f.readUser(w, r, false)
-	if !good {
-		return
-	}
-	res, err := f.d.Users.CreateOrUpdate(r.Context(), principal(r), chi.URLParam(r, "user_id"), b.spec())
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, userOut(res.Object))
+	writeWith(f, w, r, "user_id", userOut, func(ctx context.Context, p auth.Principal, id string, b userBody) (commands.Written[julep.User], error) {
+		return f.d.Users.CreateOrUpdate(ctx, p, id, b.spec())
+	})
 }
 
 func (f *Face) replaceUser(w http.ResponseWriter, r *http.Request) {
-	b, _, good := f.readUser(w, r, false)
-	if !good {
-		return
-	}
-	res, err := f.d.Users.Replace(r.Context(), principal(r), chi.URLParam(r, "user_id"), b.spec())
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, userOut(res.Object))
+	writeWith(f, w, r, "user_id", userOut, func(ctx context.Context, p auth.Principal, id string, b userBody) (commands.Written[julep.User], error) {
+		return f.d.Users.Replace(ctx, p, id, b.spec())
+	})
 }
 
 func (f *Face) patchUser(w http.ResponseWriter, r *http.Request) {
-	b, _, good := f.readUser(w, r, false)
-	if !good {
-		return
-	}
-	res, err := f.d.Users.Patch(r.Context(), principal(r), chi.URLParam(r, "user_id"), b.patch())
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, userOut(res.Object))
+	writeWith(f, w, r, "user_id", userOut, func(ctx context.Context, p auth.Principal, id string, b userBody) (commands.Written[julep.User], error) {
+		return f.d.Users.Patch(ctx, p, id, b.patch())
+	})
 }
 
 func (f *Face) getUser(w http.ResponseWriter, r *http.Request) {
-	u, err := f.d.Users.Get(r.Context(), principal(r), chi.URLParam(r, "user_id"))
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	ok(w, userOut(u))
+	getWith(f, w, r, "user_id", userOut, f.d.Users.Get)
 }
 
 func (f *Face) deleteUser(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "user_id")
-	res, err := f.d.Users.Delete(r.Context(), principal(r), id, isRetry(r))
-	if err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	deleted(w, id, res.Object.Updated)
+	deleteWith(f, w, r, "user_id", func(u julep.User) time.Time { return u.Updated }, f.d.Users.Delete)
 }
 
 func (f *Face) listUsers(w http.ResponseWriter, r *http.Request) {
