@@ -81,7 +81,9 @@ type Deps struct {
 	Files      FileCommands
 	// VectorStores are the commands on vector stores, their files and batches.
 	VectorStores VectorStoreCommands
-	Views        *projections.Runner
+	// VectorStoreFiles are the commands on the stores' files and file batches.
+	VectorStoreFiles VectorStoreFileCommands
+	Views            *projections.Runner
 	// Store, JS and NC serve streams: the run's events from the log, its token deltas from the live subject.
 	Store  *eventstore.Store
 	JS     jetstream.JetStream
@@ -277,16 +279,20 @@ type deleted struct {
 
 // VectorStoreCommands are the vector store commands the face calls (commands.VectorStores).
 type VectorStoreCommands interface {
-	AddFile(ctx context.Context, actor auth.Principal, id string, fileID string, attrs map[string]any, chunking *events.Chunking) (vectorstore.State, error)
-	CancelBatch(ctx context.Context, actor auth.Principal, id string, batch string) (vectorstore.State, error)
-	Content(ctx context.Context, actor auth.Principal, id string, fileID string) ([]string, error)
 	Create(ctx context.Context, actor auth.Principal, in commands.NewVectorStore) (vectorstore.State, eventstore.Appended, error)
-	CreateBatch(ctx context.Context, actor auth.Principal, id string, in []commands.BatchFile, chunking *events.Chunking) (vectorstore.State, string, error)
 	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
 	EnsureThreadStore(ctx context.Context, actor auth.Principal, threadID string, fileIDs []string) (vectorstore.State, eventstore.Appended, error)
 	Get(ctx context.Context, actor auth.Principal, id string) (vectorstore.State, error)
 	Modify(ctx context.Context, actor auth.Principal, id string, name *string, metadata map[string]string, expiry **events.VectorStoreExpiry) (vectorstore.State, error)
-	RemoveFile(ctx context.Context, actor auth.Principal, id string, fileID string) error
 	Search(ctx context.Context, actor auth.Principal, id string, in commands.SearchRequest) ([]vsindex.Hit, error)
+}
+
+// VectorStoreFileCommands are the commands on a store's files and batches the face calls (commands.VectorStoreFiles).
+type VectorStoreFileCommands interface {
+	AddFile(ctx context.Context, actor auth.Principal, id string, fileID string, attrs map[string]any, chunking *events.Chunking) (vectorstore.State, error)
+	CancelBatch(ctx context.Context, actor auth.Principal, id string, batch string) (vectorstore.State, error)
+	Content(ctx context.Context, actor auth.Principal, id string, fileID string) ([]string, error)
+	CreateBatch(ctx context.Context, actor auth.Principal, id string, in []commands.BatchFile, chunking *events.Chunking) (vectorstore.State, string, error)
+	RemoveFile(ctx context.Context, actor auth.Principal, id string, fileID string) error
 	UpdateFile(ctx context.Context, actor auth.Principal, id string, fileID string, attrs map[string]any) (vectorstore.State, error)
 }

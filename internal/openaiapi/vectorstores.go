@@ -289,7 +289,7 @@ func (f *Face) addVectorStoreFile(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	s, err := f.d.VectorStores.AddFile(r.Context(), principal(r), chi.URLParam(r, "vector_store_id"), fileID, attrs, chunking)
+	s, err := f.d.VectorStoreFiles.AddFile(r.Context(), principal(r), chi.URLParam(r, "vector_store_id"), fileID, attrs, chunking)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -343,7 +343,7 @@ func (f *Face) updateVectorStoreFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := chi.URLParam(r, "file_id")
-	s, err := f.d.VectorStores.UpdateFile(r.Context(), principal(r), chi.URLParam(r, "vector_store_id"), id, attrs)
+	s, err := f.d.VectorStoreFiles.UpdateFile(r.Context(), principal(r), chi.URLParam(r, "vector_store_id"), id, attrs)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -357,7 +357,7 @@ func (f *Face) deleteVectorStoreFile(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.VectorStores.RemoveFile(r.Context(), principal(r), s.ID, file.FileID); err != nil {
+	if err := f.d.VectorStoreFiles.RemoveFile(r.Context(), principal(r), s.ID, file.FileID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -405,7 +405,7 @@ func (f *Face) vectorStoreFileContent(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	texts, err := f.d.VectorStores.Content(r.Context(), principal(r), s.ID, file.FileID)
+	texts, err := f.d.VectorStoreFiles.Content(r.Context(), principal(r), s.ID, file.FileID)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -454,7 +454,7 @@ func (f *Face) createFileBatch(w http.ResponseWriter, r *http.Request) {
 	for _, file := range files {
 		batch = append(batch, commands.BatchFile{FileID: file.FileID, Attributes: file.Attributes})
 	}
-	s, id, err := f.d.VectorStores.CreateBatch(r.Context(), principal(r), chi.URLParam(r, "vector_store_id"), batch, chunking)
+	s, id, err := f.d.VectorStoreFiles.CreateBatch(r.Context(), principal(r), chi.URLParam(r, "vector_store_id"), batch, chunking)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -495,7 +495,7 @@ func (f *Face) cancelFileBatch(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	s, err = f.d.VectorStores.CancelBatch(r.Context(), principal(r), s.ID, v.ID)
+	s, err = f.d.VectorStoreFiles.CancelBatch(r.Context(), principal(r), s.ID, v.ID)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

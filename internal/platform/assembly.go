@@ -65,7 +65,7 @@ func (p *Platform) faces() []httpapi.Face {
 			}),
 		openaiapi.New(openaiapi.Deps{
 			Assistants: p.Commands.Assistants, Threads: p.Commands.Threads, Runs: p.Commands.Runs, Files: p.Commands.Files,
-			VectorStores: p.Vectors.Commands, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC,
+			VectorStores: p.Vectors.Commands, VectorStoreFiles: p.Vectors.Files, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC,
 			Names: p.Layout.Names, Blobs: p.Blobs, Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
 		}),
 		openaiapi.NewProxy(openaiapi.ProxyDeps{Models: p.Models, Embedder: p.Embedder, Quota: p.Limits, Now: p.Now,

@@ -26,10 +26,12 @@ import (
 // search index, under collections of its own) and its feed from the log, the handler that processes files.
 type VectorParts struct {
 	Commands *commands.VectorStores
-	Index    *vsindex.Index
-	handler  *vectorstores.Handler
-	stop     context.CancelFunc
-	done     chan struct{}
+	// Files are the commands on the stores' files and batches.
+	Files   *commands.VectorStoreFiles
+	Index   *vsindex.Index
+	handler *vectorstores.Handler
+	stop    context.CancelFunc
+	done    chan struct{}
 }
 
 // assembleVectorStores wires the vector stores; it comes after assembleJulep, whose search index it shares.
@@ -45,6 +47,7 @@ func (p *Platform) assembleVectorStores() error {
 	v := &VectorParts{Index: vsindex.New(p.Julep.docIndex, p.Store, p.Blobs, p.JS, tmp, p.Logger.With("component", "vector-stores")),
 		done: make(chan struct{})}
 	v.Commands = commands.NewVectorStores(repo, eventstore.NewRepo[file.State](p.Store, "file", 0), v.Index)
+	v.Files = commands.NewVectorStoreFiles(v.Commands)
 	v.handler = vectorstores.New(repo, v.Index, 2)
 	feed, cancel := context.WithCancel(context.Background())
 	v.stop = cancel
