@@ -177,79 +177,9 @@ func (p *plan) read(s int, real string) string {
 	if !src.result && len(d.spans) > 0 && d.anchored == 0 {
 		return "the question has nothing in common with the examples"
 	}
-	hasCalls := false
+	rd := &reading{p: p, s: s, src: src, d: d}
 	for _, l := range p.lines {
-		hasCalls = hasCalls || l.call
-	}
-	var uncarried []span
-	check := func(r []span) (why string, words []span) {
-		for _, sp := range r {
-			e, re := d.ex[sp.elo:sp.ehi], d.re[sp.rlo:sp.rhi]
-			switch {
-			case len(e) == 0:
-				if !onlyFillers(re) {
-					return "the examples say nothing like " + d.quoteRe(sp), nil
-				}
-			case len(re) == 0:
-				if !onlyFillers(e) {
-					return fmt.Sprintf("%s has nothing in place of the examples' %s", src.name, d.quoteEx(sp)), nil
-				}
-			case shape(e) != shape(re) && !(src.result && len(e) == len(d.ex) && len(re) == len(d.re)):
-				// (A result repeated whole is replaced whole, whatever its shape: it is the func's own answer.)
-				return fmt.Sprintf("%s has %s where the examples have %s", src.name, d.quoteRe(sp), d.quoteEx(sp)), nil
-			default:
-				whole, partial := p.copies(s, sp)
-				if len(partial) > 0 {
-					return fmt.Sprintf("the examples turn %s into something else, which cannot be redone for %s",
-						d.quoteEx(sp), d.quoteRe(sp)), nil
-				}
-				if len(whole) == 0 {
-					return fmt.Sprintf("%s says %s where the examples say %s, which they do not repeat: it changes what is asked",
-						src.name, d.quoteRe(sp), d.quoteEx(sp)), nil
-				}
-				if src.result || !hasCalls {
-					continue
-				}
-				carried := false
-				for _, c := range whole {
-					carried = carried || p.lines[c.line].call
-				}
-				switch {
-				case carried:
-				case hasValue(e) || hasValue(re):
-					return "the examples' calls have no place for " + d.quoteRe(sp), nil
-				case sp.elo < d.lead:
-					// The words that open a question say what it asks ("Remember" / "Forget"): a call that does not
-					// carry them would do the example's thing.
-					return fmt.Sprintf("the examples' calls do not say %s, which changes what is asked", d.quoteRe(sp)), nil
-				default:
-					words = append(words, sp)
-				}
-			}
-		}
-		return "", words
-	}
-	choose := func(sp span) string {
-		first := ""
-		for _, r := range d.refinements(sp) {
-			why, words := check(r)
-			if why == "" {
-				for _, x := range r {
-					if x.elo < x.ehi && x.rlo < x.rhi {
-						for k := x.elo; k < x.ehi; k++ {
-							src.spanOf[k] = len(src.chosen)
-						}
-						src.chosen = append(src.chosen, x)
-					}
-				}
-				uncarried = append(uncarried, words...)
-				return ""
-			}
-			if first == "" {
-				first = why
-			}
-		}
-		return first
+		rd.hasCalls = rd.hasCalls || l.call
 	}
 	var spans []span
 	for _, sp := range d.spans {
@@ -263,24 +193,120 @@ func (p *plan) read(s int, real string) string {
 	if src.result && (len(spans) > 1 || spans[0] != (span{0, len(d.ex), 0, len(d.re)})) {
 		// A result repeated whole is replaced whole ("Sunny, 23 degrees" → "Light rain and wind, 9 degrees").
 		if all := (span{0, len(d.ex), 0, len(d.re)}); len(d.ex) > 0 && len(d.re) > 0 {
-			if why, _ := check([]span{all}); why == "" {
-				return choose(all)
+			if why, _ := rd.check([]span{all}); why == "" {
+				return rd.choose(all)
 			}
 		}
 	}
 	for _, sp := range spans {
-		if why := choose(sp); why != "" {
+		if why := rd.choose(sp); why != "" {
 			return why
 		}
 	}
+	return rd.uncarriedWhy()
+}
+
+// reading is one read of a source against its real text (plan.read): the differences found, the readings chosen,
+// and the differences of words left to lines other than the calls.
+type reading struct {
+	p         *plan
+	s         int
+	src       *source
+	d         diff
+	hasCalls  bool
+	uncarried []span
+}
+
+// check says why a reading r of a difference cannot be carried by the example's lines ("" when it can), and which of
+// its differences of words it leaves to lines other than the calls.
+func (rd *reading) check(r []span) (why string, words []span) {
+	p, s, src, d, hasCalls := rd.p, rd.s, rd.src, rd.d, rd.hasCalls
+	for _, sp := range r {
+		e, re := d.ex[sp.elo:sp.ehi], d.re[sp.rlo:sp.rhi]
+		switch {
+		case len(e) == 0:
+			if !onlyFillers(re) {
+				return "the examples say nothing like " + d.quoteRe(sp), nil
+			}
+		case len(re) == 0:
+			if !onlyFillers(e) {
+				return fmt.Sprintf("%s has nothing in place of the examples' %s", src.name, d.quoteEx(sp)), nil
+			}
+		case shape(e) != shape(re) && !(src.result && len(e) == len(d.ex) && len(re) == len(d.re)):
+			// (A result repeated whole is replaced whole, whatever its shape: it is the func's own answer.)
+			return fmt.Sprintf("%s has %s where the examples have %s", src.name, d.quoteRe(sp), d.quoteEx(sp)), nil
+		default:
+			whole, partial := p.copies(s, sp)
+			if len(partial) > 0 {
+				return fmt.Sprintf("the examples turn %s into something else, which cannot be redone for %s",
+					d.quoteEx(sp), d.quoteRe(sp)), nil
+			}
+			if len(whole) == 0 {
+				return fmt.Sprintf("%s says %s where the examples say %s, which they do not repeat: it changes what is asked",
+					src.name, d.quoteRe(sp), d.quoteEx(sp)), nil
+			}
+			if src.result || !hasCalls {
+				continue
+			}
+			carried := false
+			for _, c := range whole {
+				carried = carried || p.lines[c.line].call
+			}
+			switch {
+			case carried:
+			case hasValue(e) || hasValue(re):
+				return "the examples' calls have no place for " + d.quoteRe(sp), nil
+			case sp.elo < d.lead:
+				// The words that open a question say what it asks ("Remember" / "Forget"): a call that does not
+				// carry them would do the example's thing.
+				return fmt.Sprintf("the examples' calls do not say %s, which changes what is asked", d.quoteRe(sp)), nil
+			default:
+				words = append(words, sp)
+			}
+		}
+	}
+	return "", words
+
+}
+
+// choose takes the first reading of a difference that check allows and records it in the source, or says why none
+// fits.
+func (rd *reading) choose(sp span) string {
+	src, d := rd.src, rd.d
+	first := ""
+	for _, r := range d.refinements(sp) {
+		why, words := rd.check(r)
+		if why == "" {
+			for _, x := range r {
+				if x.elo < x.ehi && x.rlo < x.rhi {
+					for k := x.elo; k < x.ehi; k++ {
+						src.spanOf[k] = len(src.chosen)
+					}
+					src.chosen = append(src.chosen, x)
+				}
+			}
+			rd.uncarried = append(rd.uncarried, words...)
+			return ""
+		}
+		if first == "" {
+			first = why
+		}
+	}
+	return first
+
+}
+
+// uncarriedWhy says why the differences of words left to lines other than the calls cannot be, or "".
+func (rd *reading) uncarriedWhy() string {
+	p, d := rd.p, rd.d
 	switch {
-	case len(uncarried) > 1:
-		q := make([]string, len(uncarried))
-		for i, sp := range uncarried {
+	case len(rd.uncarried) > 1:
+		q := make([]string, len(rd.uncarried))
+		for i, sp := range rd.uncarried {
 			q[i] = d.quoteRe(sp) + " for " + d.quoteEx(sp)
 		}
 		return "the question differs from the examples in " + strings.Join(q, ", ") + ", which their calls do not repeat"
-	case len(uncarried) == 1:
+	case len(rd.uncarried) == 1:
 		for j, l := range p.lines {
 			if !l.call {
 				continue
@@ -288,7 +314,7 @@ func (p *plan) read(s int, real string) string {
 			for _, o := range p.own[j] {
 				if o.src < 0 {
 					return fmt.Sprintf("the examples turn %s into %q in a way that cannot be redone for %s",
-						d.quoteEx(uncarried[0]), l.pl.Text, d.quoteRe(uncarried[0]))
+						d.quoteEx(rd.uncarried[0]), l.pl.Text, d.quoteRe(rd.uncarried[0]))
 				}
 			}
 		}
