@@ -361,7 +361,7 @@ func (r *Runner) lead(ctx context.Context, st *state) {
 			}
 			r.cfg.Logger.Warn("projection stopped; resuming", "projection", name, "in", backoff, "err", err)
 			sleep(ctx, backoff)
-			backoff = min(2*backoff, 2*time.Second)
+			backoff = min(2*backoff, time.Second)
 		}
 	}
 }
@@ -405,30 +405,27 @@ func (r *Runner) read(ctx context.Context, st *state, w *writer, onBatch func(ap
 	if err != nil {
 		return 0, err
 	}
-	defer r.dropConsumer(rd.cons)
-	if rd.cons.CachedInfo().NumPending == 0 {
+	it := rd.it
+	defer it.Delete()
+	if it.Consumer().CachedInfo().NumPending == 0 {
 		onBatch(rd.from, 0, 0)
 		if untilCaughtUp {
 			return 0, nil
 		}
 	}
-	it, err := rd.cons.Messages(jetstream.PullMaxMessages(2 * r.cfg.BatchSize))
-	if err != nil {
-		return 0, fmt.Errorf("read log for %s: %w", st.p.Name(), err)
-	}
-	defer it.Stop()
-	// A reader parked in Next after a server of the cluster died can wait for minutes while the log moves on; the
-	// watchdog notices and stops it, and the leader loop opens a new reader from the checkpoint.
+	// A reader whose consumer's server died ends within two missed heartbeats (natsx.OrderedHeartbeat). One parked
+	// in Next while the log moves on for another reason is noticed by the watchdog, which stops it; either way the
+	// leader loop opens a new reader from the checkpoint.
 	wctx, cancelWatch := context.WithCancel(ctx)
 	defer cancelWatch()
-	go natsx.Watchdog(wctx, rd.cons, &rd.progress, stallAfter, func() {
+	go natsx.Watchdog(wctx, it.Consumer(), &rd.progress, stallAfter, func() {
 		r.cfg.Logger.Warn("projection reader stopped while events waited; opening a new one", "projection", st.p.Name())
 		r.cfg.Metrics.ProjectionStall.WithLabelValues(st.p.Name()).Inc()
 		it.Stop()
 	})
 	// The reader decodes as it reads, so that decoding the next events overlaps with folding and writing the
 	// batch before them.
-	go rd.decode(ctx, it)
+	go rd.decode(ctx)
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	batch := make([]events.Envelope, 0, r.cfg.BatchSize)
@@ -453,11 +450,11 @@ func (r *Runner) read(ctx context.Context, st *state, w *writer, onBatch func(ap
 	}
 }
 
-// reader is one ordered consumer of the log feeding a projection, and the goroutine decoding what it delivers.
+// reader is one ordered reader of the log feeding a projection, and the goroutine decoding what it delivers.
 type reader struct {
 	r        *Runner
 	st       *state
-	cons     jetstream.Consumer
+	it       *natsx.OrderedReader
 	from     uint64 // the last sequence applied before it
 	wholeLog bool   // it reads every event, passing over what the projection does not fold
 
@@ -471,8 +468,8 @@ type reader struct {
 func (r *Runner) openReader(ctx context.Context, st *state, w *writer, wholeLog bool, after uint64) (*reader, error) {
 	// The checkpoint read and the consumer's creation are bounded: while a stream elects a leader (a server died) a
 	// request gets no answer, and the client's default wait (5s) per request would keep the projection still for
-	// long after the election is over. (The listing of keys is not: it may take long on a large bucket, and cut
-	// short it would leave keys out.)
+	// long after the election is over. (The listing of keys is bounded by its silence: it may take long on a large
+	// bucket.)
 	sctx, cancel := context.WithTimeout(ctx, startAttempt)
 	from, err := w.checkpoint(sctx)
 	cancel()
@@ -480,7 +477,7 @@ func (r *Runner) openReader(ctx context.Context, st *state, w *writer, wholeLog 
 		return nil, err
 	}
 	from = max(from, after)
-	if err := w.learnKeys(ctx); err != nil {
+	if err := w.learnKeys(ctx, startAttempt); err != nil {
 		return nil, err
 	}
 	sctx, cancel = context.WithTimeout(ctx, startAttempt)
@@ -488,30 +485,26 @@ func (r *Runner) openReader(ctx context.Context, st *state, w *writer, wholeLog 
 	if wholeLog {
 		wholeLog = r.farBehind(sctx, from)
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: st.filters, DeliverPolicy: jetstream.DeliverAllPolicy,
-		InactiveThreshold: 30 * time.Second}
+	cfg := natsx.OrderedConfig{Stream: r.names.EventsStream(), Filters: st.filters, After: from,
+		InactiveThreshold: 30 * time.Second, MaxMessages: 2 * r.cfg.BatchSize}
 	if wholeLog {
-		cfg.FilterSubjects = nil
+		cfg.Filters = nil
 		r.cfg.Logger.Info("projection reads the whole log to catch up", "projection", st.p.Name(), "from", from)
 	}
-	if from > 0 {
-		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
-		cfg.OptStartSeq = from + 1
-	}
-	cons, err := r.cfg.JS.OrderedConsumer(sctx, r.names.EventsStream(), cfg)
+	it, err := natsx.OpenOrdered(sctx, r.cfg.JS, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open reader for %s: %w", st.p.Name(), err)
 	}
-	return &reader{r: r, st: st, cons: cons, from: from, wholeLog: wholeLog,
+	return &reader{r: r, st: st, it: it, from: from, wholeLog: wholeLog,
 		msgs: make(chan decoded, r.cfg.BatchSize), readErr: make(chan error, 1)}, nil
 }
 
 // decode reads the consumer's messages and hands the projection's events on, decoded, until the read fails, ctx
 // ends, or a reader of the whole log nears the log's end (errNearEnd).
-func (rd *reader) decode(ctx context.Context, it jetstream.MessagesContext) {
+func (rd *reader) decode(ctx context.Context) {
 	defer close(rd.msgs)
 	for {
-		m, err := it.Next()
+		m, err := rd.it.Next()
 		if err != nil {
 			rd.readErr <- err
 			return

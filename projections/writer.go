@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -267,18 +268,40 @@ func (w *writer) flush(ctx context.Context, lastSeq uint64) error {
 
 // learnKeys lists the bucket's keys so that reads of keys it does not hold cost nothing. Worth it when this writer
 // is about to apply many events (a leader taking over, a rebuild); a bucket too large to list is read key by key.
-func (w *writer) learnKeys(ctx context.Context) error {
-	lister, err := w.kv.ListKeys(ctx)
+//
+// The listing may take long on a large bucket, so it is not bounded as a whole; but a listing that receives nothing
+// for `idle` (its consumer's server died, its bucket elects a leader) is given up, and the writer reads key by key: a
+// projection does not wait for the listing's own consumer to be recreated. A listing cut short is never used, as it
+// would leave keys out.
+func (w *writer) learnKeys(ctx context.Context, idle time.Duration) error {
+	w.known = nil
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	quiet := time.AfterFunc(idle, cancel)
+	defer quiet.Stop()
+	lister, err := w.kv.ListKeys(lctx)
 	if err != nil {
+		if ctx.Err() == nil {
+			w.logger.Warn("projection reads keys one by one: the listing did not open", "bucket", w.kv.Bucket(), "err", err)
+			return nil
+		}
 		return fmt.Errorf("list keys of %s: %w", w.kv.Bucket(), err)
 	}
 	known := map[string]struct{}{}
 	for k := range lister.Keys() {
+		quiet.Reset(idle)
 		if len(known) >= maxCached {
 			_ = lister.Stop()
 			return nil
 		}
 		known[k] = struct{}{}
+	}
+	if lctx.Err() != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		w.logger.Warn("projection reads keys one by one: the listing stopped answering", "bucket", w.kv.Bucket(), "listed", len(known))
+		return nil
 	}
 	w.known = known
 	return nil
