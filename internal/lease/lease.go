@@ -42,7 +42,7 @@ func Run(ctx context.Context, kv jetstream.KeyValue, name, holder string, ttl ti
 			defer close(done)
 			work(held)
 		}()
-		rev = keep(held, kv, name, holder, rev, renew, logger)
+		rev = keep(held, kv, name, holder, rev, renew, ttl, logger)
 		lost()
 		<-done
 		release(kv, name, rev)
@@ -52,26 +52,51 @@ func Run(ctx context.Context, kv jetstream.KeyValue, name, holder string, ttl ti
 	}
 }
 
-// keep renews the lease until ctx ends or a renewal fails (another holder took it, or NATS is unreachable for
-// longer than the lease). It returns the last revision it wrote.
-func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev uint64, every time.Duration, logger *slog.Logger) uint64 {
+// keep renews the lease until ctx ends or the lease is lost: another holder took it, or no renewal went in for a
+// whole ttl (by then the key has expired and another node may hold it). It returns the last revision it wrote.
+//
+// A renewal that fails for want of an answer (the bucket's server died and its stream elects a leader) is not a
+// lost lease: the key expires only ttl after the last renewal that went in, and until then nobody else can take
+// it. Giving the lease up at the first failed renewal stopped the work (a projection's writer) until the key expired
+// and a node took it again, seconds after the bucket was back. Each renewal is bounded by `every`, so a server that
+// never answers costs one period, not the client's default timeout.
+func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev uint64, every, ttl time.Duration, logger *slog.Logger) uint64 {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	renewed := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return rev
 		case <-t.C:
-			next, err := kv.Update(ctx, name, []byte(holder), rev)
-			if err != nil {
-				if ctx.Err() == nil {
-					logger.Warn("lease lost", "lease", name, "err", err)
-				}
-				return 0
+		}
+		rctx, cancel := context.WithTimeout(ctx, every)
+		next, err := kv.Update(rctx, name, []byte(holder), rev)
+		if err != nil && isWrongRevision(err) {
+			// A renewal that went in but whose answer was lost leaves rev behind the key: the key is still ours.
+			if e, gerr := kv.Get(rctx, name); gerr == nil && string(e.Value()) == holder {
+				next, err = kv.Update(rctx, name, []byte(holder), e.Revision())
 			}
-			rev = next
+		}
+		cancel()
+		switch {
+		case err == nil:
+			rev, renewed = next, time.Now()
+		case ctx.Err() != nil:
+			return rev
+		case isWrongRevision(err) || time.Since(renewed) >= ttl:
+			logger.Warn("lease lost", "lease", name, "err", err)
+			return 0
+		default:
+			logger.Warn("lease: renewal failed; trying again", "lease", name, "err", err)
 		}
 	}
+}
+
+// isWrongRevision says the key is not at the revision last written: another holder wrote it, or it expired.
+func isWrongRevision(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) ||
+		errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted)
 }
 
 // release deletes the lease if this holder still has it, so that another node need not wait for it to expire.
