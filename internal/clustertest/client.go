@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -181,6 +182,7 @@ func waitFor(ctx context.Context, p *Process, check func(context.Context) error)
 // ProjectionStatus is a projection as /admin/projections shows it.
 type ProjectionStatus struct {
 	Name     string `json:"name"`
+	Bucket   string `json:"bucket"`
 	Applied  uint64 `json:"applied_sequence"`
 	Pending  uint64 `json:"pending"`
 	Leader   string `json:"leader"`
@@ -196,6 +198,23 @@ func (c *Cluster) Projections(ctx context.Context, n *Node) ([]ProjectionStatus,
 		return nil, err
 	}
 	return out.Projections, nil
+}
+
+// Checkpoint is the sequence a read model's bucket says it has applied up to (its "_checkpoint" key, which
+// projections write after every batch), read through the test's own connection: it does not depend on the node's
+// own view, nor on any consumer that a failover could leave parked.
+func (c *Cluster) Checkpoint(ctx context.Context, bucket string) (uint64, error) {
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	kv, err := c.JS.KeyValue(rctx, bucket)
+	if err != nil {
+		return 0, err
+	}
+	e, err := kv.Get(rctx, "_checkpoint")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(string(e.Value()), 10, 64)
 }
 
 // StreamState is one server's copy of a stream, as its monitoring endpoint shows it.

@@ -26,6 +26,8 @@ type fault struct {
 	at, restarted, end time.Time
 	// leaseMoved is how long the sweeper lease took to reach another node (sweeper kills only).
 	leaseMoved time.Duration
+	// still is what the kill did to the read models (kills of the EVENTS leader only).
+	still *standstill
 }
 
 // scenario drives faults into a running cluster under load.
@@ -68,13 +70,21 @@ func (s *scenario) killEventsLeader(down time.Duration) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	rw, err := watchResume(s.c)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer rw.stop()
 	f := s.begin(faultLeaderKill, leader.Name)
 	if err := leader.Kill(); err != nil {
 		s.t.Fatal(err)
 	}
+	rw.killed(leader.Name)
 	s.lastNATSVictim = leader.Name
 	time.Sleep(down)
 	s.restartNATS(ctx, leader, f)
+	f.still = rw.wait()
+	s.t.Logf("  %s", strings.TrimSpace(standstillReport([]*standstill{f.still})))
 }
 
 // termNATS sends SIGTERM to a server other than the last one a fault hit (and, if it can, not the EVENTS leader),
@@ -322,6 +332,13 @@ func (s *scenario) report(lg *logged) string {
 		if len(leases) > 0 {
 			fmt.Fprintf(&b, "  sweeper lease moved to the other node in: %s\n", durations(leases))
 		}
+		var stills []*standstill
+		for _, f := range s.faults {
+			if f.kind == kind && f.still != nil {
+				stills = append(stills, f.still)
+			}
+		}
+		b.WriteString(standstillReport(stills))
 	}
 	return b.String()
 }
