@@ -12,6 +12,7 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
+	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/workflow"
 )
 
@@ -58,9 +59,24 @@ type Due struct {
 	Key       string
 }
 
-// RunTimers consumes fired timers until ctx ends, and every SweepEvery wakes the sleeps that are due by more than
-// a few seconds and did not fire. ready is called once the consumer is up.
-func (g *Engine) RunTimers(ctx context.Context, due DueTimers, ready func()) error {
+// TimersLease is the lease, in the leases bucket, of the node that sweeps the task timers.
+const TimersLease = "task_timers"
+
+// Owner elects the one node that sweeps the timers: a lease in a KV bucket whose keys expire after TTL, held by
+// Holder (lease.Run). With no bucket, the node sweeps on its own (a single node, tests).
+type Owner struct {
+	Leases jetstream.KeyValue
+	TTL    time.Duration
+	Holder string
+}
+
+// RunTimers consumes fired timers until ctx ends, and, while this node is the timers' owner, every SweepEvery
+// wakes the sleeps that are due by more than a few seconds and did not fire. ready is called once the consumer is
+// up.
+//
+// Every node consumes fired timers (one durable consumer: each fires once, on one node); only the owner sweeps, so
+// that the nodes do not each list the due sleeps and race to wake the same ones.
+func (g *Engine) RunTimers(ctx context.Context, due DueTimers, owner Owner, ready func()) error {
 	stream, err := g.cfg.JS.Stream(ctx, g.cfg.Names.TimersStream())
 	if err != nil {
 		return fmt.Errorf("open the timers stream: %w", err)
@@ -83,12 +99,29 @@ func (g *Engine) RunTimers(ctx context.Context, due DueTimers, ready func()) err
 	if ready != nil {
 		ready()
 	}
+	if owner.Leases == nil {
+		g.sweepEvery(ctx, due)
+		return nil
+	}
+	ttl := owner.TTL
+	if ttl <= 0 {
+		ttl = lease.DefaultTTL
+	}
+	lease.Run(ctx, owner.Leases, TimersLease, owner.Holder, ttl, g.cfg.Logger, func(ctx context.Context) {
+		g.cfg.Logger.Debug("task timers: sweeping", "node", owner.Holder)
+		g.sweepEvery(ctx, due)
+	})
+	return nil
+}
+
+// sweepEvery sweeps every SweepEvery until ctx ends.
+func (g *Engine) sweepEvery(ctx context.Context, due DueTimers) {
 	tick := time.NewTicker(g.cfg.SweepEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-tick.C:
 			g.sweep(ctx, due)
 		}

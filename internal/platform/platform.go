@@ -24,6 +24,7 @@ import (
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/runworker"
 	"github.com/contrailhq/contrail/handlers/sweeper"
+	"github.com/contrailhq/contrail/handlers/tasks"
 	"github.com/contrailhq/contrail/internal/agentproto"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/auth"
@@ -116,6 +117,8 @@ type Platform struct {
 	stopOnce      sync.Once
 	stopSweeper   context.CancelFunc
 	sweeperDone   chan struct{}
+	// leases is the bucket of the one-node-at-a-time jobs: the run sweeper and the task timers' sweep.
+	leases jetstream.KeyValue
 }
 
 // Options are what tests may change beyond the config.
@@ -394,6 +397,7 @@ func (p *Platform) startRuns(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open leases: %w", err)
 	}
+	p.leases = leases
 	p.RunWorker, err = runworker.New(runworker.Config{
 		Runs: p.Commands.Turns, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
 		Holder: p.Config.NodeName, Files: runFiles{p}, Code: p.code, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
@@ -426,7 +430,8 @@ func (p *Platform) startSweeper() {
 // while they start).
 func (p *Platform) runTaskTimers(ctx context.Context) {
 	for ctx.Err() == nil {
-		err := p.Julep.Engine.RunTimers(ctx, julepLookup{p.Julep, p.Views}, nil)
+		owner := tasks.Owner{Leases: p.leases, TTL: p.Config.LeaseTTL, Holder: p.Config.NodeName}
+		err := p.Julep.Engine.RunTimers(ctx, julepLookup{p.Julep, p.Views}, owner, nil)
 		if err == nil || ctx.Err() != nil {
 			return
 		}
