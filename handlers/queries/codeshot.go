@@ -21,12 +21,12 @@ import (
 // standalone agent is asked over HTTP (standalone), and a Code Shot agent or the front agent takes its next step
 // (execute), which then goes on from every step recorded on its path. A query posted without its dispatch is the
 // session runner's (turn). One consumer serves them all: with one each, every event went to each of them and most
-// only acknowledged it, which cost each query deliveries that did nothing. The consumer keeps the name it had when
-// it served the Code Shot executor alone, so a deployment's consumer goes on from where it was; the others' are
-// retired (Retired).
+// only acknowledged it, which cost each query deliveries that did nothing. Its consumer was named "codeshot" when it
+// served the Code Shot executor alone, and takes over from it (Formerly); the others' are retired (Retired).
 func (h *Handlers) Agents() runtime.Handler {
 	return runtime.Handler{
-		Name:        "codeshot",
+		Name:        "agents",
+		Formerly:    "codeshot",
 		EventTypes:  []string{"session.message_posted", "session.query_dispatched", "session.agent_step", "session.routed"},
 		Handle:      h.agentStep,
 		Concurrency: h.cfg.Concurrency,

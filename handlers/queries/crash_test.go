@@ -204,8 +204,8 @@ func inFunc(n *platformtest.Node) bool {
 		}
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetValue() == "codeshot" {
-					return n.Handled("codeshot") < m.GetCounter().GetValue()
+				if l.GetValue() == "agents" {
+					return n.Handled("agents") < m.GetCounter().GetValue()
 				}
 			}
 		}
@@ -299,7 +299,7 @@ func TestKilledBetweenAnAnswerAndTheNextDispatch(t *testing.T) {
 	post(t, n, p, sessionID, "second")
 	// The handler has seen the second query wait behind the first (the first's delivery is still in the agent's
 	// hands): from here only the answer's handler moves it.
-	for deadline := time.Now().Add(20 * time.Second); n.Handled("codeshot") < 1; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); n.Handled("agents") < 1; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the handler did not handle the second post")
 		}

@@ -44,6 +44,10 @@ type Handler struct {
 	// whose work is slow (a model call, an agent over HTTP) keeps it at 1, so that events go to the node with a
 	// free worker rather than wait behind a busy one.
 	Prefetch int
+	// Formerly is the name the handler had before (a renamed handler). Its consumer takes over the old one: it is
+	// made to start at the old consumer's ack floor, so that nothing the old one had not settled is lost and the log
+	// before it is not handled again, and the old consumer is deleted.
+	Formerly string
 }
 
 // permanent marks an error not worth retrying.
@@ -453,13 +457,58 @@ func (rt *Runtime) consumerFor(ctx context.Context, js jetstream.JetStream, topi
 	var cons jetstream.Consumer
 	err := natsx.Retry(ctx, rt.cfg.Logger, "consumer for handler "+name, func(ctx context.Context) error {
 		var err error
-		cons, err = js.CreateOrUpdateConsumer(ctx, stream, cfg)
+		former := ""
+		if kind != "redrive" && h.Formerly != "" {
+			former = rt.cfg.Names.Consumer("h", h.Formerly)
+			if cfg, err = rt.takeOver(ctx, js, cfg, former); err != nil {
+				return err
+			}
+		}
+		if cons, err = js.CreateOrUpdateConsumer(ctx, stream, cfg); err != nil {
+			return err
+		}
+		if former != "" {
+			err = js.DeleteConsumer(ctx, stream, former)
+			if err == nil {
+				rt.cfg.Logger.Info("handlers: a renamed handler's consumer took over from its old one", "handler", name, "was", h.Formerly)
+			}
+			if errors.Is(err, jetstream.ErrConsumerNotFound) {
+				err = nil
+			}
+		}
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("consumer for handler %s: %w", name, err)
 	}
 	return cons, nil
+}
+
+// takeOver sets where a renamed handler's consumer starts. Once made, it keeps where it started (a consumer's start
+// cannot change); the first time, it starts where the old consumer's settled deliveries end, as the old one would
+// have gone on: what the old one had delivered and not had acknowledged is delivered again, and every handler takes
+// an event twice safely. With neither, it reads the log from the start, as any new handler does.
+func (rt *Runtime) takeOver(ctx context.Context, js jetstream.JetStream, cfg jetstream.ConsumerConfig, former string) (jetstream.ConsumerConfig, error) {
+	stream := rt.cfg.Names.EventsStream()
+	cur, err := js.Consumer(ctx, stream, cfg.Durable)
+	if err == nil {
+		info := cur.CachedInfo()
+		cfg.DeliverPolicy, cfg.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
+		return cfg, nil
+	}
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return cfg, err
+	}
+	old, err := js.Consumer(ctx, stream, former)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, err
+	}
+	cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+	cfg.OptStartSeq = old.CachedInfo().AckFloor.Stream + 1
+	return cfg, nil
 }
 
 // unmarshaler turns a delivery into a watermill message carrying the envelope JSON and its correlation ID, and

@@ -554,3 +554,37 @@ func TestARetiredHandlersLeftoverEventsGoToTheHandlerThatTookItsWork(t *testing.
 		t.Fatalf("the leftover submission was handled %d times", n)
 	}
 }
+
+// A renamed handler's consumer goes on where the old one was: what the old one left unhandled is handled, what it
+// handled is not handed out again, and the old consumer is gone.
+func TestARenamedHandlersConsumerTakesOverFromItsOldOne(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	handle := func(ctx context.Context, ev events.Envelope) error {
+		mu.Lock()
+		seen[ev.AggregateID]++
+		mu.Unlock()
+		return e.markDone(ctx, ev)
+	}
+	// The older build handles "before" under the old name, and stops before "after" is submitted.
+	stop := e.run(t, runtime.Handler{Name: "old", EventTypes: []string{"job.submitted"}, Handle: handle})
+	e.submit(t, "before")
+	eventually(t, "the old handler's work done", func() bool { return e.doneCount(t, "before") == 1 })
+	stop()
+	e.submit(t, "after")
+
+	// The newer build names the handler for what it serves.
+	e.run(t, runtime.Handler{Name: "renamed", Formerly: "old", EventTypes: []string{"job.submitted"}, Handle: handle})
+	eventually(t, "the work left by the old consumer done", func() bool { return e.doneCount(t, "after") == 1 })
+	if _, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", "old")); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("the old consumer after the takeover: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["before"] != 1 {
+		t.Fatalf("the event the old consumer had handled was handled %d times", seen["before"])
+	}
+}
