@@ -44,10 +44,9 @@ func allProjections() []projections.Projection {
 
 // handlers lists every reactor of the log. A new handler adds itself here.
 func (p *Platform) handlers() []runtime.Handler {
-	q := p.QueryHandlers(false)
 	return append([]runtime.Handler{
 		p.RunWorker.Handler(),
-		q.Agents(),
+		p.queries.Agents(),
 	}, append(p.julepHandlers(), p.vectorHandlers()...)...)
 }
 

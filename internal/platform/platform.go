@@ -83,12 +83,14 @@ type Platform struct {
 	Sweeper   *sweeper.Sweeper
 	// Embedder turns text into vectors (routing, the offline model); Index is the routing index; AgentClient
 	// calls agents over HTTP with the platform's tokens.
-	// agents of every kind answer.
 	Embedder    embedding.Embedder
 	Index       *router.Index
 	AgentClient *agentproto.Client
 	// Sessions is the node's session repository, shared by the session commands and the query handlers.
 	Sessions *eventstore.Repo[session.State, *session.State]
+	// queries are the handlers that answer sessions' queries: the session commands ask them for a session's front
+	// agent, and the runtime runs their consumer. One set, made once.
+	queries *queries.Handlers
 	// SessionCommands open sessions and post queries.
 	SessionCommands *commands.Sessions
 	// Julep is Julep's API on this node (julepwiring.go).
@@ -214,7 +216,8 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	p.code = &codeSandbox{p: p}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
 		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient, Models: p.Models, Sandbox: p.code.available})
-	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands.Embeds, p.QueryHandlers(false))
+	p.queries = p.QueryHandlers(false)
+	p.SessionCommands = commands.NewSessions(p.Sessions, p.Agents, p.Limits, p.Commands.Embeds, p.queries)
 	if err := p.assembleJulep(ctx); err != nil {
 		return nil, err
 	}

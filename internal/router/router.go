@@ -6,7 +6,8 @@
 // Vectors are stored in a KV bucket beside the embedder's name and the sample queries they came from, so a restart
 // (or another node) does not pay for embeddings again, and a change of embedder recomputes them.
 //
-// It imports embedding and nothing of the faces; the platform feeds it agents from the agents read model.
+// It imports embedding, the agent domain and the log (eventstore), nothing of the faces: it feeds itself from the
+// log's agent events (Feed, feed.go), each node its own index, not from the agents read model.
 package router
 
 import (
