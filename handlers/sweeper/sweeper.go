@@ -1,10 +1,17 @@
-// Package sweeper is the timeout sweeper of the Assistants API (seed 003's background queue for run objects): one
-// node at a time across the cluster, elected by a lease in a KV bucket whose keys expire, looks at every active run
-// on a tick. A run past its expires_at becomes expired with its steps in progress. A run left queued, in progress or
-// cancelling with no worker on it (its node died after taking it) is handed to the run worker again.
+// Package sweeper is the timeout sweeper of the Assistants API (seed 003's background queue for run objects).
 //
-// It imports the thread domain and lease; the runs commands (Expirer) and the index of active runs (Active) reach it
-// through interfaces; never a face.
+// A run's expiry is a JetStream message schedule, one per run, set when the run is created (Scheduler, a consumer of
+// thread.run_created) to fire at its expires_at on the TIMERS stream; every node consumes the expiries that fire
+// (RunExpiries) and expires the run if it is still active, as the task timers wake sleeps. Nothing lists the runs
+// to find those due.
+//
+// One node at a time, elected by a lease in a KV bucket whose keys expire, still looks at every active run on a
+// tick, for what no message announces: a run left queued, in progress or cancelling with no worker on it (its node
+// died after taking it) is handed to the run worker again, and a run whose expiry did not fire within a while of its
+// time is expired.
+//
+// It imports the thread domain, lease, natsx and the handler runtime; the runs commands (Expirer) and the index
+// of active runs (Active) reach it through interfaces; never a face.
 package sweeper
 
 import (
@@ -17,6 +24,7 @@ import (
 	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/lease"
+	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // LeaseName is the sweeper's lease in the leases bucket.
@@ -37,6 +45,9 @@ type Config struct {
 	Runs Expirer
 	// Active lists the runs not yet ended (the runs read model: projections.ActiveRuns).
 	Active Active
+	// JS and Names reach the timers stream, where the runs' expiries are scheduled.
+	JS    jetstream.JetStream
+	Names natsx.Names
 	// Leases is the bucket of leases; its TTL is LeaseTTL.
 	Leases   jetstream.KeyValue
 	LeaseTTL time.Duration
@@ -94,6 +105,10 @@ func (s *Sweeper) Run(ctx context.Context) {
 	})
 }
 
+// expireLate is how late a run's expiry must be before the sweep expires the run itself: its schedule fires at the
+// run's expires_at, so a run this late is one whose schedule was lost.
+const expireLate = 30 * time.Second
+
 // Result counts what one sweep did.
 type Result struct {
 	Expired int
@@ -113,7 +128,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Result, error) {
 			return res, ctx.Err()
 		}
 		ref := a.Ref
-		if !now.Before(a.ExpiresAt) {
+		if now.Sub(a.ExpiresAt) >= expireLate {
 			expired, err := s.cfg.Runs.Expire(ctx, ref, now)
 			if err != nil {
 				s.cfg.Logger.Warn("run sweeper: expire run", "run", ref.RunID, "err", err)

@@ -3,13 +3,16 @@ package sweeper_test
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
+	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/sweeper"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/lease"
@@ -67,7 +70,7 @@ func TestOneSweeperLeadsAndAnotherTakesOver(t *testing.T) {
 	expiredRun := func(thread string) {
 		t.Helper()
 		_, err := store.Append(ctx, events.Ref{Type: "thread", ID: thread}, events.Version{}, events.Meta{Account: "acct_1"},
-			events.ThreadCreated{}, events.RunCreated{RunID: "run_" + thread, ExpiresAt: time.Now().Add(-time.Second)})
+			events.ThreadCreated{}, events.RunCreated{RunID: "run_" + thread, ExpiresAt: time.Now().Add(-time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,4 +113,73 @@ func TestOneSweeperLeadsAndAnotherTakesOver(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	expiredRun("t2")
+}
+
+// TestARunExpiresThroughItsScheduledMessage: with no sweeper ticking (no lease, no sweep), a run expires at its
+// expires_at because its creation set a message schedule that fires then, and the expiry consumer acts on it.
+func TestARunExpiresThroughItsScheduledMessage(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := natstest.Start(t)
+	names, _ := natsx.NewNames("")
+	layout := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
+	logger := slog.New(slog.DiscardHandler)
+	if err := natsx.Provision(ctx, srv.JS, layout, logger); err != nil {
+		t.Fatal(err)
+	}
+	store := eventstore.NewStore(srv.JS, names, events.NewRegistry())
+	cmds := commands.New(commands.Config{Store: store})
+	s := sweeper.New(sweeper.Config{Runs: cmds.Turns, JS: srv.JS, Names: names, Logger: logger})
+
+	rt, err := runtime.New(runtime.Config{
+		Connect: func() (*nats.Conn, error) { return natsx.ConnectEmbedded(srv.NS, "handlers") },
+		JS:      srv.JS, Store: store, Names: names, CloseTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Add(s.Scheduler()); err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	wg.Go(func() {
+		if err := rt.Run(rctx, nil); err != nil {
+			t.Error(err)
+		}
+	})
+	wg.Go(func() {
+		if err := s.RunExpiries(rctx, nil); err != nil {
+			t.Error(err)
+		}
+	})
+
+	const thread, run = "thread_x", "run_x"
+	if _, err := store.Append(ctx, events.Ref{Type: "thread", ID: thread}, events.Version{}, events.Meta{Account: "acct_1"},
+		events.ThreadCreated{}, events.RunCreated{RunID: run, ExpiresAt: time.Now().Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		th, err := cmds.Threads.Load(ctx, thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if th.Runs[run].Status == events.RunStatusExpired {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the run is %s, not expired", th.Runs[run].Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The expiry came as the run's scheduled message.
+	stream, err := srv.JS.Stream(ctx, names.TimersStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.GetLastMsgForSubject(ctx, names.RunExpirySubject(run)); err != nil {
+		t.Fatalf("the run's expiry message: %v", err)
+	}
 }

@@ -223,5 +223,11 @@ func (n Names) TimerScheduleSubject(owner, key string) string {
 // TimerFireSubject is where an owner's timers land when due.
 func (n Names) TimerFireSubject(owner string) string { return n.Prefix + ".timer.fire." + owner }
 
+// RunExpirySubject is where a run's expiry schedule lands at its expires_at (apart from the tasks' fired timers).
+func (n Names) RunExpirySubject(run string) string { return n.Prefix + ".timer.expire." + run }
+
+// RunExpiryWildcard matches every fired run expiry.
+func (n Names) RunExpiryWildcard() string { return n.Prefix + ".timer.expire.>" }
+
 // TimerFireWildcard matches every fired timer.
 func (n Names) TimerFireWildcard() string { return n.Prefix + ".timer.fire.>" }

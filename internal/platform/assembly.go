@@ -46,6 +46,7 @@ func allProjections() []projections.Projection {
 func (p *Platform) handlers() []runtime.Handler {
 	return append([]runtime.Handler{
 		p.RunWorker.Handler(),
+		p.Sweeper.Scheduler(),
 		p.queries.Agents(),
 	}, append(p.julepHandlers(), p.vectorHandlers()...)...)
 }

@@ -78,7 +78,8 @@ type Platform struct {
 	EmbedURLs *fixieapi.Signer
 	// Blobs holds uploaded files.
 	Blobs *blobs.Store
-	// RunWorker drives Assistants runs; Sweeper expires them and re-drives those nobody drives.
+	// RunWorker drives Assistants runs; Sweeper expires them (each at its scheduled expiry) and re-drives those
+	// nobody drives.
 	RunWorker *runworker.Worker
 	Sweeper   *sweeper.Sweeper
 	// Embedder turns text into vectors (routing, the offline model); Index is the routing index; AgentClient
@@ -409,7 +410,7 @@ func (p *Platform) startRuns(ctx context.Context) error {
 		return err
 	}
 	p.Sweeper = sweeper.New(sweeper.Config{
-		Runs: p.Commands.Turns, Active: projections.ActiveRuns{Views: p.Views}, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
+		Runs: p.Commands.Turns, Active: projections.ActiveRuns{Views: p.Views}, JS: p.JS, Names: p.Layout.Names, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
 		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),
 	})
 	return nil
@@ -422,6 +423,9 @@ func (p *Platform) startSweeper() {
 		defer close(p.sweeperDone)
 		var wg sync.WaitGroup
 		wg.Go(func() { p.Sweeper.Run(ctx) })
+		wg.Go(func() {
+			p.runAgain(ctx, "run expiries", func(ctx context.Context) error { return p.Sweeper.RunExpiries(ctx, nil) })
+		})
 		if p.Julep != nil {
 			wg.Go(func() { p.runTaskTimers(ctx) })
 		}
@@ -429,16 +433,23 @@ func (p *Platform) startSweeper() {
 	}()
 }
 
-// runTaskTimers runs the task engine's timers until ctx ends, starting them again after a failure (a NATS election
-// while they start).
+// runTaskTimers runs the task engine's timers until ctx ends.
 func (p *Platform) runTaskTimers(ctx context.Context) {
+	owner := tasks.Owner{Leases: p.leases, TTL: p.Config.LeaseTTL, Holder: p.Config.NodeName}
+	p.runAgain(ctx, "task timers", func(ctx context.Context) error {
+		return p.Julep.Engine.RunTimers(ctx, julepLookup{p.Julep, p.Views}, owner, nil)
+	})
+}
+
+// runAgain runs a consumer of the timers stream until ctx ends, starting it again after a failure (a NATS election
+// while it starts).
+func (p *Platform) runAgain(ctx context.Context, what string, run func(context.Context) error) {
 	for ctx.Err() == nil {
-		owner := tasks.Owner{Leases: p.leases, TTL: p.Config.LeaseTTL, Holder: p.Config.NodeName}
-		err := p.Julep.Engine.RunTimers(ctx, julepLookup{p.Julep, p.Views}, owner, nil)
+		err := run(ctx)
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		p.Logger.Warn("task timers stopped; starting them again", "err", err)
+		p.Logger.Warn(what+" stopped; starting them again", "err", err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
