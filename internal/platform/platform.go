@@ -161,9 +161,11 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 			p.Stop(context.Background())
 		}
 	}()
+	steps := newStartSteps()
 	if err := p.connect(ctx); err != nil {
 		return nil, err
 	}
+	steps.done("connect")
 	names, err := natsx.NewNames(cfg.Prefix)
 	if err != nil {
 		return nil, err
@@ -176,6 +178,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := natsx.Provision(ctx, p.JS, p.Layout, logger); err != nil {
 		return nil, fmt.Errorf("provision streams and buckets: %w", err)
 	}
+	steps.done("provision")
 	storeOpts := []eventstore.Option{eventstore.WithHistoryCache(4096), eventstore.WithClock(opts.Now),
 		eventstore.WithMetrics(p.Metrics), eventstore.WithLogger(logger)}
 	if p.Layout.Replicas > 1 {
@@ -189,6 +192,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.Views.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start projections: %w", err)
 	}
+	steps.done("projections")
 	if p.Embedder, err = newEmbedder(cfg, logger); err != nil {
 		return nil, err
 	}
@@ -198,6 +202,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if p.Models, err = newModels(cfg, p.Embedder, logger); err != nil {
 		return nil, err
 	}
+	steps.done("models")
 	p.agentModels = p.Models
 	if opts.WrapModels != nil {
 		p.agentModels = opts.WrapModels(p.Models)
@@ -211,9 +216,11 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.openSecurity(ctx); err != nil {
 		return nil, err
 	}
+	steps.done("security")
 	if err := p.assembleAgents(ctx); err != nil {
 		return nil, err
 	}
+	steps.done("agents")
 	p.code = &codeSandbox{p: p}
 	p.Commands = commands.New(commands.Config{Store: p.Store, Views: p.Views, Blobs: p.Blobs, RunTimeout: cfg.RunTimeout,
 		Agents: p.Agents, Queries: p.Limits, Metadata: p.AgentClient, Models: p.Models, Sandbox: p.code.available})
@@ -222,18 +229,23 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.assembleJulep(ctx); err != nil {
 		return nil, err
 	}
+	steps.done("julep")
 	if err := p.assembleVectorStores(); err != nil {
 		return nil, err
 	}
+	steps.done("vector_stores")
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}
+	steps.done("admin")
 	if err := p.startRuns(ctx); err != nil {
 		return nil, err
 	}
+	steps.done("runs")
 	if err := p.startHandlers(opts); err != nil {
 		return nil, err
 	}
+	steps.done("handlers")
 	p.startSweeper()
 	pages, err := console.New(console.Config{PublicURL: cfg.Public()})
 	if err != nil {
@@ -253,6 +265,8 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		Faces: p.faces(),
 		Open:  []httpapi.OpenFace{pages},
 	})
+	steps.done("http")
+	steps.log(logger)
 	return p, nil
 }
 

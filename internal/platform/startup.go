@@ -1,0 +1,38 @@
+package platform
+
+import (
+	"log/slog"
+	"runtime"
+	"time"
+)
+
+// startSteps times the parts of a node's start and what each adds to the heap, for one log line ("startup steps")
+// that `contrail bench startup` reads: the start is as fast as its slowest parts, and this says which they are.
+type startSteps struct {
+	last  time.Time
+	heap  uint64
+	attrs []any
+}
+
+func newStartSteps() *startSteps {
+	s := &startSteps{last: time.Now()}
+	s.heap = heapAlloc()
+	return s
+}
+
+// done records the part that just ended.
+func (s *startSteps) done(name string) {
+	now, heap := time.Now(), heapAlloc()
+	s.attrs = append(s.attrs, slog.Group(name,
+		slog.Float64("ms", float64(now.Sub(s.last).Microseconds())/1000),
+		slog.Float64("heap_mib", (float64(heap)-float64(s.heap))/(1<<20))))
+	s.last, s.heap = now, heap
+}
+
+func (s *startSteps) log(logger *slog.Logger) { logger.Info("startup steps", s.attrs...) }
+
+func heapAlloc() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
