@@ -14,8 +14,12 @@ import (
 // resumeGoal is how soon after EVENTS has a new leader every projection must apply again (issue 34 item 1).
 const resumeGoal = 5 * time.Second
 
-// resumeWindow bounds how long a resume watch waits for a projection to move after the kill.
-const resumeWindow = 90 * time.Second
+// resumeWindow bounds how long a resume watch waits for a projection to move after the kill; afterElection, after
+// the election (a projection nobody wrote for does not move at all: what events wait for it is checked at the end).
+const (
+	resumeWindow  = 90 * time.Second
+	afterElection = 30 * time.Second
+)
 
 // standstill is what a kill of the EVENTS leader did to the read models: when the stream had its new leader, and
 // per projection when its bucket's checkpoint last moved before the kill and first moved after the election.
@@ -139,7 +143,7 @@ func (w *resumeWatch) follow(seen map[string]uint64) {
 		elected := w.st.elected
 		all := !elected.IsZero() && len(w.st.firstAfter) == len(w.buckets)
 		w.mu.Unlock()
-		if all {
+		if all || (!elected.IsZero() && time.Since(elected) > afterElection) {
 			return
 		}
 		for name, bucket := range w.buckets {
@@ -236,7 +240,7 @@ func standstillReport(all []*standstill) string {
 		}
 		for name, pending := range s.pendingAtEnd {
 			if pending > 0 {
-				late = append(late, fmt.Sprintf("kill %d: %s did not move within %s, %d events waiting", i+1, name, resumeWindow, pending))
+				late = append(late, fmt.Sprintf("kill %d: %s did not move within %s of the election, %d events waiting", i+1, name, afterElection, pending))
 			}
 		}
 		worstResume = append(worstResume, maxResume)
