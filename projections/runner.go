@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
@@ -122,29 +123,39 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The read models open side by side: on a new data dir each is a bucket to create, whose store the server
+	// makes and syncs to disk, and one after the other they were a large part of a node's start.
+	var buckets []string
+	for b := range r.cfg.JS.KeyValueStoreNames(ctx).Name() {
+		buckets = append(buckets, b)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
 	for _, name := range r.order {
 		st := r.projs[name]
-		err := natsx.Retry(ctx, r.cfg.Logger, "open read model "+name, func(ctx context.Context) error {
-			gen, err := r.currentGeneration(ctx, st.key)
-			if err != nil {
-				return err
-			}
-			kv, err := r.ensureGenerationBucket(ctx, st.key, gen)
-			if err != nil {
-				return err
-			}
-			cp, err := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger).checkpoint(ctx)
-			if err != nil {
-				return err
-			}
-			st.setGeneration(gen, kv)
-			st.setApplied(cp)
-			r.dropOldGenerations(ctx, st.key, gen)
-			return nil
+		g.Go(func() error {
+			return natsx.Retry(gctx, r.cfg.Logger, "open read model "+name, func(ctx context.Context) error {
+				gen, err := r.currentGeneration(ctx, st.key)
+				if err != nil {
+					return err
+				}
+				kv, err := r.ensureGenerationBucket(ctx, st.key, gen)
+				if err != nil {
+					return err
+				}
+				cp, err := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger).checkpoint(ctx)
+				if err != nil {
+					return err
+				}
+				st.setGeneration(gen, kv)
+				st.setApplied(cp)
+				r.dropOldGenerations(ctx, buckets, st.key, gen)
+				return nil
+			})
 		})
-		if err != nil {
-			return err
-		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -241,10 +252,11 @@ func (r *Runner) ensureGenerationBucket(ctx context.Context, name string, gen in
 }
 
 // dropOldGenerations deletes buckets of generations before the current one (left by a rebuild whose node stopped
-// before it could clean up). Newer ones may belong to a rebuild in progress and are left alone.
-func (r *Runner) dropOldGenerations(ctx context.Context, name string, current int) {
+// before it could clean up), among the buckets listed at start. Newer ones may belong to a rebuild in progress and
+// are left alone.
+func (r *Runner) dropOldGenerations(ctx context.Context, buckets []string, name string, current int) {
 	prefix := r.names.Bucket("rm_" + name + "_g")
-	for bucket := range r.cfg.JS.KeyValueStoreNames(ctx).Name() {
+	for _, bucket := range buckets {
 		g, err := strconv.Atoi(strings.TrimPrefix(bucket, prefix))
 		if !strings.HasPrefix(bucket, prefix) || err != nil || g >= current {
 			continue
@@ -330,6 +342,11 @@ func (r *Runner) lead(ctx context.Context, st *state) {
 	name := st.p.Name()
 	r.cfg.Logger.Debug("projection leader", "projection", name, "node", r.cfg.Holder)
 	backoff := 100 * time.Millisecond
+	// One writer while this node leads a generation: a reader opened again after a failover keeps what the writer
+	// knows of the bucket (its keys, the documents' revisions) rather than list the bucket again. What another writer
+	// may have changed meanwhile shows as a revision conflict, which makes the writer forget and fold again.
+	var w *writer
+	wGen := -1
 	for ctx.Err() == nil {
 		started := time.Now()
 		gen, kv, genChanged := st.current()
@@ -341,7 +358,9 @@ func (r *Runner) lead(ctx context.Context, st *state) {
 			case <-gctx.Done():
 			}
 		}()
-		w := newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger.With("projection", name))
+		if w == nil || wGen != gen {
+			w, wGen = newWriter(r.cfg.JS, kv, st.p, r.cfg.Logger.With("projection", name)), gen
+		}
 		err := r.consume(gctx, st, w, func(applied, pending uint64, n int) {
 			// Counted before the readers waiting for the batch are woken, so that they find it counted.
 			r.cfg.Metrics.ProjectionApply.WithLabelValues(name).Add(float64(n))
@@ -361,7 +380,7 @@ func (r *Runner) lead(ctx context.Context, st *state) {
 			}
 			r.cfg.Logger.Warn("projection stopped; resuming", "projection", name, "in", backoff, "err", err)
 			sleep(ctx, backoff)
-			backoff = min(2*backoff, time.Second)
+			backoff = min(2*backoff, 500*time.Millisecond)
 		}
 	}
 }
@@ -477,8 +496,10 @@ func (r *Runner) openReader(ctx context.Context, st *state, w *writer, wholeLog 
 		return nil, err
 	}
 	from = max(from, after)
-	if err := w.learnKeys(ctx, startAttempt); err != nil {
-		return nil, err
+	if w.known == nil {
+		if err := w.learnKeys(ctx, startAttempt); err != nil {
+			return nil, err
+		}
 	}
 	sctx, cancel = context.WithTimeout(ctx, startAttempt)
 	defer cancel()
@@ -650,8 +671,9 @@ func sleep(ctx context.Context, d time.Duration) {
 const stallAfter = 2 * time.Second
 
 // startAttempt bounds a reader's start (checkpoint, keys, consumer): an answer takes milliseconds from live leaders,
-// and never comes from a dead one.
-const startAttempt = 3 * time.Second
+// and never comes from a dead one. It is also about the longest a projection waits, after a stream has its new
+// leader, for an attempt begun during the election to give up.
+const startAttempt = 2 * time.Second
 
 // flushAttempt bounds the wait for a batch's writes to be acknowledged: a write sent to a bucket's leader that died
 // is never answered, and the batch is written again (compare-and-set makes that safe).

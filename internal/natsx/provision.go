@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 )
 
 // BucketSpec describes a KV bucket a component needs.
@@ -149,16 +150,22 @@ func retryable(err error) bool {
 }
 
 func provisionOnce(ctx context.Context, js jetstream.JetStream, l Layout, logger *slog.Logger) error {
+	// Streams and buckets are made side by side: on a new data dir each is a store the server creates and syncs to
+	// disk, and made one after the other they were most of a node's first start.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
 	for _, cfg := range []jetstream.StreamConfig{l.EventsConfig(), l.DLQConfig(), l.RedriveConfig(), l.TimersConfig()} {
-		if err := ensureStream(ctx, js, cfg, logger); err != nil {
-			return err
-		}
+		g.Go(func() error { return ensureStream(gctx, js, cfg, logger) })
 	}
 	for _, b := range l.Buckets {
-		if err := EnsureBucket(ctx, js, l, b); err != nil {
-			return err
-		}
+		g.Go(func() error { return EnsureBucket(gctx, js, l, b) })
 	}
+	g.Go(func() error { return ensureObjectStore(gctx, js, l) })
+	return g.Wait()
+}
+
+// ensureObjectStore makes the blobs' object store unless it exists.
+func ensureObjectStore(ctx context.Context, js jetstream.JetStream, l Layout) error {
 	if _, err := js.ObjectStore(ctx, l.Names.ObjectStore()); err != nil {
 		if !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return fmt.Errorf("look up object store %s: %w", l.Names.ObjectStore(), err)
