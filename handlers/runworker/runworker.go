@@ -111,6 +111,9 @@ func (w *Worker) Handler() runtime.Handler {
 		EventTypes:  []string{"thread.run_created", "thread.run_tool_outputs_submitted", "thread.run_cancelling"},
 		Handle:      w.handle,
 		Concurrency: 2,
+		// A delivery waits here only for a free driver (heartbeats keep it meanwhile); one a dead node held comes
+		// back after this, not after the runtime's default 30 s.
+		AckWait: 3 * time.Second,
 	}
 }
 
