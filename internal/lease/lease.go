@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // Bucket is the KV bucket spec name for leases; its TTL is the lease time.
@@ -53,7 +55,8 @@ func Run(ctx context.Context, kv jetstream.KeyValue, name, holder string, ttl ti
 }
 
 // keep renews the lease until ctx ends or the lease is lost: another holder took it, or no renewal went in for a
-// whole ttl (by then the key has expired and another node may hold it). It returns the last revision it wrote.
+// whole ttl and the bucket answered something else than silence (by then the key has expired and another node may
+// hold it), or the bucket stayed silent longer than maxSilence. It returns the last revision it wrote.
 //
 // A renewal that fails for want of an answer (the bucket's server died and its stream elects a leader) is not a
 // lost lease: the key expires only ttl after the last renewal that went in, and until then nobody else can take
@@ -84,7 +87,8 @@ func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev u
 			rev, renewed = next, time.Now()
 		case ctx.Err() != nil:
 			return rev
-		case isWrongRevision(err) || time.Since(renewed) >= ttl:
+		case isWrongRevision(err) || time.Since(renewed) >= maxSilence(ttl) ||
+			(time.Since(renewed) >= ttl && !natsx.Transient(err)):
 			logger.Warn("lease lost", "lease", name, "err", err)
 			return 0
 		default:
@@ -92,6 +96,15 @@ func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev u
 		}
 	}
 }
+
+// maxSilence is how long a holder keeps a lease whose bucket answers nothing at all. While the bucket has no leader
+// (its server died), nobody can take the lease or write the key: the first renewal answered after the election
+// says whether the key is still this holder's (the stream's new leader expires it only once it runs). A cluster
+// elects a stream's leader in 5-13 s after a kill -9; given up at the TTL (3 s), a projection's lease moved to
+// another node in the middle of every such failover, which then started the projection afresh. Should another node
+// reach the bucket meanwhile and take the expired key, the two write for a moment, compare-and-set, until this one's
+// next renewal is refused.
+func maxSilence(ttl time.Duration) time.Duration { return max(10*ttl, 30*time.Second) }
 
 // isWrongRevision says the key is not at the revision last written: another holder wrote it, or it expired.
 func isWrongRevision(err error) bool {
