@@ -64,7 +64,7 @@ func Run(ctx context.Context, kv jetstream.KeyValue, name, holder string, ttl ti
 // and a node took it again, seconds after the bucket was back. Each renewal is bounded by `every`, so a server that
 // never answers costs one period, not the client's default timeout.
 func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev uint64, every, ttl time.Duration, logger *slog.Logger) uint64 {
-	t := time.NewTicker(every)
+	t := time.NewTimer(every)
 	defer t.Stop()
 	renewed := time.Now()
 	for {
@@ -76,15 +76,13 @@ func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev u
 		rctx, cancel := context.WithTimeout(ctx, every)
 		next, err := kv.Update(rctx, name, []byte(holder), rev)
 		if err != nil && isWrongRevision(err) {
-			// A renewal that went in but whose answer was lost leaves rev behind the key: the key is still ours.
-			if e, gerr := kv.Get(rctx, name); gerr == nil && string(e.Value()) == holder {
-				next, err = kv.Update(rctx, name, []byte(holder), e.Revision())
-			}
+			next, err = reclaim(rctx, kv, name, holder)
 		}
 		cancel()
 		switch {
 		case err == nil:
 			rev, renewed = next, time.Now()
+			t.Reset(every)
 		case ctx.Err() != nil:
 			return rev
 		case isWrongRevision(err) || time.Since(renewed) >= maxSilence(ttl) ||
@@ -92,9 +90,28 @@ func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev u
 			logger.Warn("lease lost", "lease", name, "err", err)
 			return 0
 		default:
+			// Sooner than the period: the first renewal answered after an election should be this holder's, before
+			// the nodes waiting for the lease try to take the key.
 			logger.Warn("lease: renewal failed; trying again", "lease", name, "err", err)
+			t.Reset(every / 5)
 		}
 	}
+}
+
+// reclaim makes the key this holder's again when a renewal was refused but nobody else holds the key: a renewal
+// that went in but whose answer was lost left the revision behind the key, or the key expired while its bucket
+// elected a leader (the new leader expires what is older than the TTL). Another holder's key is not touched.
+func reclaim(ctx context.Context, kv jetstream.KeyValue, name, holder string) (uint64, error) {
+	e, err := kv.Get(ctx, name)
+	switch {
+	case err == nil && string(e.Value()) == holder:
+		return kv.Update(ctx, name, []byte(holder), e.Revision())
+	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+		return kv.Create(ctx, name, []byte(holder))
+	case err == nil:
+		return 0, fmt.Errorf("lease %s is %s's: %w", name, e.Value(), jetstream.ErrKeyExists)
+	}
+	return 0, err
 }
 
 // maxSilence is how long a holder keeps a lease whose bucket answers nothing at all. While the bucket has no leader
