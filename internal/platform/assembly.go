@@ -47,6 +47,7 @@ func (p *Platform) handlers() []runtime.Handler {
 	q := p.QueryHandlers(false)
 	return append([]runtime.Handler{
 		p.RunWorker.Handler(),
+		p.Responder.Handler(),
 		q.Agents(),
 	}, append(p.julepHandlers(), p.vectorHandlers()...)...)
 }
@@ -65,6 +66,7 @@ func (p *Platform) faces() []httpapi.Face {
 			}),
 		openaiapi.New(openaiapi.Deps{
 			Assistants: p.Commands.Assistants, Threads: p.Commands.Threads, Runs: p.Commands.Runs, Files: p.Commands.Files,
+			Responses: p.Commands.Responses, Conversations: p.Commands.Conversations, ResponseTools: p.responseTools(),
 			VectorStores: p.Vectors.Commands, VectorStoreFiles: p.Vectors.Files, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC,
 			Names: p.Layout.Names, Blobs: p.Blobs, Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
 		}),

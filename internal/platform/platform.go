@@ -21,6 +21,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/queries"
+	"github.com/contrailhq/contrail/handlers/responder"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/runworker"
 	"github.com/contrailhq/contrail/handlers/sweeper"
@@ -79,6 +80,8 @@ type Platform struct {
 	Blobs *blobs.Store
 	// RunWorker drives Assistants runs; Sweeper expires them and re-drives those nobody drives.
 	RunWorker *runworker.Worker
+	// Responder is the Responses API's model loop.
+	Responder *responder.Loop
 	Sweeper   *sweeper.Sweeper
 	// Embedder turns text into vectors (routing, the offline model); Index is the routing index; AgentClient
 	// calls agents over HTTP with the platform's tokens.
@@ -401,6 +404,8 @@ func (p *Platform) startRuns(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.Responder = responder.New(responder.Config{Responses: p.Commands.Responses, Models: p.Models,
+		Executors: p.responseExecutors(), Logger: p.Logger.With("component", "responder")})
 	p.Sweeper = sweeper.New(sweeper.Config{
 		Runs: p.Commands.Turns, Active: projections.ActiveRuns{Views: p.Views}, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
 		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),

@@ -1,0 +1,218 @@
+package openaiapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/contrailhq/contrail/domain/response"
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/llm/tokens"
+)
+
+// The Responses API (POST/GET/DELETE /v1/responses...). The face checks a request and records the response with
+// the commands; the model loop (handlers/responder), a consumer of the log on whichever node, drives it; the face
+// answers from the response's events as the log commits them, so that what it says was done is in the log (a
+// follow-up a moment later sees every item).
+
+func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
+	in, err := f.readNewResponse(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id := events.NewPrefixedID(ids.Response.Prefix)
+	ref := events.Ref{Type: "response", ID: id}
+	// Watched before the append, so that every event after it is in the watch however fast the loop is.
+	watch, err := f.d.Store.Watch(r.Context(), ref)
+	if err != nil {
+		f.WriteError(w, r, fmt.Errorf("watch response %s: %w", id, err))
+		return
+	}
+	defer watch.Close()
+	appended, err := f.d.Responses.Create(r.Context(), principal(r), id, in.ResponseCreated)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if in.Stream {
+		f.streamResponse(w, r, watch, 0, -1)
+		return
+	}
+	if in.Background {
+		s, err := f.d.Responses.Load(r.Context(), id, appended.LastSeq())
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		writeJSON(w, wireResponse(&s))
+		return
+	}
+	var s response.State
+	for e, err := range watch.Follow(r.Context(), events.Version{}) {
+		if err != nil {
+			f.WriteError(w, r, fmt.Errorf("follow response %s: %w", id, err))
+			return
+		}
+		s.Apply(e)
+		if s.Ended() && s.Exists {
+			writeJSON(w, wireResponse(&s))
+			return
+		}
+	}
+	f.WriteError(w, r, r.Context().Err())
+}
+
+// streamResponse writes a response's stream from the log: the frames of its events from the first on, those after
+// `after` sent, until the response ends or the client goes.
+func (f *Face) streamResponse(w http.ResponseWriter, r *http.Request, watch *eventstore.Watch, from uint64, after int) {
+	out := startSSE(w)
+	fr := &frames{after: after, send: out.send}
+	for e, err := range watch.FollowFrom(r.Context(), from) {
+		if err != nil {
+			f.d.Logger.Warn("responses: follow", "err", err)
+			_, o := errorFor(err)
+			out.send("error", obj{"type": "error", "code": o.Code, "message": o.Message, "param": nil, "sequence_number": fr.seq})
+			out.flush()
+			return
+		}
+		if !fr.event(e) {
+			return
+		}
+		out.flush()
+		if fr.ended {
+			out.done()
+			return
+		}
+	}
+}
+
+func (f *Face) getResponse(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "response_id")
+	s, err := f.d.Responses.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	if q.Get("stream") == "true" {
+		after := -1
+		if v := q.Get("starting_after"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				f.WriteError(w, r, errs.InvalidField("starting_after", "Invalid 'starting_after': expected a non-negative integer."))
+				return
+			}
+			after = n
+		}
+		watch, err := f.d.Store.Watch(r.Context(), events.Ref{Type: "response", ID: id})
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		defer watch.Close()
+		f.streamResponse(w, r, watch, 0, after)
+		return
+	}
+	if inc := q["include"]; len(inc) > 0 {
+		s.Request.Include = append(s.Request.Include, inc...)
+	}
+	writeJSON(w, wireResponse(&s))
+}
+
+func (f *Face) deleteResponse(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "response_id")
+	if _, err := f.d.Responses.Delete(r.Context(), principal(r), id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, deleted{ID: id, Object: "response.deleted", Deleted: true})
+}
+
+func (f *Face) cancelResponse(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "response_id")
+	app, err := f.d.Responses.Cancel(r.Context(), principal(r), id)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	s, err := f.d.Responses.Get(r.Context(), principal(r).AccountID, id, app.LastSeq())
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, wireResponse(&s))
+}
+
+// listInputItems answers a response's input items, newest first unless asked otherwise.
+func (f *Face) listInputItems(w http.ResponseWriter, r *http.Request) {
+	p, err := parseList(r, 20, 100)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	s, err := f.d.Responses.Get(r.Context(), principal(r).AccountID, chi.URLParam(r, "response_id"), eventstore.Fresh)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	include := append(s.Request.Include, r.URL.Query()["include"]...)
+	items := make([]listed[obj], 0, len(s.Request.Input))
+	for i, it := range s.Request.Input {
+		items = append(items, listed[obj]{id: it.ID, seq: uint64(i), obj: wireItem(it, include)})
+	}
+	writeJSON(w, paginate(items, p))
+}
+
+// countInputTokens answers POST /v1/responses/input_tokens: the tokens of the instructions and input as the
+// model's tokenizer counts them.
+func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	model, err := in.str("model")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	instructions, err := in.str("instructions")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	items, err := readInput(in)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	var msgs []llm.Message
+	if instructions != "" {
+		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: instructions})
+	}
+	for _, it := range items {
+		role := it.Role
+		if role == "" {
+			role = llm.RoleUser
+		}
+		msgs = append(msgs, llm.Message{Role: role, Content: it.Text() + it.Arguments + string(it.Output)})
+	}
+	writeJSON(w, obj{"object": "response.input_tokens", "input_tokens": tokens.CountMessages(model, msgs)})
+}
+
+// ResponseCommands is what the face asks of the response commands (commands.Responses).
+type ResponseCommands interface {
+	Create(ctx context.Context, actor principalT, id string, in events.ResponseCreated) (eventstore.Appended, error)
+	Get(ctx context.Context, account, id string, atLeast uint64) (response.State, error)
+	Load(ctx context.Context, id string, atLeast uint64) (response.State, error)
+	Delete(ctx context.Context, actor principalT, id string) (eventstore.Appended, error)
+	Cancel(ctx context.Context, actor principalT, id string) (eventstore.Appended, error)
+}
