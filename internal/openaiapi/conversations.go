@@ -160,7 +160,7 @@ func (f *Face) listConversationItems(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	include := r.URL.Query()["include"]
+	include := queryList(r, "include")
 	live := s.Live()
 	items := make([]listed[obj], 0, len(live))
 	for i, it := range live {
@@ -181,7 +181,7 @@ func (f *Face) getConversationItem(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.E(errs.NotFound, "Item with id '%s' not found.", itemID))
 		return
 	}
-	writeJSON(w, wireItem(it.Item, r.URL.Query()["include"]))
+	writeJSON(w, wireItem(it.Item, queryList(r, "include")))
 }
 
 func (f *Face) deleteConversationItem(w http.ResponseWriter, r *http.Request) {

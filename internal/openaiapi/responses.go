@@ -102,7 +102,7 @@ func (f *Face) getResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if q.Get("stream") == "true" {
+	if wantsReplay(r) {
 		after := -1
 		if v := q.Get("starting_after"); v != "" {
 			n, err := strconv.Atoi(v)
@@ -121,10 +121,32 @@ func (f *Face) getResponse(w http.ResponseWriter, r *http.Request) {
 		f.streamResponse(w, r, watch, 0, after)
 		return
 	}
-	if inc := q["include"]; len(inc) > 0 {
-		s.Request.Include = append(s.Request.Include, inc...)
-	}
+	s.Request.Include = append(s.Request.Include, queryList(r, "include")...)
 	writeJSON(w, wireResponse(&s))
+}
+
+// wantsReplay reports whether a GET of a response asks for its stream: ?stream=true as openai-node sends it, or
+// a JSON body {"stream": true} as openai-go's GetStreaming sends it on its GET.
+func wantsReplay(r *http.Request) bool {
+	if r.URL.Query().Get("stream") == "true" {
+		return true
+	}
+	if r.Body == nil || r.ContentLength == 0 {
+		return false
+	}
+	in, err := readFields(r)
+	if err != nil {
+		return false
+	}
+	var stream bool
+	_, err = get(in, "stream", &stream)
+	return err == nil && stream
+}
+
+// queryList reads a list query parameter sent as name=a&name=b or name[]=a&name[]=b (openai-go's brackets).
+func queryList(r *http.Request, name string) []string {
+	q := r.URL.Query()
+	return append(q[name], q[name+"[]"]...)
 }
 
 func (f *Face) deleteResponse(w http.ResponseWriter, r *http.Request) {
@@ -163,7 +185,7 @@ func (f *Face) listInputItems(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	include := append(s.Request.Include, r.URL.Query()["include"]...)
+	include := append(s.Request.Include, queryList(r, "include")...)
 	items := make([]listed[obj], 0, len(s.Request.Input))
 	for i, it := range s.Request.Input {
 		items = append(items, listed[obj]{id: it.ID, seq: uint64(i), obj: wireItem(it, include)})
