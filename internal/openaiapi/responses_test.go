@@ -57,14 +57,14 @@ func TestResponsesPlainAndChained(t *testing.T) {
 	}
 	got, err := e.client.Responses.Get(ctx, first.ID, responses.ResponseGetParams{})
 	if err != nil || got.OutputText() != "Hello there." {
-		t.Fatalf("get: %v %v", got, apiErr(err))
+		t.Fatalf("get: %v: %s", apiErr(err), raw(got))
 	}
 
 	second, err := e.client.Responses.New(ctx, responses.ResponseNewParams{
 		Model: "gpt-4o-mini", Input: textInput("again"), PreviousResponseID: openai.String(first.ID),
 	})
 	if err != nil || second.OutputText() != "You said hi." || second.PreviousResponseID != first.ID {
-		t.Fatalf("chained: %v %v", second, apiErr(err))
+		t.Fatalf("chained: %v: %s", apiErr(err), raw(second))
 	}
 	reqs := e.model.Requests()
 	want := []string{"user:hi", "assistant:Hello there.", "user:again"} // instructions not carried over
@@ -74,7 +74,7 @@ func TestResponsesPlainAndChained(t *testing.T) {
 
 	items, err := e.client.Responses.InputItems.List(ctx, second.ID, responses.InputItemListParams{})
 	if err != nil || len(items.Data) != 1 || items.Data[0].ID == "" {
-		t.Fatalf("input items: %v %v", items, apiErr(err))
+		t.Fatalf("input items: %v: %s", apiErr(err), raw(items))
 	}
 
 	if err := e.client.Responses.Delete(ctx, first.ID); err != nil {
@@ -123,7 +123,7 @@ func TestResponsesFunctionCallRoundTrip(t *testing.T) {
 		Tools: []responses.ToolUnionParam{weatherFunction()},
 	})
 	if err != nil || second.OutputText() != "It is sunny in Oslo." {
-		t.Fatalf("second: %v %v", second, apiErr(err))
+		t.Fatalf("second: %v: %s", apiErr(err), raw(second))
 	}
 	want := "user:weather in Oslo?|call:get_weather|tool:sunny"
 	if got := strings.Join(roles(e.model.Requests()[1]), "|"); got != want {
@@ -195,13 +195,13 @@ func TestConversationsWithResponses(t *testing.T) {
 		Metadata: map[string]string{"topic": "names"},
 	})
 	if err != nil || !strings.HasPrefix(conv.ID, "conv_") {
-		t.Fatalf("create conversation: %v %v", conv, apiErr(err))
+		t.Fatalf("create conversation: %v: %s", apiErr(err), raw(conv))
 	}
 	e.model.Enqueue(llmtest.Text("Hello Ada."), llmtest.Text("Your name is Ada."))
 	r1, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("Greet me."),
 		Conversation: responses.ResponseNewParamsConversationUnion{OfString: openai.String(conv.ID)}})
 	if err != nil || r1.Conversation.ID != conv.ID {
-		t.Fatalf("response 1: %v %v", r1, apiErr(err))
+		t.Fatalf("response 1: %v: %s", apiErr(err), raw(r1))
 	}
 	// A follow-up at once sees every item of the first: they were committed before it was answered.
 	r2, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("Name?"),
@@ -216,15 +216,15 @@ func TestConversationsWithResponses(t *testing.T) {
 	_ = r2
 	page, err := e.client.Conversations.Items.List(ctx, conv.ID, conversations.ItemListParams{Order: conversations.ItemListParamsOrderAsc, Limit: openai.Int(2)})
 	if err != nil || len(page.Data) != 2 || !page.HasMore || page.Data[0].Type != "message" {
-		t.Fatalf("items page: %v %v", page, apiErr(err))
+		t.Fatalf("items page: %v: %s", apiErr(err), raw(page))
 	}
 	next, err := e.client.Conversations.Items.List(ctx, conv.ID, conversations.ItemListParams{Order: conversations.ItemListParamsOrderAsc, After: openai.String(page.LastID)})
 	if err != nil || len(next.Data) != 3 || next.HasMore {
-		t.Fatalf("items after: %v %v", next, apiErr(err))
+		t.Fatalf("items after: %v: %s", apiErr(err), raw(next))
 	}
 	item, err := e.client.Conversations.Items.Get(ctx, conv.ID, page.Data[0].ID, conversations.ItemGetParams{})
 	if err != nil || item.ID != page.Data[0].ID {
-		t.Fatalf("item: %v %v", item, apiErr(err))
+		t.Fatalf("item: %v: %s", apiErr(err), raw(item))
 	}
 	if _, err := e.client.Conversations.Items.Delete(ctx, conv.ID, item.ID); err != nil {
 		t.Fatalf("delete item: %v", apiErr(err))
@@ -233,7 +233,7 @@ func TestConversationsWithResponses(t *testing.T) {
 	wantAPIError(t, err, 404, "")
 	up, err := e.client.Conversations.Update(ctx, conv.ID, conversations.ConversationUpdateParams{Metadata: map[string]string{"topic": "x"}})
 	if err != nil || !strings.Contains(up.RawJSON(), `"topic":"x"`) {
-		t.Fatalf("update: %v %v", up, apiErr(err))
+		t.Fatalf("update: %v: %s", apiErr(err), raw(up))
 	}
 
 	_, err = e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("x"),
@@ -273,13 +273,13 @@ func TestResponsesStoreFalseWritesNothing(t *testing.T) {
 	r, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("x"), Store: openai.Bool(false),
 		Conversation: responses.ResponseNewParamsConversationUnion{OfString: openai.String(conv.ID)}})
 	if err != nil || r.OutputText() != "ok" || !strings.Contains(r.RawJSON(), `"store":false`) {
-		t.Fatalf("create: %v %v", r, apiErr(err))
+		t.Fatalf("create: %v: %s", apiErr(err), raw(r))
 	}
 	_, err = e.client.Responses.Get(ctx, r.ID, responses.ResponseGetParams{})
 	wantAPIError(t, err, 404, "")
 	items, err := e.client.Conversations.Items.List(ctx, conv.ID, conversations.ItemListParams{})
 	if err != nil || len(items.Data) != 0 {
-		t.Fatalf("conversation items after store:false: %v %v", items, apiErr(err))
+		t.Fatalf("conversation items after store:false: %v: %s", apiErr(err), raw(items))
 	}
 }
 
@@ -291,7 +291,7 @@ func TestResponsesFormatAndLimits(t *testing.T) {
 		Text: responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigParamOfJSONSchema("thing",
 			map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "integer"}}})}})
 	if err != nil || r.OutputText() != `{"a":1}` || r.Text.Format.Type != "json_schema" {
-		t.Fatalf("json_schema: %v %v", r, apiErr(err))
+		t.Fatalf("json_schema: %v: %s", apiErr(err), raw(r))
 	}
 	var rf struct {
 		Type       string `json:"type"`
@@ -305,7 +305,7 @@ func TestResponsesFormatAndLimits(t *testing.T) {
 	r, err = e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("long"),
 		MaxOutputTokens: openai.Int(3)})
 	if err != nil || r.Status != "incomplete" || r.IncompleteDetails.Reason != "max_output_tokens" {
-		t.Fatalf("max_output_tokens: %v %v", r, apiErr(err))
+		t.Fatalf("max_output_tokens: %v: %s", apiErr(err), raw(r))
 	}
 }
 
@@ -360,4 +360,14 @@ func TestResponsesBadInput(t *testing.T) {
 		resp.Body.Close()
 		checkErrorBody(t, resp.StatusCode, body)
 	}
+}
+
+// raw shows an SDK object as the JSON it was read from.
+func raw(v interface{ RawJSON() string }) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = "<nil>" // a nil pointer: the call failed
+		}
+	}()
+	return v.RawJSON()
 }

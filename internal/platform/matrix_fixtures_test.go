@@ -86,6 +86,7 @@ func matrixFixtures() []fixture {
 		v1Thread(),
 		v1File(),
 		v1VectorStore(),
+		v1Response(),
 		// The /julep face's, in matrix_julep_test.go.
 		julepFixture(),
 	}

@@ -150,7 +150,7 @@ func parseAnswer(face string, body []byte) answer {
 var wholeRequest = regexp.MustCompile(`(?i)\bJSON\b|body|Content-Type|multipart`)
 
 // stateError matches a 400 about an object's state rather than a field: nothing the client sent is at fault.
-var stateError = regexp.MustCompile(`already has an active run|while a run .* is active|do not accept tool outputs|Cannot cancel run`)
+var stateError = regexp.MustCompile(`already has an active run|while a run .* is active|do not accept tool outputs|Cannot cancel run|Only responses created with background`)
 
 // check asserts what every answer must be. what says which request it was; sent are the values it carried.
 func (s *sweep) check(what, path, method string, status int, body []byte, sent []string) {
