@@ -37,6 +37,7 @@ type Recorder interface {
 	Finish(ctx context.Context, s response.State, end response.End) (response.State, error)
 	History(ctx context.Context, s response.State) ([]events.Item, error)
 	AppendToConversation(ctx context.Context, s response.State) error
+	Ending(ctx context.Context, s response.State) (ended <-chan struct{}, stop func())
 }
 
 // Executor runs one kind of server-side tool (file_search, code_interpreter; mcp next): the seam a new tool kind
@@ -165,10 +166,27 @@ func (l *Loop) turn(ctx context.Context, s response.State) (response.State, erro
 	if p.spent {
 		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusIncomplete, Reason: "max_output_tokens"})
 	}
+	callCtx, stopCall := context.WithCancel(ctx)
+	defer stopCall()
+	if s.Request.Background {
+		// Only a background response can be cancelled: its model call stops when the cancel is in the log.
+		ended, stopWatch := rs.Ending(callCtx, s)
+		defer stopWatch()
+		go func() {
+			select {
+			case <-ended:
+				stopCall()
+			case <-callCtx.Done():
+			}
+		}()
+	}
 	var chunks chunker
-	resp, err := l.cfg.Models.Complete(ctx, p.req, chunks.add)
+	resp, err := l.cfg.Models.Complete(callCtx, p.req, chunks.add)
 	if ctx.Err() != nil {
 		return s, ctx.Err()
+	}
+	if callCtx.Err() != nil {
+		return rs.Load(ctx, s.ID, 0) // cancelled: the loop sees the end
 	}
 	if err != nil {
 		code := "server_error"

@@ -359,3 +359,28 @@ func (c *Conversations) DeleteItem(ctx context.Context, actor auth.Principal, id
 		return conversation.DeleteItem(s, actor.AccountID, itemID)
 	})
 }
+
+// Ending returns a channel closed once the log shows the response ended after s (a client's cancel), for a loop
+// to stop the model call it is in; stop ends the watch.
+func (c *Responses) Ending(ctx context.Context, s response.State) (ended <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	ch := make(chan struct{})
+	w, err := c.store.Watch(ctx, events.Ref{Type: "response", ID: s.ID})
+	if err != nil {
+		return ch, cancel // no watch: the call runs to its end, and the loop's next append meets the cancel
+	}
+	go func() {
+		defer w.Close()
+		for e, err := range w.FollowFrom(ctx, s.Seq+1) {
+			if err != nil {
+				return
+			}
+			switch e.Event.(type) {
+			case events.ResponseCancelled, events.ResponseCompleted, events.ResponseFailed, events.ResponseIncomplete, events.ResponseDeleted:
+				close(ch)
+				return
+			}
+		}
+	}()
+	return ch, cancel
+}
