@@ -28,6 +28,10 @@ func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	if err := f.checkReferences(r, &in.ResponseCreated); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	id := events.NewPrefixedID(ids.Response.Prefix)
 	ref := events.Ref{Type: "response", ID: id}
 	// Watched before the append, so that every event after it is in the watch however fast the loop is.
@@ -237,4 +241,34 @@ type ResponseCommands interface {
 	Load(ctx context.Context, id string, atLeast uint64) (response.State, error)
 	Delete(ctx context.Context, actor principalT, id string) (eventstore.Appended, error)
 	Cancel(ctx context.Context, actor principalT, id string) (eventstore.Appended, error)
+	CheckFile(ctx context.Context, account, param, id string) error
+}
+
+// checkReferences checks that the vector stores and files a request names are the caller's: another account's
+// are not found, as if they did not exist.
+func (f *Face) checkReferences(r *http.Request, rq *events.ResponseCreated) error {
+	actor := principal(r)
+	for i, t := range rq.Tools {
+		for j, id := range t.VectorStoreIDs {
+			if f.d.VectorStores == nil {
+				break
+			}
+			if _, err := f.d.VectorStores.Get(r.Context(), actor, id); err != nil {
+				if e := errs.As(err); e != nil && e.Code == errs.NotFound {
+					e.Field = fmt.Sprintf("tools[%d].vector_store_ids[%d]", i, j)
+				}
+				return err
+			}
+		}
+	}
+	for i, it := range rq.Input {
+		for j, c := range it.Content {
+			if c.FileID != "" {
+				if err := f.d.Responses.CheckFile(r.Context(), actor.AccountID, fmt.Sprintf("input[%d].content[%d].file_id", i, j), c.FileID); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
