@@ -175,9 +175,13 @@ func (l *Loop) messages(items []events.Item) []llm.Message {
 				continue // reasoning and other items the model is not shown
 			}
 			args, _ := json.Marshal(map[string]any{"queries": it.Queries, "code": it.Code})
-			call(llm.ToolCall{ID: it.ID, Name: offeredName(x, it), Arguments: string(args)})
+			id := it.CallID
+			if id == "" {
+				id = it.ID
+			}
+			call(llm.ToolCall{ID: id, Name: offeredName(x, it), Arguments: string(args)})
 			flush()
-			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: it.ID, Content: x.Output(it)})
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: x.Output(it)})
 		}
 	}
 	flush()

@@ -225,6 +225,9 @@ func (l *Loop) turn(ctx context.Context, s response.State) (response.State, erro
 			if err != nil {
 				l.cfg.Logger.Warn("responder: tool failed", "response", s.ID, "tool", tool.Type, "err", err)
 			}
+			if it.CallID == "" {
+				it.CallID = c.ID // kept so that the model reads the output under the call's own ID (not shown to clients)
+			}
 			items = append(items, it)
 			end = response.End{} // the model reads what the tool gave on the next turn
 			continue

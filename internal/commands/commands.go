@@ -55,6 +55,7 @@ type Set struct {
 	// Responses and Conversations are the Responses API's.
 	Responses     *Responses
 	Conversations *Conversations
+	Containers    *Containers
 }
 
 // New makes the commands of every aggregate in Set over one log.
@@ -78,6 +79,7 @@ func New(cfg Config) Set {
 	convs := NewConversations(cfg.Store)
 	return Set{
 		Conversations: convs,
+		Containers:    NewContainers(cfg.Store, files),
 		Responses:     NewResponses(cfg.Store, convs, files),
 		Accounts:      &Accounts{store: cfg.Store, queries: cfg.Queries},
 		Agents:        &Agents{store: cfg.Store, agents: cfg.Agents, metadata: cfg.Metadata},

@@ -84,6 +84,9 @@ type Deps struct {
 	Responses     ResponseCommands
 	Conversations ConversationCommands
 	ResponseTools map[string]bool
+	// Containers are where code_interpreter runs; CodeAvailable says why this node cannot run code (nil: it can).
+	Containers    ContainerCommands
+	CodeAvailable func() error
 	// VectorStores are the commands on vector stores, their files and batches.
 	VectorStores VectorStoreCommands
 	// VectorStoreFiles are the commands on the stores' files and file batches.
@@ -180,6 +183,14 @@ func (f *Face) Routes(r chi.Router) {
 		r.Get("/conversations/{conversation_id}/items/{item_id}", f.getConversationItem)
 		r.Delete("/conversations/{conversation_id}/items/{item_id}", f.deleteConversationItem)
 
+		r.Get("/containers", f.listContainers)
+		r.Post("/containers", f.createContainer)
+		r.Get("/containers/{container_id}", f.getContainer)
+		r.Delete("/containers/{container_id}", f.deleteContainer)
+		r.Get("/containers/{container_id}/files", f.listContainerFiles)
+		r.Get("/containers/{container_id}/files/{file_id}", f.getContainerFile)
+		r.Get("/containers/{container_id}/files/{file_id}/content", f.containerFileContent)
+
 		r.Get("/models", f.listModels)
 		r.Get("/models/*", f.getModel)
 
@@ -212,7 +223,7 @@ func (f *Face) Routes(r chi.Router) {
 var pathIDs = map[string]ids.Kind{
 	"assistant_id": ids.Assistant, "thread_id": ids.Thread, "message_id": ids.Message, "run_id": ids.Run,
 	"step_id": ids.Step, "file_id": ids.File, "vector_store_id": ids.VectorStore, "batch_id": ids.FileBatch,
-	"response_id": ids.Response, "conversation_id": ids.Conversation, "item_id": ids.Token,
+	"response_id": ids.Response, "conversation_id": ids.Conversation, "item_id": ids.Token, "container_id": ids.Container,
 }
 
 // errorObject is OpenAI's error object.

@@ -49,7 +49,7 @@ func (f *Face) readNewResponse(r *http.Request) (newResponse, error) {
 	if rq.Input, err = readInput(in); err != nil {
 		return out, err
 	}
-	if rq.Tools, err = f.readResponseTools(in); err != nil {
+	if rq.Tools, err = f.readResponseTools(r, in); err != nil {
 		return out, err
 	}
 	if rq.ToolChoice, err = readToolChoice(in, rq.Tools); err != nil {
@@ -394,7 +394,7 @@ func clipURL(u string) string {
 }
 
 // readResponseTools reads tools: function tools always, server tools this node can run.
-func (f *Face) readResponseTools(in fields) ([]events.ResponseTool, error) {
+func (f *Face) readResponseTools(r *http.Request, in fields) ([]events.ResponseTool, error) {
 	raws, ok, err := list[json.RawMessage](in, "tools")
 	if err != nil || !ok {
 		return nil, err
@@ -443,6 +443,9 @@ func (f *Face) readResponseTools(in fields) ([]events.ResponseTool, error) {
 			}
 			if !f.d.ResponseTools[t.Type] {
 				return nil, errs.InvalidField(at+".type", "The code_interpreter tool is not available on this server (no sandbox).")
+			}
+			if err := f.checkContainer(r, at, t); err != nil {
+				return nil, err
 			}
 		case "mcp":
 			return nil, errs.InvalidField(at+".type", "The mcp tool is not supported yet.")

@@ -394,10 +394,10 @@ func checkLog(t *testing.T, n *platformtest.Node, o owner, ref events.Ref, want 
 // v1Response is the owner's response (offline model) and a conversation with an item: another account reads,
 // cancels, deletes, chains from or writes to none of them.
 func v1Response() fixture {
-	var made struct{ respLog, convLog int }
+	var made struct{ respLog, convLog, contLog int }
 	return fixture{
 		Name:   "v1: response, conversation, item",
-		Params: []string{"response_id", "conversation_id", "item_id"},
+		Params: []string{"response_id", "conversation_id", "item_id", "container_id"},
 		Make: func(t *testing.T, n *platformtest.Node, o owner) objects {
 			secret := "secret-" + events.RandomToken(10)
 			var conv struct{ ID string }
@@ -421,10 +421,17 @@ func v1Response() fixture {
 			if r.Status != 200 || resp.Status != "completed" {
 				t.Fatalf("matrix fixture: create response: %d %s", r.Status, r.Body)
 			}
+			var cont struct{ ID string }
+			r = n.Do(t, o.Key, "POST", "/v1/containers", map[string]any{"name": secret})
+			r.JSON(t, &cont)
+			if r.Status != 200 {
+				t.Fatalf("matrix fixture: create container: %d %s", r.Status, r.Body)
+			}
+			made.contLog = logLength(t, n, events.Ref{Type: "container", ID: cont.ID})
 			made.respLog = logLength(t, n, events.Ref{Type: "response", ID: resp.ID})
 			made.convLog = logLength(t, n, events.Ref{Type: "conversation", ID: conv.ID})
-			return objects{Params: map[string]string{"response_id": resp.ID, "conversation_id": conv.ID, "item_id": items.Data[0].ID},
-				Secrets: []string{resp.ID, conv.ID, secret}}
+			return objects{Params: map[string]string{"response_id": resp.ID, "conversation_id": conv.ID, "item_id": items.Data[0].ID,
+				"container_id": cont.ID}, Secrets: []string{resp.ID, conv.ID, cont.ID, secret}}
 		},
 		Intact: func(t *testing.T, n *platformtest.Node, o owner, objs objects) {
 			if r := n.Do(t, o.Key, "GET", "/v1/responses/"+objs.Params["response_id"], nil); r.Status != 200 {
@@ -435,6 +442,7 @@ func v1Response() fixture {
 			}
 			checkLog(t, n, o, events.Ref{Type: "response", ID: objs.Params["response_id"]}, made.respLog)
 			checkLog(t, n, o, events.Ref{Type: "conversation", ID: objs.Params["conversation_id"]}, made.convLog)
+			checkLog(t, n, o, events.Ref{Type: "container", ID: objs.Params["container_id"]}, made.contLog)
 		},
 		Bodies: map[string]any{
 			"POST /v1/conversations/{conversation_id}":       `{"metadata":{"k":"v"}}`,
@@ -445,6 +453,8 @@ func v1Response() fixture {
 			{Method: "POST", Path: "/v1/responses", Body: `{"model":"offline","input":"x","conversation":"{conversation_id}"}`},
 			{Method: "POST", Path: "/v1/responses", Body: `{"model":"offline","input":"x","conversation":{"id":"{conversation_id}"}}`},
 			{Method: "GET", Path: "/v1/responses/{response_id}?stream=true"},
+			{Method: "GET", Path: "/v1/containers"},
+			{Method: "POST", Path: "/v1/responses", Body: `{"model":"offline","input":"x","tools":[{"type":"code_interpreter","container":"{container_id}"}]}`},
 		},
 	}
 }

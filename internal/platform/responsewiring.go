@@ -11,13 +11,16 @@ import (
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/responder"
 	"github.com/contrailhq/contrail/handlers/runworker"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/docindex"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/sandbox"
 )
 
 // responseExecutors are the server-side tools the Responses API's model loop runs on this node, by tool type: the
@@ -26,6 +29,9 @@ func (p *Platform) responseExecutors() map[string]responder.Executor {
 	out := map[string]responder.Executor{}
 	if p.Vectors != nil {
 		out["file_search"] = responseFiles{p}
+	}
+	if p.code != nil {
+		out["code_interpreter"] = responseCode{p}
 	}
 	return out
 }
@@ -156,4 +162,94 @@ func (responseFiles) Cite(text string, items []events.Item) []events.ItemAnnotat
 			Index: utf8.RuneCountInString(text[:m[0]])})
 	}
 	return out
+}
+
+// responseCode runs a response's code_interpreter calls in the sandbox of its container: one named by the tool,
+// or one made for the response ({"type": "auto", "file_ids"}, its ID derived from the response). The container's
+// files are at /mnt/data; what the code writes is saved as the account's files and added to the container.
+type responseCode struct{ p *Platform }
+
+func (responseCode) ItemType() string { return "code_interpreter_call" }
+
+func (c responseCode) Offer(events.ResponseTool) (llm.Tool, bool) {
+	return runworker.CodeTool, true
+}
+
+// containerOf reads the tool's container: an ID, or {"type": "auto", "file_ids": [...]}.
+func containerOf(raw json.RawMessage) (id string, auto bool, fileIDs []string) {
+	if json.Unmarshal(raw, &id) == nil {
+		return id, false, nil
+	}
+	var o struct {
+		Type    string   `json:"type"`
+		FileIDs []string `json:"file_ids"`
+	}
+	_ = json.Unmarshal(raw, &o) // checked by the face
+	return "", true, o.FileIDs
+}
+
+func (c responseCode) Run(ctx context.Context, s response.State, tool events.ResponseTool, call llm.ToolCall, itemID string) (events.Item, error) {
+	it := events.Item{Type: "code_interpreter_call", ID: itemID, Status: events.ResponseStatusCompleted, Outputs: []events.CodeOutput{}}
+	fail := func(err error) (events.Item, error) {
+		it.Status = events.ResponseStatusFailed
+		it.Outputs = append(it.Outputs, events.CodeOutput{Type: "logs", Logs: "code_interpreter could not run the code: " + err.Error()})
+		return it, err
+	}
+	code, err := runworker.CodeOf(call.Arguments)
+	it.Code = code
+	if err != nil {
+		return fail(err)
+	}
+	id, auto, fileIDs := containerOf(tool.Container)
+	if auto {
+		id = ids.Container.Prefix + events.DeriveID(s.CreatedBy, "container")
+		if _, err := c.p.Commands.Containers.Ensure(ctx, s.Account, id, s.ID, fileIDs); err != nil {
+			return fail(err)
+		}
+	}
+	it.ContainerID = id
+	cont, err := c.p.Commands.Containers.Get(ctx, s.Account, id, eventstore.Fresh)
+	if err != nil {
+		return fail(err)
+	}
+	var inputs []string
+	for _, f := range cont.Files {
+		inputs = append(inputs, f.FileID)
+	}
+	res, err := c.p.code.Exec(ctx, s.Account, id, inputs, code, itemID)
+	if err != nil {
+		return fail(err)
+	}
+	if res.Logs != "" {
+		it.Outputs = append(it.Outputs, events.CodeOutput{Type: "logs", Logs: res.Logs})
+	}
+	var added []events.ContainerFileAdded
+	for _, img := range res.Images {
+		it.Outputs = append(it.Outputs, events.CodeOutput{Type: "image", FileID: img})
+		added = append(added, events.ContainerFileAdded{FileID: img, Path: sandbox.WorkDir + "/" + img + ".png", Source: "assistant"})
+	}
+	for _, f := range res.Files {
+		added = append(added, events.ContainerFileAdded{FileID: f.FileID, Path: f.Path, Source: "assistant"})
+	}
+	if err := c.p.Commands.Containers.AddOutputs(ctx, s.Account, id, added); err != nil {
+		return it, err
+	}
+	return it, nil
+}
+
+// Output is what the model reads of a code call: its logs, and what it wrote.
+func (responseCode) Output(it events.Item) string {
+	var b strings.Builder
+	images := 0
+	for _, o := range it.Outputs {
+		if o.Type == "logs" {
+			b.WriteString(o.Logs)
+		} else {
+			images++
+		}
+	}
+	if images > 0 {
+		fmt.Fprintf(&b, "\n[%d image(s) written; they are shown to the user with your answer]\n", images)
+	}
+	return b.String()
 }
