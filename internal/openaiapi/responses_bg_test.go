@@ -3,6 +3,7 @@ package openaiapi_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -165,5 +166,76 @@ func TestCrashMidResponse(t *testing.T) {
 	}
 	if replay.Err() != nil || last != "response.completed" || text != "Answer to: streamed" {
 		t.Fatalf("replay after the restart: %v, %q, ends with %s", replay.Err(), text, last)
+	}
+}
+
+// TestResponsesTwoNodes: two nodes share one NATS. Responses made on either are driven once each by whichever
+// node's loop takes them, and one streamed on the first node replays, frame for frame, from the second.
+func TestResponsesTwoNodes(t *testing.T) {
+	t.Parallel()
+	model := llmtest.NewServer(t)
+	model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		return llmtest.Text("Answer to " + req.LastMessage().Content).WithDelay(20 * time.Millisecond)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	withModel := platformtest.WithConfig(func(c *config.Config) { c.OpenAIBaseURL, c.OpenAIAPIKey = model.URL, "sk-test" })
+	n1 := platformtest.Start(t, withModel, platformtest.WithConfig(func(c *config.Config) { c.NATSListen, c.NATSListenSet = addr, true }))
+	n2 := platformtest.Start(t, withModel, platformtest.WithConfig(func(c *config.Config) { c.NATSURL = "nats://" + addr }))
+	_, key := n1.NewAccount(t, "two")
+	c1, c2 := sdk(n1, key), sdk(n2, key)
+	ctx := ctxFor(t)
+
+	var ids []string
+	for i := 0; i < 8; i++ {
+		c := c1
+		if i%2 == 1 {
+			c = c2
+		}
+		r, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput(fmt.Sprintf("q%d", i)),
+			Background: openai.Bool(true)})
+		if err != nil {
+			t.Fatal(apiErr(err))
+		}
+		ids = append(ids, r.ID)
+	}
+	for i, id := range ids {
+		if r := waitResponse(t, c2, id); r.Status != "completed" || r.OutputText() != fmt.Sprintf("Answer to q%d", i) {
+			t.Fatalf("response %s: %s", id, r.RawJSON())
+		}
+	}
+	if got := len(model.Requests()); got != len(ids) {
+		t.Fatalf("the model was asked %d times for %d responses", got, len(ids))
+	}
+
+	stream := c1.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("streamed")})
+	var first []string
+	var id string
+	for stream.Next() {
+		ev := stream.Current()
+		if ev.Type == "response.created" {
+			id = ev.Response.ID
+		}
+		first = append(first, ev.RawJSON())
+	}
+	if stream.Err() != nil {
+		t.Fatal(stream.Err())
+	}
+	replay := c2.Responses.GetStreaming(ctx, id, responses.ResponseGetParams{})
+	var again []string
+	for replay.Next() {
+		again = append(again, replay.Current().RawJSON())
+	}
+	if replay.Err() != nil || len(again) != len(first) {
+		t.Fatalf("replay on the other node: %v, %d frames, want %d", replay.Err(), len(again), len(first))
+	}
+	for i := range first {
+		if again[i] != first[i] {
+			t.Fatalf("frame %d differs:\n%s\n%s", i, first[i], again[i])
+		}
 	}
 }
