@@ -210,3 +210,12 @@ func Delete(s *State) []events.Event {
 	}
 	return []events.Event{events.ResponseDeleted{}}
 }
+
+// LiveDelta is a piece of a turn's text as the model gives it, before the turn's message is committed: the
+// Index'th piece of turn Turn. The loop publishes it on the response's live subject; a face streaming the response
+// sends it at once, as the frames the committed message will give (its first item, its pieces as recorded).
+type LiveDelta struct {
+	Turn  int    `json:"turn"`
+	Index int    `json:"i"`
+	Text  string `json:"d"`
+}

@@ -27,6 +27,8 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/nats-io/nats.go"
 )
 
 // Recorder is what the loop asks of the response commands (commands.Responses).
@@ -63,7 +65,11 @@ type Config struct {
 	Executors map[string]Executor
 	// Concurrency is how many responses this node drives at once (default 64).
 	Concurrency int
-	Logger      *slog.Logger
+	// NC publishes the model's text as it comes on the response's live subject (Names.LiveSubject), for the face
+	// that streams the response to send it before the item is committed; nil publishes nothing.
+	NC     *nats.Conn
+	Names  natsx.Names
+	Logger *slog.Logger
 }
 
 // Loop drives responses.
@@ -180,7 +186,7 @@ func (l *Loop) turn(ctx context.Context, s response.State) (response.State, erro
 			}
 		}()
 	}
-	var chunks chunker
+	chunks := chunker{live: l.live(s.ID, turn)}
 	resp, err := l.cfg.Models.Complete(callCtx, p.req, chunks.add)
 	if ctx.Err() != nil {
 		return s, ctx.Err()
@@ -276,10 +282,14 @@ type chunker struct {
 	text []int
 	args map[string][]int
 	ids  map[int]string
+	live func(index int, text string)
 }
 
 func (c *chunker) add(d llm.Delta) {
 	if d.Text != "" {
+		if c.live != nil {
+			c.live(len(c.text), d.Text)
+		}
 		c.text = append(c.text, len(d.Text))
 	}
 	if tc := d.ToolCall; tc != nil {
@@ -293,6 +303,19 @@ func (c *chunker) add(d llm.Delta) {
 			id := c.ids[tc.Index]
 			c.args[id] = append(c.args[id], len(tc.Arguments))
 		}
+	}
+}
+
+// live returns what publishes a turn's text pieces on the response's live subject (nil: no connection). Core
+// NATS: a piece nobody hears is lost, and the item committed after has them all.
+func (l *Loop) live(id string, turn int) func(int, string) {
+	if l.cfg.NC == nil {
+		return nil
+	}
+	subject := l.cfg.Names.LiveSubject("response", id)
+	return func(i int, text string) {
+		raw, _ := json.Marshal(response.LiveDelta{Turn: turn, Index: i, Text: text})
+		_ = l.cfg.NC.Publish(subject, raw) // best effort: the log has the text
 	}
 }
 

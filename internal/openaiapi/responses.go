@@ -2,11 +2,13 @@ package openaiapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go"
 
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
@@ -35,6 +37,16 @@ func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 	id := events.NewPrefixedID(ids.Response.Prefix)
 	ref := events.Ref{Type: "response", ID: id}
 	// Watched before the append, so that every event after it is in the watch however fast the loop is.
+	var live chan *nats.Msg
+	if in.Stream && f.d.NC != nil {
+		live = make(chan *nats.Msg, 4096)
+		sub, err := f.d.NC.ChanSubscribe(f.d.Names.LiveSubject("response", id), live)
+		if err != nil {
+			f.WriteError(w, r, fmt.Errorf("listen to response %s: %w", id, err))
+			return
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
 	watch, err := f.d.Store.Watch(r.Context(), ref)
 	if err != nil {
 		f.WriteError(w, r, fmt.Errorf("watch response %s: %w", id, err))
@@ -47,7 +59,7 @@ func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Stream {
-		f.streamResponse(w, r, watch, 0, -1)
+		f.streamResponse(w, r, watch, 0, -1, live)
 		return
 	}
 	if in.Background {
@@ -75,25 +87,60 @@ func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 }
 
 // streamResponse writes a response's stream from the log: the frames of its events from the first on, those after
-// `after` sent, until the response ends or the client goes.
-func (f *Face) streamResponse(w http.ResponseWriter, r *http.Request, watch *eventstore.Watch, from uint64, after int) {
+// `after` sent, until the response ends or the client goes. live, when not nil, brings the model's text as the
+// loop publishes it: its frames are sent at once and those the committed message repeats are not sent again.
+func (f *Face) streamResponse(w http.ResponseWriter, r *http.Request, watch *eventstore.Watch, from uint64, after int, live <-chan *nats.Msg) {
 	out := startSSE(w)
 	fr := &frames{after: after, send: out.send}
-	for e, err := range watch.FollowFrom(r.Context(), from) {
-		if err != nil {
-			f.d.Logger.Warn("responses: follow", "err", err)
-			_, o := errorFor(err)
-			out.send("error", obj{"type": "error", "code": o.Code, "message": o.Message, "param": nil, "sequence_number": fr.seq})
-			out.flush()
-			return
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	logCh := make(chan logItem, 64)
+	go func() {
+		defer close(logCh)
+		for e, err := range watch.FollowFrom(ctx, from) {
+			select {
+			case logCh <- logItem{env: e, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
 		}
-		if !fr.event(e) {
+	}()
+	for {
+		select {
+		case <-ctx.Done():
 			return
-		}
-		out.flush()
-		if fr.ended {
-			out.done()
-			return
+		case m := <-live:
+			var d response.LiveDelta
+			if json.Unmarshal(m.Data, &d) == nil && !fr.live(d) {
+				return
+			}
+			if len(live) == 0 {
+				out.flush()
+			}
+		case it, ok := <-logCh:
+			if !ok {
+				return
+			}
+			if it.err != nil {
+				f.d.Logger.Warn("responses: follow", "err", it.err)
+				_, o := errorFor(it.err)
+				out.send("error", obj{"type": "error", "code": o.Code, "message": o.Message, "param": nil, "sequence_number": fr.seq})
+				out.flush()
+				return
+			}
+			if !fr.event(it.env) {
+				return
+			}
+			if fr.ended {
+				out.done()
+				return
+			}
+			if len(logCh) == 0 {
+				out.flush()
+			}
 		}
 	}
 }
@@ -122,7 +169,7 @@ func (f *Face) getResponse(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer watch.Close()
-		f.streamResponse(w, r, watch, 0, after)
+		f.streamResponse(w, r, watch, 0, after, nil)
 		return
 	}
 	s.Request.Include = append(s.Request.Include, queryList(r, "include")...)

@@ -23,6 +23,71 @@ type frames struct {
 	send  func(typ string, data obj) bool
 	// ended is set once the terminal frame was produced.
 	ended bool
+	// The message the current turn is streaming live: its ID, the frames sent for it (from liveFrom on), the
+	// pieces sent; liveOff stops live frames for the turn after a piece went missing.
+	liveTurn   int
+	liveID     string
+	liveFrom   int
+	livePieces []string
+	liveOff    bool
+}
+
+// live sends the frames of a piece of the current turn's text before its message is committed: the message's
+// output_item.added and content_part.added with the first piece, then a delta per piece, numbered as the
+// committed message will number them (its ID and index are derived from the turn; it is the turn's first item).
+// A piece of another turn, or after a gap, is left to the committed message.
+func (f *frames) live(d response.LiveDelta) bool {
+	s := &f.s
+	if f.ended || !s.Exists || s.Status != events.ResponseStatusInProgress || d.Turn != s.Turns || len(s.PartialTurn()) > 0 {
+		return true
+	}
+	if f.liveID == "" || f.liveTurn != d.Turn {
+		if d.Index != 0 {
+			return true
+		}
+		f.liveTurn, f.liveID, f.liveFrom, f.livePieces, f.liveOff = d.Turn, response.ItemID(s, d.Turn, 0, "msg_"), f.seq, nil, false
+		index := len(s.Output)
+		if !f.emit("response.output_item.added", obj{"output_index": index, "item": obj{"type": "message", "id": f.liveID,
+			"status": events.ResponseStatusInProgress, "role": "assistant", "content": []obj{}}}) {
+			return false
+		}
+		if !f.emit("response.content_part.added", obj{"item_id": f.liveID, "output_index": index, "content_index": 0,
+			"part": wirePart(events.ItemContent{Type: "output_text"})}) {
+			return false
+		}
+	}
+	if f.liveOff || d.Index != len(f.livePieces) {
+		f.liveOff = true
+		return true
+	}
+	f.livePieces = append(f.livePieces, d.Text)
+	return f.emit("response.output_text.delta", obj{"item_id": f.liveID, "output_index": len(s.Output), "content_index": 0,
+		"delta": d.Text, "logprobs": []any{}})
+}
+
+// settleLive, as the committed item it belongs to arrives, rewinds the numbering to where the live frames began,
+// so the item's frames are made again with the same numbers and those already sent are skipped. A message that
+// does not begin with what was sent (another attempt at the turn after a crash) is framed after it instead.
+func (f *frames) settleLive(it events.Item) {
+	if f.liveID == "" || it.ID != f.liveID {
+		return
+	}
+	sent := f.seq - f.liveFrom
+	f.liveID = ""
+	if len(it.Content) == 0 {
+		return
+	}
+	pieces := chunks(it.Content[0].Text, it.Chunks)
+	if len(pieces) < len(f.livePieces) {
+		return
+	}
+	for i, p := range f.livePieces {
+		if pieces[i] != p {
+			return
+		}
+	}
+	f.seq = f.liveFrom
+	f.after = max(f.after, f.liveFrom+sent-1)
 }
 
 // emit produces one frame; it reports false once the client is gone.
@@ -53,6 +118,7 @@ func (f *frames) event(e events.Envelope) bool {
 	case events.ResponseStarted:
 		return f.emit("response.in_progress", obj{"response": wireResponse(s)})
 	case events.ResponseItemAdded:
+		f.settleLive(d.Item)
 		return f.item(len(s.Output)-1, d.Item)
 	case events.ResponseCompleted:
 		f.ended = true

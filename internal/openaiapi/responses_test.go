@@ -1,16 +1,19 @@
 package openaiapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/conversations"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 )
@@ -370,4 +373,47 @@ func raw(v interface{ RawJSON() string }) (s string) {
 		}
 	}()
 	return v.RawJSON()
+}
+
+// TestResponsesStreamLiveDeltas: a streamed response sends the model's text as it comes, before its message is in
+// the log (here the model stops half way and the message never is), numbered as the committed message would be.
+func TestResponsesStreamLiveDeltas(t *testing.T) {
+	e := newEnv(t)
+	// Bounded: without live frames nothing comes until the (never) committed message.
+	ctx, cancel := context.WithTimeout(ctxFor(t), 15*time.Second)
+	defer cancel()
+	e.model.Enqueue(llmtest.Text("one two three four five").HangAfter(2))
+	stream := e.client.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("count")})
+	var types []string
+	var id, text string
+	for len(types) < 5 && stream.Next() {
+		ev := stream.Current()
+		if int(ev.SequenceNumber) != len(types) {
+			t.Fatalf("sequence_number %d at %d", ev.SequenceNumber, len(types))
+		}
+		types = append(types, ev.Type)
+		switch ev.Type {
+		case "response.created":
+			id = ev.Response.ID
+		case "response.output_item.added":
+			if !strings.HasPrefix(ev.Item.ID, "msg_") || ev.OutputIndex != 0 {
+				t.Fatalf("item added: %s", ev.RawJSON())
+			}
+		case "response.output_text.delta":
+			text += ev.Delta
+		}
+	}
+	want := "response.created,response.in_progress,response.output_item.added,response.content_part.added,response.output_text.delta"
+	if strings.Join(types, ",") != want || text == "" || !strings.HasPrefix("one two three four five", text) {
+		t.Fatalf("live frames %q with text %q (%v)", types, text, stream.Err())
+	}
+	history, _, err := e.node.Store.Load(ctx, events.Ref{Type: "response", ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range history {
+		if _, ok := ev.Event.(events.ResponseItemAdded); ok {
+			t.Fatalf("the message is in the log already: the delta did not come live")
+		}
+	}
 }

@@ -404,7 +404,7 @@ func (p *Platform) startRuns(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.Responder = responder.New(responder.Config{Responses: p.Commands.Responses, Models: p.Models,
+	p.Responder = responder.New(responder.Config{Responses: p.Commands.Responses, Models: p.Models, NC: p.NC, Names: p.Layout.Names,
 		Executors: p.responseExecutors(), Logger: p.Logger.With("component", "responder")})
 	p.Sweeper = sweeper.New(sweeper.Config{
 		Runs: p.Commands.Turns, Active: projections.ActiveRuns{Views: p.Views}, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
