@@ -417,3 +417,49 @@ func TestResponsesStreamLiveDeltas(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesLenientInput: input as the Agents SDK re-sends it (earlier output items with their IDs and fields of
+// its own, assistant messages with output_text parts, an item_reference) is taken, and input_tokens counts.
+func TestResponsesLenientInput(t *testing.T) {
+	e := newEnv(t)
+	e.model.Enqueue(llmtest.Text("Noted."), llmtest.Text("Still noted."))
+	post := func(path, body string) map[string]any {
+		req, _ := http.NewRequest("POST", e.node.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw)
+		}
+		var out map[string]any
+		_ = json.Unmarshal(raw, &out)
+		return out
+	}
+	first := post("/v1/responses", `{"model":"gpt-4o-mini","input":[
+		{"role":"user","content":"Remember 7.","providerData":{"x":1}},
+		{"type":"message","role":"assistant","id":"msg_earlier","status":"completed",
+		 "content":[{"type":"output_text","text":"I will.","annotations":[],"providerData":{"y":2}}]},
+		{"role":"user","content":[{"type":"input_text","text":"Good."}]}]}`)
+	if first["status"] != "completed" {
+		t.Fatalf("first: %v", first)
+	}
+	want := "user:Remember 7.|assistant:I will.|user:Good."
+	if got := strings.Join(roles(e.model.Requests()[0]), "|"); got != want {
+		t.Fatalf("model saw %q, want %q", got, want)
+	}
+	post("/v1/responses", `{"model":"gpt-4o-mini","previous_response_id":"`+first["id"].(string)+`",
+		"input":[{"type":"item_reference","id":"msg_earlier"},{"role":"user","content":"Again."}]}`)
+	want = "user:Remember 7.|assistant:I will.|user:Good.|assistant:Noted.|assistant:I will.|user:Again."
+	if got := strings.Join(roles(e.model.Requests()[1]), "|"); got != want {
+		t.Fatalf("model saw %q, want %q", got, want)
+	}
+	n := post("/v1/responses/input_tokens", `{"model":"gpt-4o-mini","input":"How many tokens is this?"}`)
+	if n["object"] != "response.input_tokens" || n["input_tokens"].(float64) < 5 {
+		t.Fatalf("input_tokens: %v", n)
+	}
+}
