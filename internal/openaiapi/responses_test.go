@@ -463,3 +463,29 @@ func TestResponsesLenientInput(t *testing.T) {
 		t.Fatalf("input_tokens: %v", n)
 	}
 }
+
+// TestResponsesAllowedTools: tool_choice allowed_tools reaches the model as the tools it may call and the mode.
+func TestResponsesAllowedTools(t *testing.T) {
+	e := newEnv(t)
+	e.model.Enqueue(llmtest.Text("ok"))
+	body := `{"model":"gpt-4o-mini","input":"x","tools":[
+		{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{}}},
+		{"type":"function","name":"get_time","parameters":{"type":"object","properties":{}}}],
+		"tool_choice":{"type":"allowed_tools","mode":"required","tools":[{"type":"function","name":"get_time"}]}}`
+	req, _ := http.NewRequest("POST", e.node.URL+"/v1/responses", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(raw), `"type":"allowed_tools"`) {
+		t.Fatalf("create: %d %s", resp.StatusCode, raw)
+	}
+	got := e.model.Requests()[0]
+	if len(got.Tools) != 1 || got.Tools[0].Name != "get_time" || string(got.ToolChoice) != `"required"` {
+		t.Fatalf("the model was offered %+v with tool_choice %s", got.Tools, got.ToolChoice)
+	}
+}
