@@ -7,11 +7,15 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/contrailhq/contrail/cmd/agents/samples/genrand"
+	"github.com/contrailhq/contrail/internal/agentproto/agentkit"
 
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
@@ -38,9 +42,17 @@ func start(t *testing.T, withStore bool) *env {
 	n := platformtest.Start(t)
 	pa, keyA := n.NewAccount(t, "alice")
 	_, keyB := n.NewAccount(t, "bob")
-	shots := []string{"Q: hello\nA: hi"}
+	// A Code Shot agent served over real HTTP (genrand, the sample); on the offline model it answers that it needs
+	// a real model, without calling its func.
+	kit, err := agentkit.New(genrand.Agent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentSrv := httptest.NewServer(kit)
+	t.Cleanup(agentSrv.Close)
+	shots := []string{genrand.FewShots}
 	if _, err := n.RegisterAgent(context.Background(), pa, commands.AgentInput{Handle: "greeter", FewShots: &shots,
-		Description: ptr("says hello")}); err != nil {
+		BasePrompt: ptr(genrand.BasePrompt), FuncURL: ptr(agentSrv.URL), Description: ptr("draws random numbers")}); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{node: n, keyA: keyA, keyB: keyB}

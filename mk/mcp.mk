@@ -1,0 +1,17 @@
+# The official MCP npm SDK for the compatibility test of /mcp (internal/mcpapi/npm_test.go): installed from the
+# lockfile in internal/mcpapi/testdata/npm. Without npm the test skips and says why. Included from the top Makefile.
+
+MCP_NPM = internal/mcpapi/testdata/npm
+# npm ci writes this file; it is newer than the lockfile once the packages are what the lockfile says.
+MCP_NPM_MODULES = $(MCP_NPM)/node_modules/.package-lock.json
+
+.PHONY: mcp-npm-deps
+
+$(MCP_NPM_MODULES): $(MCP_NPM)/package-lock.json
+	cd $(MCP_NPM) && npm ci --no-audit --no-fund --loglevel=error
+
+mcp-npm-deps:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(MCP_NPM_MODULES); \
+	else echo "npm not found: the MCP npm SDK compatibility test will skip and say so"; fi
+
+deps: mcp-npm-deps
