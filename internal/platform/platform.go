@@ -40,6 +40,7 @@ import (
 	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/mcpclient"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/router"
@@ -97,6 +98,8 @@ type Platform struct {
 	Julep *JulepParts
 	// Vectors are the Assistants API's vector stores.
 	Vectors *VectorParts
+	// MCP calls remote MCP servers, those of --mcp-hosts only (mcpwiring.go).
+	MCP *mcpclient.Client
 	// code is the sandbox code_interpreter runs in, made when first needed.
 	code *codeSandbox
 	// Now is the platform's clock (tests inject one).
@@ -219,6 +222,9 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		return nil, err
 	}
 	if err := p.assembleVectorStores(); err != nil {
+		return nil, err
+	}
+	if err := p.assembleMCP(); err != nil {
 		return nil, err
 	}
 	if err := p.bootstrapAdmin(ctx); err != nil {
