@@ -1,7 +1,7 @@
-# The official MCP npm SDK for the compatibility test of /mcp (internal/mcpapi/npm_test.go): installed from the
-# lockfile in internal/mcpapi/testdata/npm. Without npm the test skips and says why. Included from the top Makefile.
+# The official MCP npm SDK for the compatibility test of /mcp (internal/mcp/server/npm_test.go): installed from the
+# lockfile in internal/mcp/server/testdata/npm. Without npm the test skips and says why. Included from the top Makefile.
 
-MCP_NPM = internal/mcpapi/testdata/npm
+MCP_NPM = internal/mcp/server/testdata/npm
 # npm ci writes this file; it is newer than the lockfile once the packages are what the lockfile says.
 MCP_NPM_MODULES = $(MCP_NPM)/node_modules/.package-lock.json
 

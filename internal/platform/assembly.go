@@ -13,7 +13,7 @@ import (
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/llm"
-	"github.com/contrailhq/contrail/internal/mcpapi"
+	mcpserver "github.com/contrailhq/contrail/internal/mcp/server"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/openaiapi"
 	"github.com/contrailhq/contrail/internal/userstorage"
@@ -82,7 +82,7 @@ func (p *Platform) faces() []httpapi.Face {
 		fixieapi.NewEmbedsFace(p.Commands.Embeds, p.Views, p.EmbedURLs, p.Logger.With("face", "embeds")),
 		fixieapi.NewSessionsFace(p.SessionCommands, p.Store, p.Logger.With("face", "sessions")),
 		p.julepFace(),
-		mcpapi.New(mcpapi.Deps{Sessions: p.SessionCommands, Executions: p.Julep.Executions, VectorStores: p.Vectors.Commands,
+		mcpserver.New(mcpserver.Deps{Sessions: p.SessionCommands, Executions: p.Julep.Executions, VectorStores: p.Vectors.Commands,
 			Builtins: p.Agents.Builtins, Views: p.Views, Store: p.Store, Embeds: p.EmbedURLs, Logger: p.Logger.With("face", "mcp")}),
 	}
 }

@@ -1,7 +1,7 @@
 package platform
 
 import (
-	"github.com/contrailhq/contrail/internal/mcpclient"
+	mcpclient "github.com/contrailhq/contrail/internal/mcp/client"
 )
 
 // assembleMCP makes the node's MCP client (the Responses API's mcp tool): it calls the servers of --mcp-hosts and

@@ -40,7 +40,7 @@ import (
 	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/llm"
-	"github.com/contrailhq/contrail/internal/mcpclient"
+	mcpclient "github.com/contrailhq/contrail/internal/mcp/client"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/router"

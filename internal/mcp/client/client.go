@@ -1,4 +1,4 @@
-// Package mcpclient is Contrail as an MCP client: it lists the tools of a remote MCP server and calls them, over
+// Package client is Contrail as an MCP client: it lists the tools of a remote MCP server and calls them, over
 // streamable HTTP with the official Go SDK, for the Responses API's mcp tool. Egress is closed by default: only
 // the hosts the operator lists (serve's --mcp-hosts, the allow-list of internal/apicall) are called, a redirect
 // must stay among them, and no connection reaches a link-local or metadata address, whatever name led there.
@@ -7,7 +7,7 @@
 // error.
 //
 // It imports internal/apicall and internal/errs; nothing of the log, the faces or the handlers.
-package mcpclient
+package client
 
 import (
 	"context"
@@ -31,7 +31,9 @@ func Hosts() apicall.HostsFlag {
 }
 
 // ParseHosts reads the operator's --mcp-hosts.
-func ParseHosts(values []string) (apicall.Hosts, error) { return apicall.ParseHostsFor(Hosts(), values) }
+func ParseHosts(values []string) (apicall.Hosts, error) {
+	return apicall.ParseHostsFor(Hosts(), values)
+}
 
 // DefaultTimeout bounds a call whose context has no deadline.
 const DefaultTimeout = 60 * time.Second

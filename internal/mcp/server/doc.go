@@ -1,4 +1,4 @@
-// Package mcpapi is Contrail as an MCP server, at /mcp (the Model Context Protocol over streamable HTTP, built on
+// Package server is Contrail as an MCP server, at /mcp (the Model Context Protocol over streamable HTTP, built on
 // the official Go SDK): a desktop assistant or an IDE connects with an account's API key as a Bearer token and
 // finds the account's agents (ask_<handle>), its Julep tasks (task_<name>) and a search of each of its vector
 // stores (search_<store id>) as tools, and a session's transcript and an execution's transitions as resources.
@@ -9,4 +9,4 @@
 // execution, run by the task engine) and wait for the answer on a watch of the aggregate.
 //
 // Faces call commands for writes and read models or the log for reads; they never append events themselves.
-package mcpapi
+package server

@@ -1,4 +1,4 @@
-package mcpclient_test
+package client_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/contrailhq/contrail/internal/errs"
-	"github.com/contrailhq/contrail/internal/mcpclient"
+	mcpclient "github.com/contrailhq/contrail/internal/mcp/client"
 )
 
 type addIn struct {

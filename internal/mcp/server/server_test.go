@@ -1,4 +1,4 @@
-package mcpapi_test
+package server_test
 
 import (
 	"bytes"

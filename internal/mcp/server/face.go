@@ -1,4 +1,4 @@
-package mcpapi
+package server
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/contrailhq/contrail/domain/session"
 	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
@@ -56,7 +57,7 @@ type Deps struct {
 	// Builtins are the agents every account has (the registry's).
 	Builtins func() []agent.Info
 	Views    *projections.Runner
-	Store    *events.Store
+	Store    *eventstore.Store
 	Embeds   EmbedURLs
 	Logger   *slog.Logger
 	// ReplyWait bounds the wait for an agent's reply (default 5 minutes); TaskWait the wait for an execution to end
