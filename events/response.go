@@ -41,6 +41,15 @@ type Item struct {
 	Code        string       `json:"code,omitempty"`
 	ContainerID string       `json:"container_id,omitempty"`
 	Outputs     []CodeOutput `json:"outputs,omitempty"`
+	// mcp_list_tools, mcp_call, mcp_approval_request, mcp_approval_response (the mcp tool): the server's label,
+	// the tools it listed (each {name, description, input_schema, annotations}), a call's error, the approval
+	// request a call or a response answers, and the answer.
+	ServerLabel       string          `json:"server_label,omitempty"`
+	Tools             json.RawMessage `json:"tools,omitempty"`
+	Error             string          `json:"error,omitempty"`
+	ApprovalRequestID string          `json:"approval_request_id,omitempty"`
+	Approve           *bool           `json:"approve,omitempty"`
+	Reason            string          `json:"reason,omitempty"`
 	// Chunks are the byte lengths of the pieces in which the model streamed a message's text (or a function call's
 	// arguments): a stream synthesised from the log splits the text the same way, so its sequence numbers are the
 	// ones the live stream had.
@@ -99,6 +108,15 @@ type ResponseTool struct {
 	MaxNumResults  int             `json:"max_num_results,omitempty"`
 	RankingOptions json.RawMessage `json:"ranking_options,omitempty"`
 	Container      json.RawMessage `json:"container,omitempty"`
+	// mcp: the server, which of its tools the model may see (AllowedTools: a list of names or {tool_names}), which
+	// calls wait for the user's approval (RequireApproval: "always", "never" or {always, never: {tool_names}}).
+	// The request's headers (tokens) are never stored in clear: SealedHeaders is them sealed by the node.
+	ServerLabel       string          `json:"server_label,omitempty"`
+	ServerURL         string          `json:"server_url,omitempty"`
+	ServerDescription string          `json:"server_description,omitempty"`
+	AllowedTools      json.RawMessage `json:"allowed_tools,omitempty"`
+	RequireApproval   json.RawMessage `json:"require_approval,omitempty"`
+	SealedHeaders     string          `json:"sealed_headers,omitempty"`
 }
 
 // ResponseCreated records a response's request: the new input items (IDs given), and every setting the loop uses.

@@ -52,6 +52,7 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 	rq := s.Request
 	p := plan{servers: map[string]serverTool{}}
 	req := llm.Request{Model: rq.Model, Temperature: rq.Temperature, TopP: rq.TopP}
+	items := slices.Concat(history, rq.Input, s.Output)
 	for _, t := range rq.Tools {
 		if t.Type == "function" {
 			strict := t.Strict != nil && *t.Strict
@@ -61,6 +62,16 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 		x, ok := l.cfg.Executors[t.Type]
 		if !ok {
 			return p, fmt.Errorf("this node cannot run the %s tool", t.Type)
+		}
+		if mo, ok := x.(MultiOfferer); ok {
+			for _, offered := range mo.OfferAll(t, items) {
+				if _, taken := p.servers[offered.Name]; taken {
+					continue
+				}
+				req.Tools = append(req.Tools, offered)
+				p.servers[offered.Name] = serverTool{tool: t, x: x}
+			}
+			continue
 		}
 		offered, ok := x.Offer(t)
 		if !ok {
@@ -89,7 +100,6 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 	if rq.Instructions != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: rq.Instructions})
 	}
-	items := slices.Concat(history, rq.Input, s.Output)
 	req.Messages = append(req.Messages, l.messages(items)...)
 	if rq.Truncation == "auto" {
 		req.Messages = truncate(req.Messages, 400)
@@ -169,6 +179,25 @@ func (l *Loop) messages(items []events.Item) []llm.Message {
 		case "function_call_output":
 			flush()
 			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: it.CallID, Content: outputText(it.Output)})
+		case "mcp_list_tools", "mcp_approval_request":
+			// the tools are offered as functions; a request waits for its answer (below) or its call
+		case "mcp_call":
+			call(llm.ToolCall{ID: it.ID, Name: it.Name, Arguments: it.Arguments})
+			flush()
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: it.ID, Content: MCPOutput(it)})
+		case "mcp_approval_response":
+			// a call the user refused: the model reads that it was refused
+			req, ok := byID[it.ApprovalRequestID]
+			if !ok || it.Approve == nil || *it.Approve {
+				continue
+			}
+			call(llm.ToolCall{ID: req.ID, Name: req.Name, Arguments: req.Arguments})
+			flush()
+			text := "The user did not approve this call of " + req.Name + "."
+			if it.Reason != "" {
+				text += " Reason: " + it.Reason
+			}
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: req.ID, Content: text})
 		default:
 			x, ok := l.executorFor(it.Type)
 			if !ok {
@@ -265,4 +294,16 @@ func responseFormat(text json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{"type":"json_object"}`)
 	}
 	return nil
+}
+
+// MCPOutput is what the model reads of an mcp_call: its output, or its error.
+func MCPOutput(it events.Item) string {
+	if it.Error != "" {
+		return "Error: " + it.Error
+	}
+	var text string
+	if json.Unmarshal(it.Output, &text) == nil {
+		return text
+	}
+	return string(it.Output)
 }

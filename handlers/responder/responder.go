@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/contrailhq/contrail/domain/response"
@@ -55,6 +56,19 @@ type Executor interface {
 	Output(it events.Item) string
 	// ItemType is the type of the items it records ("file_search_call").
 	ItemType() string
+}
+
+// MultiOfferer is an executor whose one tool offers the model several functions, from what the response's context
+// holds (mcp: the tools a server listed, as allowed). Offer is not asked of it.
+type MultiOfferer interface {
+	OfferAll(tool events.ResponseTool, context []events.Item) []llm.Tool
+}
+
+// Preparer is an executor that records items before the model is asked (mcp: the server's tools, listed once per
+// context; the calls the user approved since the last response). itemID names the i-th item it returns. end, when
+// set, ends the response with those items (a server that cannot be listed fails it).
+type Preparer interface {
+	Prepare(ctx context.Context, s response.State, tool events.ResponseTool, context []events.Item, itemID func(i int, prefix string) string) (items []events.Item, end response.End)
 }
 
 // Config wires a Loop.
@@ -141,9 +155,12 @@ func (l *Loop) closePartial(ctx context.Context, s response.State) (response.Sta
 	items := s.PartialTurn()
 	end := response.End{Status: events.ResponseStatusCompleted}
 	for _, it := range items {
-		if _, server := l.executorFor(it.Type); server {
+		if _, server := l.executorFor(it.Type); server || it.Type == "mcp_list_tools" {
 			end = response.End{}
 		}
+	}
+	if hasFunctionCall(items) {
+		end = response.End{Status: events.ResponseStatusCompleted}
 	}
 	return l.cfg.Responses.RecordTurn(ctx, s, s.Turns, nil, events.TokenUsage{}, end, s.Request.ConversationID == "")
 }
@@ -164,6 +181,12 @@ func (l *Loop) turn(ctx context.Context, s response.State) (response.State, erro
 	history, err := rs.History(ctx, s)
 	if err != nil {
 		return s, err
+	}
+	if prep, end := l.prepare(ctx, s, history); len(prep) > 0 || end.Status != "" {
+		if ctx.Err() != nil {
+			return s, ctx.Err()
+		}
+		return rs.RecordTurn(ctx, s, turn, prep, events.TokenUsage{}, end, end.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
 	}
 	p, err := l.plan(s, history)
 	if err != nil {
@@ -254,9 +277,32 @@ func (l *Loop) turn(ctx context.Context, s response.State) (response.State, erro
 	return rs.RecordTurn(ctx, s, turn, items, usage, end, finish)
 }
 
+// prepare gathers what the executors record before the model is asked, in the order of the tools.
+func (l *Loop) prepare(ctx context.Context, s response.State, history []events.Item) ([]events.Item, response.End) {
+	var items []events.Item
+	context := slices.Concat(history, s.Request.Input, s.Output)
+	for _, t := range s.Request.Tools {
+		p, ok := l.cfg.Executors[t.Type].(Preparer)
+		if !ok {
+			continue
+		}
+		base := len(items)
+		got, end := p.Prepare(ctx, s, t, context, func(i int, prefix string) string {
+			return response.ItemID(&s, s.Turns, base+i, prefix)
+		})
+		items = append(items, got...)
+		if end.Status != "" {
+			return items, end
+		}
+	}
+	return items, response.End{}
+}
+
+// hasFunctionCall reports whether the turn's items wait for the client: a function call, or an MCP call that
+// waits for the user's approval.
 func hasFunctionCall(items []events.Item) bool {
 	for _, it := range items {
-		if it.Type == "function_call" {
+		if it.Type == "function_call" || it.Type == "mcp_approval_request" {
 			return true
 		}
 	}

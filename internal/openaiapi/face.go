@@ -74,6 +74,13 @@ type FileCommands interface {
 }
 
 // Deps are what the /v1 face uses.
+// MCPServers is what the face asks of the node's MCP client: whether a server may be called (a refusal names
+// field, before any request), and the request's headers sealed for the response's event.
+type MCPServers interface {
+	Check(field, serverURL string) error
+	SealHeaders(headers map[string]string) (string, error)
+}
+
 type Deps struct {
 	Assistants AssistantCommands
 	Threads    ThreadCommands
@@ -87,6 +94,9 @@ type Deps struct {
 	// Containers are where code_interpreter runs; CodeAvailable says why this node cannot run code (nil: it can).
 	Containers    ContainerCommands
 	CodeAvailable func() error
+	// MCP checks an mcp tool's server_url against the hosts this node may call and seals its headers; nil: the mcp
+	// tool is refused.
+	MCP MCPServers
 	// VectorStores are the commands on vector stores, their files and batches.
 	VectorStores VectorStoreCommands
 	// VectorStoreFiles are the commands on the stores' files and file batches.

@@ -217,6 +217,13 @@ type wireInItem struct {
 	Queries   []string        `json:"queries"`
 	Code      string          `json:"code"`
 	Container string          `json:"container_id"`
+	// the mcp items
+	ServerLabel       string          `json:"server_label"`
+	Tools             json.RawMessage `json:"tools"`
+	Error             *string         `json:"error"`
+	ApprovalRequestID string          `json:"approval_request_id"`
+	Approve           *bool           `json:"approve"`
+	Reason            *string         `json:"reason"`
 }
 
 // readItems reads a list of items (input, a conversation's items).
@@ -301,6 +308,27 @@ func (w wireInItem) item(at string) (events.Item, error) {
 		it.Queries = w.Queries
 	case "code_interpreter_call":
 		it.Code, it.ContainerID = w.Code, w.Container
+	case "mcp_approval_response":
+		if err := ids.Check(at+".approval_request_id", ids.Token, w.ApprovalRequestID); err != nil {
+			return it, err
+		}
+		if w.Approve == nil {
+			return it, errs.Missing(at + ".approve")
+		}
+		it.ApprovalRequestID, it.Approve = w.ApprovalRequestID, w.Approve
+		if w.Reason != nil {
+			it.Reason = clip(*w.Reason)
+		}
+	case "mcp_list_tools", "mcp_call", "mcp_approval_request":
+		// items of an earlier response a client sends back: kept as they were, so the model sees the calls and a
+		// follow-up does not list the tools again.
+		it.ServerLabel, it.Tools, it.Name, it.Arguments, it.ApprovalRequestID = w.ServerLabel, w.Tools, w.Name, w.Arguments, w.ApprovalRequestID
+		if o := bytes.TrimSpace(w.Output); len(o) > 0 && string(o) != "null" {
+			it.Output = o
+		}
+		if w.Error != nil {
+			it.Error = *w.Error
+		}
 	case "":
 		return it, errs.Missing(at + ".type")
 	default:
@@ -401,6 +429,7 @@ func (f *Face) readResponseTools(r *http.Request, in fields) ([]events.ResponseT
 	}
 	out := make([]events.ResponseTool, 0, len(raws))
 	names := map[string]bool{}
+	labels := map[string]bool{}
 	for i, raw := range raws {
 		at := fmt.Sprintf("tools[%d]", i)
 		var t events.ResponseTool
@@ -448,7 +477,9 @@ func (f *Face) readResponseTools(r *http.Request, in fields) ([]events.ResponseT
 				return nil, err
 			}
 		case "mcp":
-			return nil, errs.InvalidField(at+".type", "The mcp tool is not supported yet.")
+			if err := f.readMCPTool(raw, at, &t, labels); err != nil {
+				return nil, err
+			}
 		case "":
 			return nil, errs.Missing(at + ".type")
 		default:
@@ -546,4 +577,115 @@ func readTextConfig(in fields) (json.RawMessage, error) {
 		}
 	}
 	return raw, nil
+}
+
+// readMCPTool reads an mcp tool: server_label (unique among the request's), server_url (one of the hosts this
+// node may call: a refusal names tools[i].server_url and no request is made), allowed_tools, require_approval, and
+// headers, sealed here so that no event holds them in clear.
+func (f *Face) readMCPTool(raw json.RawMessage, at string, t *events.ResponseTool, labels map[string]bool) error {
+	var w struct {
+		ConnectorID     string            `json:"connector_id"`
+		Authorization   string            `json:"authorization"`
+		Headers         map[string]string `json:"headers"`
+		AllowedTools    json.RawMessage   `json:"allowed_tools"`
+		RequireApproval json.RawMessage   `json:"require_approval"`
+	}
+	if err := decodeValue(raw, at, &w); err != nil {
+		return err
+	}
+	if f.d.MCP == nil {
+		return errs.InvalidField(at+".type", "The mcp tool is not available on this server.")
+	}
+	if w.ConnectorID != "" {
+		return errs.InvalidField(at+".connector_id", "Connectors are not supported: give a server_url.")
+	}
+	if t.ServerLabel == "" {
+		return errs.Missing(at + ".server_label")
+	}
+	if !ids.Valid(ids.Token, t.ServerLabel) || len(t.ServerLabel) > 64 {
+		return errs.InvalidField(at+".server_label", "Invalid '%s.server_label': letters, digits, '_' and '-', at most 64.", at)
+	}
+	if labels[t.ServerLabel] {
+		return errs.InvalidField(at+".server_label", "Duplicate server_label '%s'.", t.ServerLabel)
+	}
+	labels[t.ServerLabel] = true
+	if t.ServerURL == "" {
+		return errs.Missing(at + ".server_url")
+	}
+	if err := f.d.MCP.Check(at+".server_url", t.ServerURL); err != nil {
+		return err
+	}
+	if _, err := mcpNames(w.AllowedTools, at+".allowed_tools", true); err != nil {
+		return err
+	}
+	if err := checkRequireApproval(w.RequireApproval, at+".require_approval"); err != nil {
+		return err
+	}
+	t.AllowedTools, t.RequireApproval = w.AllowedTools, w.RequireApproval
+	if w.Authorization != "" {
+		if w.Headers == nil {
+			w.Headers = map[string]string{}
+		}
+		w.Headers["Authorization"] = "Bearer " + w.Authorization
+	}
+	if len(w.Headers) > 0 {
+		sealed, err := f.d.MCP.SealHeaders(w.Headers)
+		if err != nil {
+			return err
+		}
+		t.SealedHeaders = sealed
+	}
+	return nil
+}
+
+// mcpNames reads a list of tool names, or {tool_names: [...]}; nil when not given.
+func mcpNames(raw json.RawMessage, at string, allowObjectOnly bool) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var names []string
+	if raw[0] == '{' && allowObjectOnly {
+		var o struct {
+			ToolNames []string `json:"tool_names"`
+		}
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return nil, errs.InvalidField(at, "Invalid '%s': expected a list of tool names or {tool_names: [...]}.", at)
+		}
+		names = o.ToolNames
+	} else if err := json.Unmarshal(raw, &names); err != nil {
+		return nil, errs.InvalidField(at, "Invalid '%s': expected a list of tool names or {tool_names: [...]}.", at)
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return names, nil
+}
+
+// checkRequireApproval reads require_approval: "always", "never", or {always: {tool_names}, never: {tool_names}}.
+func checkRequireApproval(raw json.RawMessage, at string) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s != "always" && s != "never" {
+			return errs.InvalidField(at, "Invalid value for '%s': expected 'always', 'never' or an object.", at)
+		}
+		return nil
+	}
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return errs.InvalidField(at, "Invalid value for '%s': expected 'always', 'never' or an object.", at)
+	}
+	for k, v := range o {
+		if k != "always" && k != "never" {
+			return errs.InvalidField(at+"."+clip(k), "Unknown parameter: '%s.%s'.", at, clip(k))
+		}
+		if _, err := mcpNames(v, at+"."+k, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -206,6 +206,30 @@ func (f *frames) item(index int, it events.Item) bool {
 		step("response.code_interpreter_call_code.done", with(obj{"code": it.Code}))
 		step("response.code_interpreter_call.interpreting", with(obj{}))
 		step("response.code_interpreter_call.completed", with(obj{}))
+	case "mcp_list_tools":
+		// openai-node's names: response.mcp_list_tools.in_progress, .completed, .failed
+		added["tools"] = []obj{}
+		step("response.output_item.added", obj{"output_index": index, "item": added})
+		step("response.mcp_list_tools.in_progress", with(obj{}))
+		if it.Error != "" {
+			step("response.mcp_list_tools.failed", with(obj{}))
+		} else {
+			step("response.mcp_list_tools.completed", with(obj{}))
+		}
+	case "mcp_call":
+		// response.mcp_call_arguments.delta/.done (an underscore, not a dot), then response.mcp_call.*
+		added["arguments"], added["output"], added["error"] = "", nil, nil
+		step("response.output_item.added", obj{"output_index": index, "item": added})
+		step("response.mcp_call.in_progress", with(obj{}))
+		for _, piece := range chunks(it.Arguments, it.Chunks) {
+			step("response.mcp_call_arguments.delta", with(obj{"delta": piece}))
+		}
+		step("response.mcp_call_arguments.done", with(obj{"arguments": it.Arguments}))
+		if it.Error != "" || it.Status == events.ResponseStatusFailed {
+			step("response.mcp_call.failed", with(obj{}))
+		} else {
+			step("response.mcp_call.completed", with(obj{}))
+		}
 	default:
 		step("response.output_item.added", obj{"output_index": index, "item": added})
 	}

@@ -323,7 +323,7 @@ func TestResponsesBadInput(t *testing.T) {
 		{`{"model":"gpt-4o-mini","input":[{"type":"message","role":"robot","content":"x"}]}`, "input[0].role", 400},
 		{`{"model":"gpt-4o-mini","input":[{"type":"function_call_output","output":"x"}]}`, "input[0].call_id", 400},
 		{`{"model":"gpt-4o-mini","input":"x","temperature":"hot"}`, "temperature", 400},
-		{`{"model":"gpt-4o-mini","input":"x","tools":[{"type":"mcp","server_label":"a","server_url":"http://x"}]}`, "tools[0].type", 400},
+		{`{"model":"gpt-4o-mini","input":"x","tools":[{"type":"mcp","server_label":"a","server_url":"http://x"}]}`, "tools[0].server_url", 400},
 		{`{"model":"gpt-4o-mini","input":"x","tool_choice":{"type":"function","name":"nope"}}`, "tool_choice.name", 400},
 		{`{"model":"gpt-4o-mini","input":"x","previous_response_id":"resp_*"}`, "previous_response_id", 400},
 		{`{"model":"gpt-4o-mini","input":"x","previous_response_id":"resp_01NOSUCH"}`, "previous_response_id", 404},

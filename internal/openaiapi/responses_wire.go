@@ -127,6 +127,20 @@ func wireTools(tools []events.ResponseTool) []obj {
 			out = append(out, o)
 		case "code_interpreter":
 			out = append(out, obj{"type": "code_interpreter", "container": t.Container})
+		case "mcp":
+			// headers are never shown back: the request's are sealed in the log
+			o := obj{"type": "mcp", "server_label": t.ServerLabel, "server_url": t.ServerURL, "allowed_tools": nil,
+				"require_approval": "always", "headers": nil, "server_description": nil}
+			if len(t.AllowedTools) > 0 {
+				o["allowed_tools"] = t.AllowedTools
+			}
+			if len(t.RequireApproval) > 0 {
+				o["require_approval"] = t.RequireApproval
+			}
+			if t.ServerDescription != "" {
+				o["server_description"] = t.ServerDescription
+			}
+			out = append(out, o)
 		default:
 			out = append(out, obj{"type": t.Type})
 		}
@@ -185,6 +199,38 @@ func wireItem(it events.Item, include []string) obj {
 		return o
 	case "item_reference":
 		return obj{"type": "item_reference", "id": it.ID}
+	case "mcp_list_tools":
+		tools := json.RawMessage(`[]`)
+		if len(it.Tools) > 0 {
+			tools = it.Tools
+		}
+		o := obj{"type": "mcp_list_tools", "id": it.ID, "server_label": it.ServerLabel, "tools": tools, "error": nil}
+		if it.Error != "" {
+			o["error"] = it.Error
+		}
+		return o
+	case "mcp_call":
+		o := obj{"type": "mcp_call", "id": it.ID, "server_label": it.ServerLabel, "name": it.Name, "arguments": it.Arguments,
+			"output": nil, "error": nil, "status": status, "approval_request_id": nil}
+		var text string
+		if len(it.Output) > 0 && json.Unmarshal(it.Output, &text) == nil {
+			o["output"] = text
+		}
+		if it.Error != "" {
+			o["error"] = it.Error
+		}
+		if it.ApprovalRequestID != "" {
+			o["approval_request_id"] = it.ApprovalRequestID
+		}
+		return o
+	case "mcp_approval_request":
+		return obj{"type": "mcp_approval_request", "id": it.ID, "server_label": it.ServerLabel, "name": it.Name, "arguments": it.Arguments}
+	case "mcp_approval_response":
+		o := obj{"type": "mcp_approval_response", "id": it.ID, "approval_request_id": it.ApprovalRequestID, "approve": it.Approve != nil && *it.Approve, "reason": nil}
+		if it.Reason != "" {
+			o["reason"] = it.Reason
+		}
+		return o
 	}
 	return obj{"type": it.Type, "id": it.ID, "status": status}
 }

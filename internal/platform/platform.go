@@ -100,6 +100,8 @@ type Platform struct {
 	Vectors *VectorParts
 	// MCP calls remote MCP servers, those of --mcp-hosts only (mcpwiring.go).
 	MCP *mcpclient.Client
+	// mcpSeal seals the mcp tool's headers for the log and opens them for a call.
+	mcpSeal *mcpclient.Sealer
 	// code is the sandbox code_interpreter runs in, made when first needed.
 	code *codeSandbox
 	// Now is the platform's clock (tests inject one).
@@ -224,7 +226,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if err := p.assembleVectorStores(); err != nil {
 		return nil, err
 	}
-	if err := p.assembleMCP(); err != nil {
+	if err := p.assembleMCP(ctx); err != nil {
 		return nil, err
 	}
 	if err := p.bootstrapAdmin(ctx); err != nil {

@@ -33,6 +33,9 @@ func (p *Platform) responseExecutors() map[string]responder.Executor {
 	if p.code != nil {
 		out["code_interpreter"] = responseCode{p}
 	}
+	if p.MCP != nil {
+		out["mcp"] = responseMCP{p}
+	}
 	return out
 }
 
