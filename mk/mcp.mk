@@ -15,3 +15,11 @@ mcp-npm-deps:
 	else echo "npm not found: the MCP npm SDK compatibility test will skip and say so"; fi
 
 deps: mcp-npm-deps
+
+.PHONY: bench-mcp
+
+## bench-mcp: issue 33's figures: an MCP call's round trip beyond the tool's own time (p50, p99), and /mcp's
+## ask-agent latency on the offline model
+bench-mcp:
+	$(GO) test -run '^$$' -bench 'RoundTrip' -benchtime 2000x ./internal/mcp/client/
+	$(GO) test -run '^$$' -bench 'AskAgent' -benchtime 200x ./internal/mcp/server/

@@ -36,7 +36,10 @@ type toolServer struct {
 	auth     atomic.Value
 }
 
-func serveTools(t *testing.T) *toolServer {
+func serveTools(t *testing.T) *toolServer { return serveToolsB(t) }
+
+// serveToolsB starts the server for a test or a benchmark.
+func serveToolsB(t testing.TB) *toolServer {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "tools", Version: "1"}, nil)
 	done := make(chan struct{})
@@ -68,7 +71,7 @@ func serveTools(t *testing.T) *toolServer {
 
 func hostOf(u string) string { return strings.TrimPrefix(u, "http://") }
 
-func client(t *testing.T, logs *bytes.Buffer, hosts ...string) *mcpclient.Client {
+func newClient(t *testing.T, logs *bytes.Buffer, hosts ...string) *mcpclient.Client {
 	t.Helper()
 	h, err := mcpclient.ParseHosts(hosts)
 	if err != nil {
@@ -84,7 +87,7 @@ const token = "Bearer sk-secret-token-1234"
 func TestListAndCall(t *testing.T) {
 	srv := serveTools(t)
 	var logs bytes.Buffer
-	c := client(t, &logs, hostOf(srv.URL))
+	c := newClient(t, &logs, hostOf(srv.URL))
 	ctx := context.Background()
 	server := mcpclient.Server{URL: srv.URL, Headers: map[string]string{"Authorization": token}}
 	tools, err := c.ListTools(ctx, server)
@@ -139,7 +142,7 @@ func TestRefused(t *testing.T) {
 	srv := serveTools(t)
 	var logs bytes.Buffer
 	ctx := context.Background()
-	none := client(t, &logs)
+	none := newClient(t, &logs)
 	if _, err := none.ListTools(ctx, mcpclient.Server{URL: srv.URL}); errs.CodeOf(err) != errs.Invalid ||
 		!strings.Contains(err.Error(), "--mcp-hosts") || errs.As(err).Field != "server_url" {
 		t.Fatalf("no host allowed: %v", err)
@@ -150,7 +153,7 @@ func TestRefused(t *testing.T) {
 	}))
 	t.Cleanup(redirect.Close)
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
-	c := client(t, &logs, hostOf(srv.URL), hostOf(redirect.URL), "169.254.169.254", "[::ffff:169.254.169.254]", "0.0.0.0")
+	c := newClient(t, &logs, hostOf(srv.URL), hostOf(redirect.URL), "169.254.169.254", "[::ffff:169.254.169.254]", "0.0.0.0")
 	for u, want := range map[string]string{
 		other.URL:                             "not among the hosts",
 		"file:///etc/passwd":                  "http:// or https://",
@@ -186,7 +189,7 @@ func TestServerFailures(t *testing.T) {
 	}))
 	t.Cleanup(broken.Close)
 	var logs bytes.Buffer
-	c := client(t, &logs, hostOf(down.URL), hostOf(broken.URL))
+	c := newClient(t, &logs, hostOf(down.URL), hostOf(broken.URL))
 	for _, u := range []string{down.URL, broken.URL} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		_, err := c.CallTool(ctx, mcpclient.Server{URL: u, Headers: map[string]string{"Authorization": token}}, "add", nil)
