@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/npmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -262,4 +264,29 @@ func itemTypes(items []responses.ResponseOutputItemUnion) []string {
 func rawJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// openai-node 7.x's responses.stream() over a response that lists and calls an MCP server: the SDK accumulates the
+// stream and knows every event's name.
+func TestResponsesMCPNpmStream(t *testing.T) {
+	npmtest.Install(t, npmDir, filepath.Join("openai7", "package.json"), "OpenAI's npm SDK")
+	srv := serveMCP(t)
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.MCPHosts = []string{strings.TrimPrefix(srv.URL, "http://")} }))
+	e.model.Enqueue(call("add", `{"a":20,"b":22}`), llmtest.Text("42."))
+	var out struct {
+		Events []string
+		Output []struct{ Type, Name, Output string }
+		Text   string
+	}
+	npmtest.RunJSON(t, npmDir, "mcp.mjs", []string{"OPENAI_BASE_URL=" + e.node.URL + "/v1", "OPENAI_API_KEY=" + e.key, "MCP_URL=" + srv.URL}, &out)
+	events := strings.Join(out.Events, ",")
+	for _, want := range []string{"response.mcp_list_tools.completed", "response.mcp_call_arguments.delta",
+		"response.mcp_call_arguments.done", "response.mcp_call.completed", "response.completed"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("the SDK saw no %s: %s", want, events)
+		}
+	}
+	if len(out.Output) != 3 || out.Output[1].Type != "mcp_call" || out.Output[1].Output != "the sum is 42" || out.Text != "42." {
+		t.Errorf("final response: %+v", out)
+	}
 }
