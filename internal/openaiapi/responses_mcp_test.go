@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -288,5 +289,66 @@ func TestResponsesMCPNpmStream(t *testing.T) {
 	}
 	if len(out.Output) != 3 || out.Output[1].Type != "mcp_call" || out.Output[1].Output != "the sum is 42" || out.Text != "42." {
 		t.Errorf("final response: %+v", out)
+	}
+}
+
+// TestResponsesMCPCrash kills the node after an MCP call's result was recorded, while the model's next turn is under
+// way, and starts another on the same data: the response completes there without calling the tool again, and its
+// log holds the one mcp_call.
+func TestResponsesMCPCrash(t *testing.T) {
+	srv := serveMCP(t)
+	model := llmtest.NewServer(t)
+	var restarted atomic.Bool
+	model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		last := req.LastMessage()
+		switch {
+		case last.Role != llm.RoleTool:
+			return call("add", `{"a":40,"b":2}`)
+		case !restarted.Load():
+			return llmtest.Text("The answer is coming").HangAfter(1)
+		}
+		return llmtest.Text("Done: " + last.Content)
+	})
+	dir := t.TempDir()
+	cfg := platformtest.WithConfig(func(c *config.Config) {
+		c.OpenAIBaseURL, c.OpenAIAPIKey = model.URL, "sk-test"
+		c.MCPHosts = []string{strings.TrimPrefix(srv.URL, "http://")}
+	})
+	n := platformtest.Start(t, platformtest.WithDataDir(dir), cfg)
+	_, key := n.NewAccount(t, "survivor")
+	ctx := ctxFor(t)
+	client := sdk(n, key)
+	r, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("40+2"),
+		Background: openai.Bool(true), Tools: []responses.ToolUnionParam{mcpTool(srv.URL, "never")}})
+	if err != nil {
+		t.Fatal(apiErr(err))
+	}
+	waitFor(t, func() bool { return len(model.Requests()) >= 2 }) // the call is recorded; the next turn hangs
+	if got := srv.count("tools/call"); got != 1 {
+		t.Fatalf("tools/call before the crash: %d", got)
+	}
+	n.Crash()
+	restarted.Store(true)
+	n2 := platformtest.Start(t, platformtest.WithDataDir(dir), cfg)
+	done := waitResponse(t, sdk(n2, key), r.ID)
+	if done.Status != "completed" || strings.Join(itemTypes(done.Output), ",") != "mcp_list_tools,mcp_call,message" ||
+		done.OutputText() != "Done: the sum is 42" {
+		t.Fatalf("after the restart: %s", done.RawJSON())
+	}
+	if got := srv.count("tools/call"); got != 1 {
+		t.Errorf("the tool was called %d times", got)
+	}
+	hist, _, err := n2.Store.Load(ctx, events.Ref{Type: "response", ID: r.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, e := range hist {
+		if d, ok := e.Event.(events.ResponseItemAdded); ok && d.Item.Type == "mcp_call" {
+			calls++
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the log holds %d mcp_call items", calls)
 	}
 }
