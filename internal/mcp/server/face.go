@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -116,6 +119,24 @@ type serverKey struct{}
 // model that cannot be read is answered as an error of this face rather than as a server without tools.
 func (f *Face) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
+		// What the SDK would refuse in plain text is refused here in the face's shape, a JSON-RPC error.
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
+		switch {
+		case err != nil:
+			f.WriteError(w, r, errs.E(errs.Invalid, "the request body could not be read"))
+			return
+		case len(body) > maxRequestBody:
+			f.WriteError(w, r, errs.E(errs.TooLarge, "the request body is longer than %d bytes", maxRequestBody))
+			return
+		case !json.Valid(body):
+			f.WriteError(w, r, errs.E(errs.Invalid, "the request body is not JSON: send a JSON-RPC message"))
+			return
+		case !accepts(r.Header.Values("Accept")):
+			f.WriteError(w, r, errs.E(errs.Invalid, "the request's Accept header must name both application/json and "+
+				"text/event-stream (MCP's streamable HTTP), for a JSON-RPC body"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		p, _ := auth.From(r.Context())
 		s, err := f.newServer(r.Context(), p)
 		if err != nil {
@@ -125,6 +146,25 @@ func (f *Face) serve(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), serverKey{}, s))
 	}
 	f.handler.ServeHTTP(w, r)
+}
+
+// accepts reports whether the Accept header takes both answers streamable HTTP may give, as the SDK reads it.
+func accepts(values []string) bool {
+	var jsonOK, streamOK bool
+	for _, v := range values {
+		for _, token := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(token), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
 }
 
 func (f *Face) serverOf(r *http.Request) *mcp.Server {
@@ -143,11 +183,17 @@ func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		rpc = -32001
+	case strings.Contains(errs.MessageOf(err), "not JSON"):
+		rpc = -32700 // parse error
 	case status < 500:
 		rpc = -32600 // invalid request
 	}
+	data := map[string]string{"code": string(code)}
+	if e := errs.As(err); e != nil && e.Field != "" {
+		data["field"] = e.Field
+	}
 	httpapi.WriteJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": rpc, "message": errs.MessageOf(err), "data": map[string]string{"code": string(code)}}})
+		"error": map[string]any{"code": rpc, "message": errs.MessageOf(err), "data": data}})
 }
 
 // newServer is the caller's MCP server: the account's agents, tasks and stores as tools, and its sessions and
