@@ -24,6 +24,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 include mk/models.mk
 include mk/julep.mk
 include mk/openai.mk
+include mk/mcp.mk
 include mk/console.mk
 include mk/sandbox.mk
 include mk/cluster.mk

@@ -7,5 +7,6 @@ func allEvents() [][]Event {
 		assistantEvents(), threadEvents(), runEvents(), fileEvents(), vectorStoreEvents(),
 		agentEvents(), sessionEvents(), embedEvents(),
 		julepEvents(), taskEvents(),
+		responseEvents(), conversationEvents(), containerEvents(),
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the platform against raw JetStream in the same run"}
-	cmd.AddCommand(newBenchEventsCmd(), newBenchSessionsCmd(), newBenchRunsCmd(), newBenchCodeShotCmd(), newBenchTasksCmd(), newBenchFilesCmd(), newBenchStartupCmd())
+	cmd.AddCommand(newBenchEventsCmd(), newBenchSessionsCmd(), newBenchRunsCmd(), newBenchCodeShotCmd(), newBenchTasksCmd(), newBenchFilesCmd(), newBenchResponsesCmd(), newBenchStartupCmd())
 	return cmd
 }
 
@@ -156,5 +156,20 @@ func newBenchFilesCmd() *cobra.Command {
 			cmd.Flags().IntVar(&o.Chunks, "chunks", 10000, "chunks in the searched store")
 			cmd.Flags().IntVar(&o.Searches, "searches", 200, "searches timed")
 			cmd.Flags().IntVar(&o.BigMB, "big-mb", 0, "also process a text file of this many MB and report the peak memory (0: skip)")
+		})
+}
+
+func newBenchResponsesCmd() *cobra.Command {
+	var o bench.ResponsesOptions
+	return benchCmd("responses", "Responses API: create -> completed, time to the first SSE byte, responses/s with many clients, replay of a long stream",
+		func(ctx context.Context, dir string, progress func(string)) (bench.Report, error) {
+			o.Dir = dir
+			return bench.Responses(ctx, o, progress)
+		},
+		func(cmd *cobra.Command) {
+			cmd.Flags().IntVar(&o.Responses, "responses", 200, "responses one after another for the latency figures")
+			cmd.Flags().IntVar(&o.Clients, "clients", 100, "clients creating responses at once for the throughput figure")
+			cmd.Flags().DurationVar(&o.Duration, "duration", 10*time.Second, "how long the throughput figure is measured")
+			cmd.Flags().IntVar(&o.Frames, "frames", 1000, "frames of the stream the replay figure reads")
 		})
 }

@@ -263,3 +263,59 @@ func TestREADMETasksRunAsPasted(t *testing.T) {
 		}
 	}
 }
+
+// The Responses section: its curl commands as pasted, then its two Node programs with the npm packages the
+// Responses compatibility test installs (internal/openaiapi/testdata/agents), against a node with the offline model.
+func TestREADMEResponsesRunAsPasted(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (make deps installs it): cannot run the README's commands", tool)
+		}
+	}
+	section := readmeSection(t, "OpenAI's Responses API and the Agents SDK")
+	n := startNode(t, t.TempDir())
+	waitReady(t, n)
+	key := n.adminKey(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := func(name string, cmd *exec.Cmd) string {
+		cmd.Env = append(os.Environ(), "CONTRAIL_API_KEY="+key)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("the README's %s failed: %v\n%s", name, err, out.String())
+		}
+		return out.String()
+	}
+	got := run("curl commands", exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", atNode(codeBlock(t, section, "sh"), n)))
+	for _, want := range []string{"offline model", "completed", "event: response.created", "event: response.completed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the README's curl commands did not print %q:\n%s", want, got)
+		}
+	}
+
+	dir := "../../internal/openaiapi/testdata/agents"
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the README's Node programs cannot run")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@openai", "agents", "package.json")); err != nil {
+		t.Skipf("the npm packages are not installed in %s (make deps installs them)", dir)
+	}
+	blocks := regexp.MustCompile("(?s)```js\n(.*?)```").FindAllStringSubmatch(section, -1)
+	if len(blocks) != 2 {
+		t.Fatalf("want two Node programs in the section, found %d", len(blocks))
+	}
+	for i, want := range []string{"completed resp_", "conversation conv_"} {
+		// Node finds the packages from where the script is: it is written beside them for the run.
+		script := filepath.Join(dir, "readme-"+strings.ReplaceAll(t.Name(), "/", "-")+string(rune('a'+i))+".mjs")
+		if err := os.WriteFile(script, []byte(atNode(blocks[i][1], n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(script) })
+		got := run("Node program", exec.CommandContext(ctx, "node", script))
+		if !strings.Contains(got, want) {
+			t.Errorf("the README's Node program %d did not print %q:\n%s", i+1, want, got)
+		}
+	}
+}

@@ -65,6 +65,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.DailyQueries, "daily-queries", cfg.DailyQueries, "`N` queries a day for each account that sets no limit of its own")
 	f.IntVar(&cfg.RequestsPerMinute, "requests-per-minute", cfg.RequestsPerMinute, "`N` requests a minute for each key of an account that sets no limit of its own")
 	f.StringSliceVar(&cfg.APICallHosts, "api-call-hosts", nil, "`HOSTS` Julep's api_call tools may call: host or host:port, comma-separated (default none)")
+	f.StringSliceVar(&cfg.MCPHosts, "mcp-hosts", nil, "`HOSTS` the Responses API's mcp tools may call: host or host:port, comma-separated (default none)")
 	for _, name := range serveFlags(cmd) {
 		bindEnvTwin(f, name)
 	}

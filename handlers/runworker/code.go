@@ -35,8 +35,8 @@ type SavedFile struct {
 	FileID string
 }
 
-// codeTool is how code_interpreter is offered to the model.
-var codeTool = llm.Tool{
+// CodeTool is how code_interpreter is offered to the model (by runs and responses alike).
+var CodeTool = llm.Tool{
 	Name: thread.CodeInterpreterTool,
 	Description: "Run Python 3 code in a sandbox without network access, like a notebook cell: variables stay " +
 		"between calls of this conversation. The user's files are in /mnt/data; save files you make there (charts " +
@@ -51,7 +51,7 @@ func (w *Worker) runCode(ctx context.Context, ref thread.RunRef, t *thread.State
 	var outputs []events.ToolOutput
 	for i, c := range calls {
 		id := callID(turn, i, c.ID)
-		code, err := codeOf(c.Arguments)
+		code, err := CodeOf(c.Arguments)
 		call := events.ToolCall{ID: id, Type: "code_interpreter", Name: c.Name, Arguments: c.Arguments,
 			CodeInterpreter: &events.CodeInterpreterCall{Input: code, Outputs: []events.CodeOutput{}}}
 		var res CodeResult
@@ -91,9 +91,9 @@ func (w *Worker) runCode(ctx context.Context, ref thread.RunRef, t *thread.State
 	return w.cfg.Runs.RecordServerTools(ctx, ref, t, turn, recorded, outputs, usage)
 }
 
-// codeOf reads a code_interpreter call's arguments: {"code": "..."}; a model that sends bare code is taken at its
+// CodeOf reads a code_interpreter call's arguments: {"code": "..."}; a model that sends bare code is taken at its
 // word.
-func codeOf(args string) (string, error) {
+func CodeOf(args string) (string, error) {
 	var a struct {
 		Code string `json:"code"`
 	}

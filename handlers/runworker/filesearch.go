@@ -22,9 +22,9 @@ type FileSearcher interface {
 		queries []string, limit int, threshold float64) ([]events.FileSearchResult, error)
 }
 
-// fileSearchTool is how file_search is offered to the model: a function the worker answers. Its description tells
-// the model how to cite, which the final message's annotations are made from.
-var fileSearchTool = llm.Tool{
+// FileSearchTool is how file_search is offered to the model, by runs and responses alike: a function the worker
+// answers. Its description tells the model how to cite, which the final message's annotations are made from.
+var FileSearchTool = llm.Tool{
 	Name: thread.FileSearchTool,
 	Description: "Search the files the user and the assistant have provided. Each result starts with a marker such " +
 		"as 【0:1†manual.pdf】; when you use a result, cite it by copying its marker into your answer. If nothing " +
@@ -89,7 +89,7 @@ func (w *Worker) fileSearch(ctx context.Context, ref thread.RunRef, t *thread.St
 		call := events.ToolCall{ID: id, Type: "file_search", Name: c.Name, Arguments: c.Arguments,
 			FileSearch: &events.FileSearchCall{Ranker: ranker, ScoreThreshold: threshold, Results: []events.FileSearchResult{}}}
 		var out string
-		queries, err := searchQueries(c.Arguments)
+		queries, err := SearchQueries(c.Arguments)
 		if err == nil {
 			call.FileSearch.Results, err = w.cfg.Files.SearchRunFiles(ctx, ref.Account, ref.ThreadID, r.AssistantID, t.ToolResources,
 				t.AttachedFiles("file_search"), queries, limit, threshold)
@@ -116,8 +116,8 @@ func (w *Worker) fileSearch(ctx context.Context, ref thread.RunRef, t *thread.St
 	return w.cfg.Runs.RecordServerTools(ctx, ref, t, turn, recorded, outputs, usage)
 }
 
-// searchQueries reads a file_search call's arguments: {"queries": [...]}, or {"query": "..."} as some models write.
-func searchQueries(args string) ([]string, error) {
+// SearchQueries reads a file_search call's arguments: {"queries": [...]}, or {"query": "..."} as some models write.
+func SearchQueries(args string) ([]string, error) {
 	var a struct {
 		Queries []string `json:"queries"`
 		Query   string   `json:"query"`

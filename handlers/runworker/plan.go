@@ -38,11 +38,11 @@ func planTurn(t *thread.State, r *thread.Run) (plan, error) {
 	req := llm.Request{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP}
 	for _, tool := range r.Tools {
 		if tool.Type == "file_search" {
-			req.Tools = append(req.Tools, fileSearchTool)
+			req.Tools = append(req.Tools, FileSearchTool)
 			continue
 		}
 		if tool.Type == "code_interpreter" {
-			req.Tools = append(req.Tools, codeTool)
+			req.Tools = append(req.Tools, CodeTool)
 			continue
 		}
 		if tool.Type != "function" || tool.Function == nil {

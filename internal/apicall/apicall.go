@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -19,12 +21,32 @@ import (
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
-// Hosts are the hosts api_call tools may call: "host" (any port) or "host:port", lower case.
-type Hosts struct{ list []string }
+// Hosts are the hosts a kind of outbound call may make: "host" (any port) or "host:port", lower case. The list
+// says which flag filled it, so that a refusal tells the operator what to change.
+type Hosts struct {
+	list []string
+	flag HostsFlag
+}
 
-// ParseHosts reads the operator's list (commas or separate values; blanks ignored).
-func ParseHosts(values []string) (Hosts, error) {
-	var h Hosts
+// HostsFlag names a list of hosts in what a refusal says: what is called, and the flag and environment variable
+// that allow more.
+type HostsFlag struct {
+	For  string // "api_call tools", "MCP servers"
+	Flag string // "--api-call-hosts"
+	Env  string // "CONTRAIL_API_CALL_HOSTS"
+}
+
+// APICallHosts is the flag of Julep's api_call tools.
+func APICallHosts() HostsFlag {
+	return HostsFlag{For: "api_call tools", Flag: "--api-call-hosts", Env: "CONTRAIL_API_CALL_HOSTS"}
+}
+
+// ParseHosts reads the operator's list of api_call hosts (commas or separate values; blanks ignored).
+func ParseHosts(values []string) (Hosts, error) { return ParseHostsFor(APICallHosts(), values) }
+
+// ParseHostsFor reads the operator's list of hosts a kind of call may reach.
+func ParseHostsFor(flag HostsFlag, values []string) (Hosts, error) {
+	h := Hosts{flag: flag}
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
 			part = strings.ToLower(strings.TrimSpace(part))
@@ -32,7 +54,11 @@ func ParseHosts(values []string) (Hosts, error) {
 				continue
 			}
 			if strings.ContainsAny(part, "/@?#* ") {
-				return Hosts{}, fmt.Errorf("api-call host %q: give a host name or host:port, without a scheme, path or wildcard", part)
+				return Hosts{}, fmt.Errorf("%s host %q: give a host name or host:port, without a scheme, path or wildcard", strings.TrimPrefix(flag.Flag, "--"), part)
+			}
+			// An IPv6 address without a port is matched as url.URL.Hostname gives it: without brackets.
+			if strings.HasPrefix(part, "[") && strings.HasSuffix(part, "]") {
+				part = part[1 : len(part)-1]
 			}
 			h.list = append(h.list, part)
 		}
@@ -46,8 +72,8 @@ func (h Hosts) Empty() bool { return len(h.list) == 0 }
 // String lists the allowed hosts.
 func (h Hosts) String() string { return strings.Join(h.list, ",") }
 
-// allows reports whether u may be called.
-func (h Hosts) allows(u *url.URL) bool {
+// Allows reports whether u may be called: its host, or its host and port, is listed.
+func (h Hosts) Allows(u *url.URL) bool {
 	host := strings.ToLower(u.Hostname())
 	port := u.Port()
 	if port == "" {
@@ -64,13 +90,70 @@ func (h Hosts) Check(field, raw string) error {
 		return errs.InvalidField(field, "%s must be an absolute http:// or https:// URL without credentials", field)
 	}
 	if h.Empty() {
-		return errs.E(errs.Invalid, "%s: this server calls no hosts for api_call tools; its operator allows hosts with --api-call-hosts (CONTRAIL_API_CALL_HOSTS)", field)
+		return &errs.Error{Code: errs.Invalid, Field: field, Message: fmt.Sprintf("%s: this server calls no hosts for %s; its operator allows hosts with %s (%s)",
+			field, h.flag.For, h.flag.Flag, h.flag.Env)}
 	}
-	if !h.allows(u) {
-		return errs.E(errs.Invalid, "%s: host %q is not among the hosts this server may call for api_call tools (%s); its operator allows more with --api-call-hosts (CONTRAIL_API_CALL_HOSTS)",
-			field, u.Host, h.String())
+	if !h.Allows(u) {
+		return &errs.Error{Code: errs.Invalid, Field: field, Message: fmt.Sprintf("%s: host %q is not among the hosts this server may call for %s (%s); its operator allows more with %s (%s)",
+			field, clipHost(u.Host), h.flag.For, h.String(), h.flag.Flag, h.flag.Env)}
 	}
 	return nil
+}
+
+// clipHost bounds a host quoted in a message (errs.MaxArg).
+func clipHost(s string) string {
+	if len(s) > errs.MaxArg {
+		return s[:errs.MaxArg] + "…"
+	}
+	return s
+}
+
+// CheckRedirect is an http.Client's CheckRedirect that follows a redirect only to an allowed host, at most 5.
+func (h Hosts) CheckRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("stopped after 5 redirects")
+	}
+	if !h.Allows(req.URL) {
+		return fmt.Errorf("redirected to %s, which is not an allowed host", req.URL.Host)
+	}
+	return nil
+}
+
+// Dialer is a dialer that refuses to connect to an address no outbound call of the platform may reach, whatever
+// name led to it: link-local addresses (cloud metadata services live there: 169.254.169.254, fd00:ec2::254 and
+// fe80::/10), unspecified and multicast ones. The check is made on the address being connected to, after the
+// name is resolved, so a listed name that resolves (or is rebound) there is refused too. Loopback and private
+// addresses pass: an operator lists them on purpose.
+func Dialer() *net.Dialer {
+	return &net.Dialer{Timeout: 10 * time.Second, Control: func(network, address string, _ syscall.RawConn) error {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return err
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil {
+			return fmt.Errorf("refused to connect to %s: not an IP address", address)
+		}
+		if reason := forbidden(ip.Unmap()); reason != "" {
+			return fmt.Errorf("refused to connect to %s: %s", address, reason)
+		}
+		return nil
+	}}
+}
+
+// forbidden says why an address may not be connected to, or "".
+func forbidden(ip netip.Addr) string {
+	switch {
+	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+		return "a link-local address (where metadata services answer)"
+	case ip == netip.MustParseAddr("fd00:ec2::254"), ip == netip.MustParseAddr("100.100.100.200"):
+		return "a cloud metadata address"
+	case ip.IsUnspecified():
+		return "an unspecified address"
+	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
+		return "a multicast address"
+	}
+	return ""
 }
 
 // Client makes api_call tools' requests.
@@ -90,15 +173,7 @@ const (
 // NewClient returns a client that calls the allowed hosts only.
 func NewClient(hosts Hosts, transport http.RoundTripper) *Client {
 	c := &Client{hosts: hosts}
-	c.http = &http.Client{Transport: transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 5 {
-			return errors.New("stopped after 5 redirects")
-		}
-		if !hosts.allows(req.URL) {
-			return fmt.Errorf("redirected to %s, which is not an allowed host", req.URL.Host)
-		}
-		return nil
-	}}
+	c.http = &http.Client{Transport: transport, CheckRedirect: hosts.CheckRedirect}
 	return c
 }
 

@@ -52,6 +52,10 @@ type Set struct {
 	Runs       *Runs
 	// Turns are the run worker's and the sweeper's commands on runs.
 	Turns *Turns
+	// Responses and Conversations are the Responses API's.
+	Responses     *Responses
+	Conversations *Conversations
+	Containers    *Containers
 }
 
 // New makes the commands of every aggregate in Set over one log.
@@ -72,13 +76,17 @@ func New(cfg Config) Set {
 	files := &Files{store: cfg.Store, blobs: cfg.Blobs}
 	assistants := &Assistants{store: cfg.Store, sandbox: cfg.Sandbox}
 	threads := &Threads{store: cfg.Store, files: files, repo: eventstore.NewRepo[thread.State](cfg.Store, "thread", 1024)}
+	convs := NewConversations(cfg.Store)
 	return Set{
-		Accounts:   &Accounts{store: cfg.Store, queries: cfg.Queries},
-		Agents:     &Agents{store: cfg.Store, agents: cfg.Agents, metadata: cfg.Metadata},
-		Assistants: assistants,
-		Embeds:     &Embeds{store: cfg.Store, blobs: cfg.Blobs},
-		Files:      files,
-		Threads:    threads,
+		Conversations: convs,
+		Containers:    NewContainers(cfg.Store, files),
+		Responses:     NewResponses(cfg.Store, convs, files),
+		Accounts:      &Accounts{store: cfg.Store, queries: cfg.Queries},
+		Agents:        &Agents{store: cfg.Store, agents: cfg.Agents, metadata: cfg.Metadata},
+		Assistants:    assistants,
+		Embeds:        &Embeds{store: cfg.Store, blobs: cfg.Blobs},
+		Files:         files,
+		Threads:       threads,
 		Runs: &Runs{store: cfg.Store, threads: threads, assistants: assistants, models: cfg.Models,
 			runTimeout: cfg.RunTimeout},
 		Turns: &Turns{threads: threads},

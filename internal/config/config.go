@@ -71,6 +71,9 @@ type Config struct {
 	// APICallHosts are the hosts Julep's api_call tools may call: "host" or "host:port" (CONTRAIL_API_CALL_HOSTS;
 	// default none, so no api_call tool can be made).
 	APICallHosts []string
+	// MCPHosts are the MCP servers the Responses API's mcp tool may call: "host" or "host:port"
+	// (CONTRAIL_MCP_HOSTS; default none, so egress to MCP servers is closed).
+	MCPHosts []string
 	// HandlerAckWait, when set, is how long a dead node's deliveries wait before another node gets them (every
 	// handler's ack wait; default: each handler's own, a minute or less).
 	HandlerAckWait time.Duration

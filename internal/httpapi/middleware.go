@@ -45,7 +45,7 @@ func face(path string) string {
 		p = p[:i]
 	}
 	switch p {
-	case "v1", "api", "graphql", "julep", "admin", "healthz", "readyz", "metrics", ".well-known":
+	case "v1", "api", "graphql", "julep", "mcp", "admin", "healthz", "readyz", "metrics", ".well-known":
 		return p
 	case "", "assets":
 		return "console"

@@ -36,6 +36,10 @@ var (
 	Embed       = Kind{"embed", "emb_"}
 	Account     = Kind{"account", "acct_"}
 	Key         = Kind{"key", "key_"}
+	// Response and Conversation are the Responses API's; Container is where its code_interpreter runs.
+	Response     = Kind{"response", "resp_"}
+	Conversation = Kind{"conversation", "conv_"}
+	Container    = Kind{"container", "cntr_"}
 	// Token is any subject token: for IDs of no fixed kind (projection names).
 	Token = Kind{Name: "name"}
 )

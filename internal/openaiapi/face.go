@@ -74,11 +74,29 @@ type FileCommands interface {
 }
 
 // Deps are what the /v1 face uses.
+// MCPServers is what the face asks of the node's MCP client: whether a server may be called (a refusal names
+// field, before any request), and the request's headers sealed for the response's event.
+type MCPServers interface {
+	Check(field, serverURL string) error
+	SealHeaders(headers map[string]string) (string, error)
+}
+
 type Deps struct {
 	Assistants AssistantCommands
 	Threads    ThreadCommands
 	Runs       RunCommands
 	Files      FileCommands
+	// Responses and Conversations are the commands of the Responses and Conversations APIs; ResponseTools are
+	// the server-side tool types (file_search, code_interpreter) this node's model loop can run.
+	Responses     ResponseCommands
+	Conversations ConversationCommands
+	ResponseTools map[string]bool
+	// Containers are where code_interpreter runs; CodeAvailable says why this node cannot run code (nil: it can).
+	Containers    ContainerCommands
+	CodeAvailable func() error
+	// MCP checks an mcp tool's server_url against the hosts this node may call and seals its headers; nil: the mcp
+	// tool is refused.
+	MCP MCPServers
 	// VectorStores are the commands on vector stores, their files and batches.
 	VectorStores VectorStoreCommands
 	// VectorStoreFiles are the commands on the stores' files and file batches.
@@ -159,6 +177,30 @@ func (f *Face) Routes(r chi.Router) {
 		r.Get("/threads/{thread_id}/runs/{run_id}/steps", f.listSteps)
 		r.Get("/threads/{thread_id}/runs/{run_id}/steps/{step_id}", f.getStep)
 
+		r.Post("/responses", f.createResponse)
+		r.Post("/responses/input_tokens", f.countInputTokens)
+		r.Get("/responses/{response_id}", f.getResponse)
+		r.Delete("/responses/{response_id}", f.deleteResponse)
+		r.Post("/responses/{response_id}/cancel", f.cancelResponse)
+		r.Get("/responses/{response_id}/input_items", f.listInputItems)
+
+		r.Post("/conversations", f.createConversation)
+		r.Get("/conversations/{conversation_id}", f.getConversation)
+		r.Post("/conversations/{conversation_id}", f.updateConversation)
+		r.Delete("/conversations/{conversation_id}", f.deleteConversation)
+		r.Get("/conversations/{conversation_id}/items", f.listConversationItems)
+		r.Post("/conversations/{conversation_id}/items", f.createConversationItems)
+		r.Get("/conversations/{conversation_id}/items/{item_id}", f.getConversationItem)
+		r.Delete("/conversations/{conversation_id}/items/{item_id}", f.deleteConversationItem)
+
+		r.Get("/containers", f.listContainers)
+		r.Post("/containers", f.createContainer)
+		r.Get("/containers/{container_id}", f.getContainer)
+		r.Delete("/containers/{container_id}", f.deleteContainer)
+		r.Get("/containers/{container_id}/files", f.listContainerFiles)
+		r.Get("/containers/{container_id}/files/{file_id}", f.getContainerFile)
+		r.Get("/containers/{container_id}/files/{file_id}/content", f.containerFileContent)
+
 		r.Get("/models", f.listModels)
 		r.Get("/models/*", f.getModel)
 
@@ -191,6 +233,7 @@ func (f *Face) Routes(r chi.Router) {
 var pathIDs = map[string]ids.Kind{
 	"assistant_id": ids.Assistant, "thread_id": ids.Thread, "message_id": ids.Message, "run_id": ids.Run,
 	"step_id": ids.Step, "file_id": ids.File, "vector_store_id": ids.VectorStore, "batch_id": ids.FileBatch,
+	"response_id": ids.Response, "conversation_id": ids.Conversation, "item_id": ids.Token, "container_id": ids.Container,
 }
 
 // errorObject is OpenAI's error object.

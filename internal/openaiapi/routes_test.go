@@ -25,6 +25,16 @@ var assistantsEndpoints = []string{
 	"POST /v1/threads/{thread_id}/runs/{run_id}/cancel", "POST /v1/threads/{thread_id}/runs/{run_id}/submit_tool_outputs",
 	"GET /v1/threads/{thread_id}/runs/{run_id}/steps", "GET /v1/threads/{thread_id}/runs/{run_id}/steps/{step_id}",
 	"GET /v1/files", "POST /v1/files", "GET /v1/files/{file_id}", "DELETE /v1/files/{file_id}", "GET /v1/files/{file_id}/content",
+	// The Responses and Conversations APIs (reference/responses-and-mcp.md 1a).
+	"POST /v1/responses", "GET /v1/responses/{response_id}", "DELETE /v1/responses/{response_id}",
+	"POST /v1/responses/{response_id}/cancel", "GET /v1/responses/{response_id}/input_items", "POST /v1/responses/input_tokens",
+	"POST /v1/conversations", "GET /v1/conversations/{conversation_id}", "POST /v1/conversations/{conversation_id}",
+	"DELETE /v1/conversations/{conversation_id}", "GET /v1/conversations/{conversation_id}/items",
+	"POST /v1/conversations/{conversation_id}/items", "GET /v1/conversations/{conversation_id}/items/{item_id}",
+	"DELETE /v1/conversations/{conversation_id}/items/{item_id}",
+	"POST /v1/containers", "GET /v1/containers", "GET /v1/containers/{container_id}", "DELETE /v1/containers/{container_id}",
+	"GET /v1/containers/{container_id}/files", "GET /v1/containers/{container_id}/files/{file_id}",
+	"GET /v1/containers/{container_id}/files/{file_id}/content",
 }
 
 // TestEveryRouteAnswersInShape walks the node's router: every endpoint of the reference is there, as the reference

@@ -13,6 +13,7 @@ import (
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/llm"
+	mcpserver "github.com/contrailhq/contrail/internal/mcp/server"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/openaiapi"
 	"github.com/contrailhq/contrail/internal/userstorage"
@@ -47,6 +48,7 @@ func (p *Platform) handlers() []runtime.Handler {
 	return append([]runtime.Handler{
 		p.RunWorker.Handler(),
 		p.Sweeper.Scheduler(),
+		p.Responder.Handler(),
 		p.queries.Agents(),
 	}, append(p.julepHandlers(), p.vectorHandlers()...)...)
 }
@@ -65,6 +67,8 @@ func (p *Platform) faces() []httpapi.Face {
 			}),
 		openaiapi.New(openaiapi.Deps{
 			Assistants: p.Commands.Assistants, Threads: p.Commands.Threads, Runs: p.Commands.Runs, Files: p.Commands.Files,
+			Responses: p.Commands.Responses, Conversations: p.Commands.Conversations, ResponseTools: p.responseTools(), MCP: mcpServers{p},
+			Containers: p.Commands.Containers, CodeAvailable: p.code.available,
 			VectorStores: p.Vectors.Commands, VectorStoreFiles: p.Vectors.Files, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC,
 			Names: p.Layout.Names, Blobs: p.Blobs, Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
 		}),
@@ -78,6 +82,8 @@ func (p *Platform) faces() []httpapi.Face {
 		fixieapi.NewEmbedsFace(p.Commands.Embeds, p.Views, p.EmbedURLs, p.Logger.With("face", "embeds")),
 		fixieapi.NewSessionsFace(p.SessionCommands, p.Store, p.Logger.With("face", "sessions")),
 		p.julepFace(),
+		mcpserver.New(mcpserver.Deps{Sessions: p.SessionCommands, Executions: p.Julep.Executions, VectorStores: p.Vectors.Commands,
+			Builtins: p.Agents.Builtins, Views: p.Views, Store: p.Store, Embeds: p.EmbedURLs, Logger: p.Logger.With("face", "mcp")}),
 	}
 }
 

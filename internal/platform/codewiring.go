@@ -108,8 +108,7 @@ const maxCodeInputs = 40
 // RunCode runs one code_interpreter call in the thread's warm sandbox.
 func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, attached []string,
 	code, key string) (runworker.CodeResult, error) {
-	pool, err := s.get()
-	if err != nil {
+	if _, err := s.get(); err != nil {
 		return runworker.CodeResult{}, err
 	}
 	ids := append(codeFileIDs(threadResources), attached...)
@@ -120,6 +119,16 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 	}
 	if ok {
 		ids = append(ids, codeFileIDs(a.Obj.ToolResources)...)
+	}
+	return s.Exec(ctx, account, threadID, ids, code, key)
+}
+
+// Exec runs code in the warm sandbox of session (a thread, a container) with the account's files fileIDs at
+// /mnt/data; the files it writes are saved as the account's files with IDs derived from key.
+func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []string, code, key string) (runworker.CodeResult, error) {
+	pool, err := s.get()
+	if err != nil {
+		return runworker.CodeResult{}, err
 	}
 	if len(ids) > maxCodeInputs {
 		ids = ids[:maxCodeInputs]
@@ -148,7 +157,7 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 		seen[name] = true
 		inputs = append(inputs, sandbox.Input{Name: name, Reader: body})
 	}
-	res, err := pool.ExecFor(ctx, account, threadID, sandbox.Cell{Code: code, Inputs: inputs})
+	res, err := pool.ExecFor(ctx, account, session, sandbox.Cell{Code: code, Inputs: inputs})
 	if err != nil {
 		return runworker.CodeResult{}, err
 	}

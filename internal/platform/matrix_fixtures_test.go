@@ -54,7 +54,27 @@ func agentTokenPrefixes() []string {
 
 // errorShapes maps a face's prefix to the shape of its errors; faces not listed answer in Contrail's own shape.
 func errorShapes() map[string]errorShape {
-	return map[string]errorShape{"/graphql": graphqlErrorShape, "/v1": openAIErrorShape, "/api/openai-proxy": openAIErrorShape}
+	return map[string]errorShape{"/graphql": graphqlErrorShape, "/v1": openAIErrorShape, "/api/openai-proxy": openAIErrorShape,
+		"/mcp": mcpErrorShape}
+}
+
+// mcpErrorShape is /mcp's: a JSON-RPC error, what an MCP client reads, with Contrail's code in its data.
+func mcpErrorShape(body []byte) error {
+	var e struct {
+		JSONRPC string `json:"jsonrpc"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				Code string `json:"code"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil || e.JSONRPC != "2.0" || e.Error.Code != -32001 || e.Error.Message == "" ||
+		e.Error.Data.Code != "unauthorized" {
+		return fmt.Errorf(`want {"jsonrpc":"2.0","error":{"code":-32001,"message":...,"data":{"code":"unauthorized"}}}, got %.200s`, body)
+	}
+	return nil
 }
 
 // graphqlErrorShape is GraphQL's: {"errors":[{"message":...,"extensions":{"code":"UNAUTHENTICATED"}}]}.
@@ -86,6 +106,7 @@ func matrixFixtures() []fixture {
 		v1Thread(),
 		v1File(),
 		v1VectorStore(),
+		v1Response(),
 		// The /julep face's, in matrix_julep_test.go.
 		julepFixture(),
 	}

@@ -390,3 +390,71 @@ func checkLog(t *testing.T, n *platformtest.Node, o owner, ref events.Ref, want 
 		t.Errorf("account A's %s %s has %d events after account B's requests, want its %d", ref.Type, ref.ID, len(history), want)
 	}
 }
+
+// v1Response is the owner's response (offline model) and a conversation with an item: another account reads,
+// cancels, deletes, chains from or writes to none of them.
+func v1Response() fixture {
+	var made struct{ respLog, convLog, contLog int }
+	return fixture{
+		Name:   "v1: response, conversation, item",
+		Params: []string{"response_id", "conversation_id", "item_id", "container_id"},
+		Make: func(t *testing.T, n *platformtest.Node, o owner) objects {
+			secret := "secret-" + events.RandomToken(10)
+			var conv struct{ ID string }
+			r := n.Do(t, o.Key, "POST", "/v1/conversations", map[string]any{
+				"items": []any{map[string]any{"role": "user", "content": secret}}, "metadata": map[string]string{"m": secret}})
+			r.JSON(t, &conv)
+			if r.Status != 200 {
+				t.Fatalf("matrix fixture: create conversation: %d %s", r.Status, r.Body)
+			}
+			var items struct {
+				Data []struct{ ID string } `json:"data"`
+			}
+			r = n.Do(t, o.Key, "GET", "/v1/conversations/"+conv.ID+"/items", nil)
+			r.JSON(t, &items)
+			if r.Status != 200 || len(items.Data) != 1 {
+				t.Fatalf("matrix fixture: list items: %d %s", r.Status, r.Body)
+			}
+			var resp struct{ ID, Status string }
+			r = n.Do(t, o.Key, "POST", "/v1/responses", map[string]any{"model": "offline", "input": secret})
+			r.JSON(t, &resp)
+			if r.Status != 200 || resp.Status != "completed" {
+				t.Fatalf("matrix fixture: create response: %d %s", r.Status, r.Body)
+			}
+			var cont struct{ ID string }
+			r = n.Do(t, o.Key, "POST", "/v1/containers", map[string]any{"name": secret})
+			r.JSON(t, &cont)
+			if r.Status != 200 {
+				t.Fatalf("matrix fixture: create container: %d %s", r.Status, r.Body)
+			}
+			made.contLog = logLength(t, n, events.Ref{Type: "container", ID: cont.ID})
+			made.respLog = logLength(t, n, events.Ref{Type: "response", ID: resp.ID})
+			made.convLog = logLength(t, n, events.Ref{Type: "conversation", ID: conv.ID})
+			return objects{Params: map[string]string{"response_id": resp.ID, "conversation_id": conv.ID, "item_id": items.Data[0].ID,
+				"container_id": cont.ID}, Secrets: []string{resp.ID, conv.ID, cont.ID, secret}}
+		},
+		Intact: func(t *testing.T, n *platformtest.Node, o owner, objs objects) {
+			if r := n.Do(t, o.Key, "GET", "/v1/responses/"+objs.Params["response_id"], nil); r.Status != 200 {
+				t.Errorf("account A's response after account B's requests: %d %s", r.Status, r.Body)
+			}
+			if r := n.Do(t, o.Key, "GET", "/v1/conversations/"+objs.Params["conversation_id"]+"/items/"+objs.Params["item_id"], nil); r.Status != 200 {
+				t.Errorf("account A's conversation item after account B's requests: %d %s", r.Status, r.Body)
+			}
+			checkLog(t, n, o, events.Ref{Type: "response", ID: objs.Params["response_id"]}, made.respLog)
+			checkLog(t, n, o, events.Ref{Type: "conversation", ID: objs.Params["conversation_id"]}, made.convLog)
+			checkLog(t, n, o, events.Ref{Type: "container", ID: objs.Params["container_id"]}, made.contLog)
+		},
+		Bodies: map[string]any{
+			"POST /v1/conversations/{conversation_id}":       `{"metadata":{"k":"v"}}`,
+			"POST /v1/conversations/{conversation_id}/items": `{"items":[{"role":"user","content":"x"}]}`,
+		},
+		Probes: []probe{
+			{Method: "POST", Path: "/v1/responses", Body: `{"model":"offline","input":"x","previous_response_id":"{response_id}"}`},
+			{Method: "POST", Path: "/v1/responses", Body: `{"model":"offline","input":"x","conversation":"{conversation_id}"}`},
+			{Method: "POST", Path: "/v1/responses", Body: `{"model":"offline","input":"x","conversation":{"id":"{conversation_id}"}}`},
+			{Method: "GET", Path: "/v1/responses/{response_id}?stream=true"},
+			{Method: "GET", Path: "/v1/containers"},
+			{Method: "POST", Path: "/v1/responses", Body: `{"model":"offline","input":"x","tools":[{"type":"code_interpreter","container":"{container_id}"}]}`},
+		},
+	}
+}

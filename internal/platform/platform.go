@@ -21,6 +21,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/queries"
+	"github.com/contrailhq/contrail/handlers/responder"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/runworker"
 	"github.com/contrailhq/contrail/handlers/sweeper"
@@ -40,6 +41,7 @@ import (
 	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/limits"
 	"github.com/contrailhq/contrail/internal/llm"
+	mcpclient "github.com/contrailhq/contrail/internal/mcp/client"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/router"
@@ -81,6 +83,8 @@ type Platform struct {
 	// RunWorker drives Assistants runs; Sweeper expires them (each at its scheduled expiry) and re-drives those
 	// nobody drives.
 	RunWorker *runworker.Worker
+	// Responder is the Responses API's model loop.
+	Responder *responder.Loop
 	Sweeper   *sweeper.Sweeper
 	// Embedder turns text into vectors (routing, the offline model); Index is the routing index; AgentClient
 	// calls agents over HTTP with the platform's tokens.
@@ -98,6 +102,10 @@ type Platform struct {
 	Julep *JulepParts
 	// Vectors are the Assistants API's vector stores.
 	Vectors *VectorParts
+	// MCP calls remote MCP servers, those of --mcp-hosts only (mcpwiring.go).
+	MCP *mcpclient.Client
+	// mcpSeal seals the mcp tool's headers for the log and opens them for a call.
+	mcpSeal *mcpclient.Sealer
 	// code is the sandbox code_interpreter runs in, made when first needed.
 	code *codeSandbox
 	// Now is the platform's clock (tests inject one).
@@ -234,6 +242,10 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		return nil, err
 	}
 	steps.done("vector_stores")
+	if err := p.assembleMCP(ctx); err != nil {
+		return nil, err
+	}
+	steps.done("mcp")
 	if err := p.bootstrapAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -423,6 +435,8 @@ func (p *Platform) startRuns(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.Responder = responder.New(responder.Config{Responses: p.Commands.Responses, Models: p.Models, NC: p.NC, Names: p.Layout.Names,
+		Executors: p.responseExecutors(), Logger: p.Logger.With("component", "responder")})
 	p.Sweeper = sweeper.New(sweeper.Config{
 		Runs: p.Commands.Turns, Active: projections.ActiveRuns{Views: p.Views}, JS: p.JS, Names: p.Layout.Names, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
 		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),

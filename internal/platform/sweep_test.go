@@ -90,6 +90,8 @@ func face(path string) string {
 		return "graphql"
 	case strings.HasPrefix(path, "/v1/"), strings.HasPrefix(path, "/api/openai-proxy/"):
 		return "openai" // the proxy for agents answers in OpenAI's shape, as the openai package expects
+	case path == "/mcp" || strings.HasPrefix(path, "/mcp/"):
+		return "mcp" // JSON-RPC's, what an MCP client reads
 	}
 	return "rest"
 }
@@ -135,6 +137,18 @@ func parseAnswer(face string, body []byte) answer {
 		code, _ := e.Errors[0].Extensions["code"].(string)
 		field, _ := e.Errors[0].Extensions["field"].(string)
 		return answer{code: code, field: field, message: e.Errors[0].Message, ok: code != ""}
+	case "mcp":
+		var e struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+				Data    struct{ Code, Field string }
+			} `json:"error"`
+		}
+		if json.Unmarshal(body, &e) != nil || e.Error.Code == 0 || e.Error.Message == "" || e.Error.Data.Code == "" {
+			return answer{}
+		}
+		return answer{code: e.Error.Data.Code, field: e.Error.Data.Field, message: e.Error.Message, ok: true}
 	}
 	var e struct {
 		Error struct{ Code, Message, Field string } `json:"error"`
@@ -150,7 +164,7 @@ func parseAnswer(face string, body []byte) answer {
 var wholeRequest = regexp.MustCompile(`(?i)\bJSON\b|body|Content-Type|multipart`)
 
 // stateError matches a 400 about an object's state rather than a field: nothing the client sent is at fault.
-var stateError = regexp.MustCompile(`already has an active run|while a run .* is active|do not accept tool outputs|Cannot cancel run`)
+var stateError = regexp.MustCompile(`already has an active run|while a run .* is active|do not accept tool outputs|Cannot cancel run|Only responses created with background`)
 
 // check asserts what every answer must be. what says which request it was; sent are the values it carried.
 func (s *sweep) check(what, path, method string, status int, body []byte, sent []string) {

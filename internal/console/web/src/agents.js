@@ -2,6 +2,7 @@
 // routing a question to see the scores, and registering an agent by URL.
 import { useState } from 'preact/hooks';
 import { gql, gqlFull } from './api.js';
+import { ConnectMCP } from './mcpconnect.js';
 import { ErrorBox, fmtTime, html, Loading, Page, ScoreBar, useAction, useLoad, useSession } from './ui.js';
 
 const AGENT = `agentId handle name description kind published queries queryUrl funcUrl moreInfoUrl model created modified owner { username }`;
@@ -19,6 +20,7 @@ export function Agents({ args }) {
       <aside class="side">
         <${TryRoute} query=${query} setQuery=${setQuery} />
         <${Register} onDone=${list.reload} />
+        <${ConnectMCP} />
       </aside>
     </div>
   <//>`;

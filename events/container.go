@@ -1,0 +1,33 @@
+package events
+
+// Container events: where a response's code_interpreter runs (OpenAI's containers). A container holds files: those
+// a client gave it and those its code wrote; its warm sandbox lives on the node that runs its code.
+
+// ContainerCreated opens a container with the client's files.
+type ContainerCreated struct {
+	Name    string   `json:"name"`
+	FileIDs []string `json:"file_ids,omitempty"`
+	// ResponseID names the response whose code_interpreter made it ({"type": "auto"}), "" for a client's.
+	ResponseID string `json:"response_id,omitempty"`
+}
+
+func (ContainerCreated) EventType() string { return "container.created" }
+
+// ContainerFileAdded records a file of the container: Source "user" or "assistant" (the code wrote it), at Path.
+type ContainerFileAdded struct {
+	FileID string `json:"file_id"`
+	Path   string `json:"path"`
+	Source string `json:"source"`
+	Bytes  int64  `json:"bytes"`
+}
+
+func (ContainerFileAdded) EventType() string { return "container.file_added" }
+
+// ContainerDeleted deletes a container.
+type ContainerDeleted struct{}
+
+func (ContainerDeleted) EventType() string { return "container.deleted" }
+
+func containerEvents() []Event {
+	return []Event{ContainerCreated{}, ContainerFileAdded{}, ContainerDeleted{}}
+}

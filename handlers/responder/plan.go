@@ -1,0 +1,309 @@
+package responder
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/contrailhq/contrail/domain/response"
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/llm"
+)
+
+// plan is what a turn asks the model.
+type plan struct {
+	req llm.Request
+	// spent is set when max_output_tokens is used up before the call.
+	spent bool
+	// capped says the completion was bounded by max_output_tokens (a "length" finish is then incomplete).
+	capped bool
+	// servers are the server-side tools offered, by the function name the model calls them by.
+	servers map[string]serverTool
+	// cite turns a text's citation markers into annotations (file_search), when a tool offers them.
+	cite func(text string) []events.ItemAnnotation
+}
+
+type serverTool struct {
+	tool events.ResponseTool
+	x    Executor
+}
+
+func (p plan) server(name string) (events.ResponseTool, Executor, bool) {
+	st, ok := p.servers[name]
+	return st.tool, st.x, ok
+}
+
+func (p plan) citations(text string) []events.ItemAnnotation {
+	if p.cite == nil {
+		return nil
+	}
+	return p.cite(text)
+}
+
+// Citer is an executor whose items the final answer cites (file_search): it turns a text's markers into
+// annotations, given the items recorded so far.
+type Citer interface {
+	Cite(text string, items []events.Item) []events.ItemAnnotation
+}
+
+// plan builds the model request of the response's current turn: the instructions, the history, the response's
+// input, then its own output so far.
+func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
+	rq := s.Request
+	p := plan{servers: map[string]serverTool{}}
+	req := llm.Request{Model: rq.Model, Temperature: rq.Temperature, TopP: rq.TopP}
+	items := slices.Concat(history, rq.Input, s.Output)
+	for _, t := range rq.Tools {
+		if t.Type == "function" {
+			strict := t.Strict != nil && *t.Strict
+			req.Tools = append(req.Tools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: strict && len(t.Parameters) > 0})
+			continue
+		}
+		x, ok := l.cfg.Executors[t.Type]
+		if !ok {
+			return p, fmt.Errorf("this node cannot run the %s tool", t.Type)
+		}
+		if mo, ok := x.(MultiOfferer); ok {
+			for _, offered := range mo.OfferAll(t, items) {
+				if _, taken := p.servers[offered.Name]; taken {
+					continue
+				}
+				req.Tools = append(req.Tools, offered)
+				p.servers[offered.Name] = serverTool{tool: t, x: x}
+			}
+			continue
+		}
+		offered, ok := x.Offer(t)
+		if !ok {
+			return p, fmt.Errorf("this node cannot run the %s tool", t.Type)
+		}
+		req.Tools = append(req.Tools, offered)
+		p.servers[offered.Name] = serverTool{tool: t, x: x}
+		if c, ok := x.(Citer); ok {
+			p.cite = func(text string) []events.ItemAnnotation { return c.Cite(text, s.Output) }
+		}
+	}
+	if len(req.Tools) > 0 {
+		choice, allowed, err := toolChoice(rq.ToolChoice)
+		if err != nil {
+			return p, err
+		}
+		if allowed != nil {
+			req.Tools = slices.DeleteFunc(req.Tools, func(t llm.Tool) bool { return !allowed[t.Name] })
+		}
+		req.ToolChoice = choice
+		parallel := rq.ParallelToolCalls
+		req.ParallelToolCalls = &parallel
+	}
+	req.ResponseFormat = responseFormat(rq.Text)
+
+	if rq.Instructions != "" {
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: rq.Instructions})
+	}
+	req.Messages = append(req.Messages, l.messages(items)...)
+	if rq.Truncation == "auto" {
+		req.Messages = truncate(req.Messages, 400)
+	}
+
+	if rq.MaxOutputTokens != nil {
+		left := *rq.MaxOutputTokens - s.Usage.CompletionTokens
+		if left <= 0 {
+			p.spent = true
+			return p, nil
+		}
+		req.MaxTokens, p.capped = left, true
+	}
+	p.req = req
+	return p, nil
+}
+
+// truncate keeps at most n messages after the system message, dropping the oldest ones and never starting on a
+// tool message whose call was dropped ("truncation": "auto").
+func truncate(msgs []llm.Message, n int) []llm.Message {
+	start := 0
+	if len(msgs) > 0 && msgs[0].Role == llm.RoleSystem {
+		start = 1
+	}
+	if len(msgs)-start <= n {
+		return msgs
+	}
+	cut := len(msgs) - n
+	for cut < len(msgs) && msgs[cut].Role == llm.RoleTool {
+		cut++
+	}
+	return append(slices.Clone(msgs[:start]), msgs[cut:]...)
+}
+
+// messages turns items into chat messages: consecutive function calls become one assistant message with its tool
+// calls, each output a tool message; an item_reference stands for the earlier item of its ID.
+func (l *Loop) messages(items []events.Item) []llm.Message {
+	byID := map[string]events.Item{}
+	var out []llm.Message
+	var pending *llm.Message // an assistant message gathering tool calls
+	flush := func() {
+		if pending != nil {
+			out = append(out, *pending)
+			pending = nil
+		}
+	}
+	call := func(c llm.ToolCall) {
+		if pending == nil {
+			pending = &llm.Message{Role: llm.RoleAssistant}
+		}
+		pending.ToolCalls = append(pending.ToolCalls, c)
+	}
+	for _, it := range items {
+		if it.Type == "item_reference" {
+			ref, ok := byID[it.ID]
+			if !ok {
+				continue
+			}
+			it = ref
+		} else if it.ID != "" {
+			byID[it.ID] = it
+		}
+		switch it.Type {
+		case "message", "":
+			flush()
+			role := it.Role
+			switch role {
+			case "developer", "system":
+				role = llm.RoleSystem
+			case "assistant":
+			default:
+				role = llm.RoleUser
+			}
+			out = append(out, llm.Message{Role: role, Content: it.Text()})
+		case "function_call":
+			call(llm.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+		case "function_call_output":
+			flush()
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: it.CallID, Content: outputText(it.Output)})
+		case "mcp_list_tools", "mcp_approval_request":
+			// the tools are offered as functions; a request waits for its answer (below) or its call
+		case "mcp_call":
+			call(llm.ToolCall{ID: it.ID, Name: it.Name, Arguments: it.Arguments})
+			flush()
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: it.ID, Content: MCPOutput(it)})
+		case "mcp_approval_response":
+			// a call the user refused: the model reads that it was refused
+			req, ok := byID[it.ApprovalRequestID]
+			if !ok || it.Approve == nil || *it.Approve {
+				continue
+			}
+			call(llm.ToolCall{ID: req.ID, Name: req.Name, Arguments: req.Arguments})
+			flush()
+			text := "The user did not approve this call of " + req.Name + "."
+			if it.Reason != "" {
+				text += " Reason: " + it.Reason
+			}
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: req.ID, Content: text})
+		default:
+			x, ok := l.executorFor(it.Type)
+			if !ok {
+				continue // reasoning and other items the model is not shown
+			}
+			args, _ := json.Marshal(map[string]any{"queries": it.Queries, "code": it.Code})
+			id := it.CallID
+			if id == "" {
+				id = it.ID
+			}
+			call(llm.ToolCall{ID: id, Name: offeredName(x, it), Arguments: string(args)})
+			flush()
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: x.Output(it)})
+		}
+	}
+	flush()
+	return out
+}
+
+// offeredName is the function name a server tool's item was called by.
+func offeredName(x Executor, it events.Item) string {
+	t, _ := x.Offer(events.ResponseTool{Type: it.Type})
+	return t.Name
+}
+
+// toolChoice reads tool_choice: "auto", "none", "required", {type: "function", name}, a server tool's
+// {type: "file_search"}, or {type: "allowed_tools", mode, tools}. It returns the choice the model gets and, for
+// allowed_tools, the names of the tools it may see.
+func toolChoice(raw json.RawMessage) (string, map[string]bool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil, nil
+	}
+	var o struct {
+		Type  string `json:"type"`
+		Name  string `json:"name"`
+		Mode  string `json:"mode"`
+		Tools []struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return "", nil, fmt.Errorf("tool_choice: %v", err)
+	}
+	switch o.Type {
+	case "function":
+		return o.Name, nil, nil
+	case "allowed_tools":
+		allowed := map[string]bool{}
+		for _, t := range o.Tools {
+			name := t.Name
+			if t.Type != "function" {
+				name = t.Type
+			}
+			allowed[name] = true
+		}
+		return o.Mode, allowed, nil
+	default:
+		return o.Type, nil, nil
+	}
+}
+
+// responseFormat turns text.format into Chat's response_format: json_schema's flat {name, schema, strict} goes
+// under "json_schema"; json_object as it is; text is the default, sent as nothing.
+func responseFormat(text json.RawMessage) json.RawMessage {
+	var t struct {
+		Format struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Schema      json.RawMessage `json:"schema"`
+			Strict      *bool           `json:"strict,omitempty"`
+		} `json:"format"`
+	}
+	if len(text) == 0 || json.Unmarshal(text, &t) != nil {
+		return nil
+	}
+	switch t.Format.Type {
+	case "json_schema":
+		inner := map[string]any{"name": t.Format.Name, "schema": t.Format.Schema}
+		if t.Format.Description != "" {
+			inner["description"] = t.Format.Description
+		}
+		if t.Format.Strict != nil {
+			inner["strict"] = *t.Format.Strict
+		}
+		out, _ := json.Marshal(map[string]any{"type": "json_schema", "json_schema": inner})
+		return out
+	case "json_object":
+		return json.RawMessage(`{"type":"json_object"}`)
+	}
+	return nil
+}
+
+// MCPOutput is what the model reads of an mcp_call: its output, or its error.
+func MCPOutput(it events.Item) string {
+	if it.Error != "" {
+		return "Error: " + it.Error
+	}
+	var text string
+	if json.Unmarshal(it.Output, &text) == nil {
+		return text
+	}
+	return string(it.Output)
+}

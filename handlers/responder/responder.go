@@ -1,0 +1,386 @@
+// Package responder is the model loop of the Responses API: a consumer of the log that drives each created
+// response through its model calls ("turns") to an end. A turn asks the model with the response's context (its
+// conversation's items, or its previous responses' input and output, then its own input and what it recorded so
+// far), records the items the answer makes (a message, function calls, server tool calls with what they gave) as
+// events, and either ends the response or, after a server tool ran, asks again.
+//
+// Every record is decided on the response aggregate with optimistic concurrency and IDs derived from the response
+// and the turn (domain/response), so a response can be driven again from any point: after a crash the durable
+// consumer hands its created event to another node (or to this one after a restart) and the loop picks up where
+// the log says it stands, recording no item twice.
+//
+// It shares the Assistants run worker's turn machinery below the aggregate: the model router (llm.Provider), its
+// request and streaming types, and the file_search and code_interpreter runners are the same objects.
+//
+// It imports events, domain/response, commands' types and llm; never a face.
+package responder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/contrailhq/contrail/domain/response"
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/natsx"
+	"github.com/nats-io/nats.go"
+)
+
+// Recorder is what the loop asks of the response commands (commands.Responses).
+type Recorder interface {
+	Load(ctx context.Context, id string, atLeast uint64) (response.State, error)
+	Start(ctx context.Context, s response.State) (response.State, error)
+	RecordTurn(ctx context.Context, s response.State, turn int, items []events.Item, usage events.TokenUsage, end response.End, finish bool) (response.State, error)
+	Finish(ctx context.Context, s response.State, end response.End) (response.State, error)
+	History(ctx context.Context, s response.State) ([]events.Item, error)
+	AppendToConversation(ctx context.Context, s response.State) error
+	Ending(ctx context.Context, s response.State) (ended <-chan struct{}, stop func())
+}
+
+// Executor runs one kind of server-side tool (file_search, code_interpreter; mcp next): the seam a new tool kind
+// plugs into. The loop offers the tool to the model as a function and, when the model calls it, records the item
+// Run returns and gives the model its output on the next turn.
+type Executor interface {
+	// Offer is how the tool is offered to the model; ok false offers nothing (a tool this node cannot run).
+	Offer(tool events.ResponseTool) (t llm.Tool, ok bool)
+	// Run answers one call. itemID is the ID the recorded item must carry (derived from the turn, so a turn
+	// done again names it alike). The item is recorded whatever err says; err is for the log.
+	Run(ctx context.Context, s response.State, tool events.ResponseTool, call llm.ToolCall, itemID string) (events.Item, error)
+	// Output is what the model reads of a recorded item of this kind on later turns.
+	Output(it events.Item) string
+	// ItemType is the type of the items it records ("file_search_call").
+	ItemType() string
+}
+
+// MultiOfferer is an executor whose one tool offers the model several functions, from what the response's context
+// holds (mcp: the tools a server listed, as allowed). Offer is not asked of it.
+type MultiOfferer interface {
+	OfferAll(tool events.ResponseTool, context []events.Item) []llm.Tool
+}
+
+// Preparer is an executor that records items before the model is asked (mcp: the server's tools, listed once per
+// context; the calls the user approved since the last response). itemID names the i-th item it returns. end, when
+// set, ends the response with those items (a server that cannot be listed fails it).
+type Preparer interface {
+	Prepare(ctx context.Context, s response.State, tool events.ResponseTool, context []events.Item, itemID func(i int, prefix string) string) (items []events.Item, end response.End)
+}
+
+// Config wires a Loop.
+type Config struct {
+	Responses Recorder
+	Models    llm.Provider
+	// Executors run the server-side tools, by tool type.
+	Executors map[string]Executor
+	// Concurrency is how many responses this node drives at once (default 64).
+	Concurrency int
+	// NC publishes the model's text as it comes on the response's live subject (Names.LiveSubject), for the face
+	// that streams the response to send it before the item is committed; nil publishes nothing.
+	NC     *nats.Conn
+	Names  natsx.Names
+	Logger *slog.Logger
+}
+
+// Loop drives responses.
+type Loop struct{ cfg Config }
+
+// New returns a loop; register its Handler.
+func New(cfg Config) *Loop {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 64
+	}
+	if cfg.Executors == nil {
+		cfg.Executors = map[string]Executor{}
+	}
+	return &Loop{cfg: cfg}
+}
+
+// Handler is the loop's reaction to the log: a response created. It drives the response to its end before it
+// acknowledges the event, so the event stays with the consumer (and goes to another node) until the response
+// ended; the runtime's heartbeats keep a long model call from being taken for a dead node.
+func (l *Loop) Handler() runtime.Handler {
+	return runtime.Handler{
+		Name:        "responder",
+		EventTypes:  []string{"response.created"},
+		Handle:      func(ctx context.Context, e events.Envelope) error { return l.Drive(ctx, e.AggregateID, e.Sequence) },
+		Concurrency: l.cfg.Concurrency,
+		Prefetch:    1,
+	}
+}
+
+// maxTurns bounds the model calls of one response (server tools called again and again).
+const maxTurns = 16
+
+// Drive moves a response on until it ended or ctx ends.
+func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
+	rs := l.cfg.Responses
+	s, err := rs.Load(ctx, id, atLeast)
+	if err != nil {
+		return err
+	}
+	for !s.Ended() && ctx.Err() == nil {
+		switch {
+		case s.Status == events.ResponseStatusQueued:
+			s, err = rs.Start(ctx, s)
+		case s.PendingEnd.Status != "":
+			// The last turn decided the end: the conversation gets the items first, so a follow-up that reads it
+			// after the end sees them.
+			if err = rs.AppendToConversation(ctx, s); err == nil {
+				s, err = rs.Finish(ctx, s, s.PendingEnd)
+			}
+		case len(s.PartialTurn()) > 0:
+			s, err = l.closePartial(ctx, s)
+		case s.Turns >= maxTurns:
+			s, err = rs.Finish(ctx, s, response.End{Status: events.ResponseStatusIncomplete, Reason: "max_tool_calls"})
+		default:
+			s, err = l.turn(ctx, s)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// closePartial closes a turn whose items were recorded but not its close (see response.State.PartialTurn).
+func (l *Loop) closePartial(ctx context.Context, s response.State) (response.State, error) {
+	items := s.PartialTurn()
+	end := response.End{Status: events.ResponseStatusCompleted}
+	for _, it := range items {
+		if _, server := l.executorFor(it.Type); server || it.Type == "mcp_list_tools" {
+			end = response.End{}
+		}
+	}
+	if hasFunctionCall(items) {
+		end = response.End{Status: events.ResponseStatusCompleted}
+	}
+	return l.cfg.Responses.RecordTurn(ctx, s, s.Turns, nil, events.TokenUsage{}, end, s.Request.ConversationID == "")
+}
+
+func (l *Loop) executorFor(itemType string) (Executor, bool) {
+	for _, x := range l.cfg.Executors {
+		if x.ItemType() == itemType {
+			return x, true
+		}
+	}
+	return nil, false
+}
+
+// turn asks the model once and records what it answered.
+func (l *Loop) turn(ctx context.Context, s response.State) (response.State, error) {
+	rs := l.cfg.Responses
+	turn := s.Turns
+	history, err := rs.History(ctx, s)
+	if err != nil {
+		return s, err
+	}
+	if prep, end := l.prepare(ctx, s, history); len(prep) > 0 || end.Status != "" {
+		if ctx.Err() != nil {
+			return s, ctx.Err()
+		}
+		return rs.RecordTurn(ctx, s, turn, prep, events.TokenUsage{}, end, end.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
+	}
+	p, err := l.plan(s, history)
+	if err != nil {
+		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: "invalid_prompt", Message: err.Error()})
+	}
+	if p.spent {
+		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusIncomplete, Reason: "max_output_tokens"})
+	}
+	callCtx, stopCall := context.WithCancel(ctx)
+	defer stopCall()
+	if s.Request.Background {
+		// Only a background response can be cancelled: its model call stops when the cancel is in the log.
+		ended, stopWatch := rs.Ending(callCtx, s)
+		defer stopWatch()
+		go func() {
+			select {
+			case <-ended:
+				stopCall()
+			case <-callCtx.Done():
+			}
+		}()
+	}
+	chunks := chunker{live: l.live(s.ID, turn)}
+	resp, err := l.cfg.Models.Complete(callCtx, p.req, chunks.add)
+	if ctx.Err() != nil {
+		return s, ctx.Err()
+	}
+	if callCtx.Err() != nil {
+		return rs.Load(ctx, s.ID, 0) // cancelled: the loop sees the end
+	}
+	if err != nil {
+		code := "server_error"
+		switch {
+		case errors.Is(err, llm.ErrRateLimited):
+			code = "rate_limit_exceeded"
+		case errors.Is(err, llm.ErrBadRequest):
+			code = "invalid_prompt"
+		}
+		l.cfg.Logger.Warn("responder: model call failed", "response", s.ID, "model", s.Request.Model, "err", err)
+		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: code, Message: err.Error()})
+	}
+	usage := events.TokenUsage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		TotalTokens: resp.Usage.TotalTokens}
+
+	var items []events.Item
+	if resp.Text != "" || len(resp.ToolCalls) == 0 {
+		items = append(items, events.Item{Type: "message", ID: response.ItemID(&s, turn, len(items), "msg_"),
+			Status: events.ResponseStatusCompleted, Role: "assistant",
+			Content: []events.ItemContent{{Type: "output_text", Text: resp.Text, Annotations: p.citations(resp.Text)}},
+			Chunks:  chunks.text})
+	}
+	end := response.End{Status: events.ResponseStatusCompleted}
+	if resp.FinishReason == llm.FinishLength && p.capped {
+		end = response.End{Status: events.ResponseStatusIncomplete, Reason: "max_output_tokens"}
+		if len(items) > 0 {
+			items[0].Status = events.ResponseStatusIncomplete
+		}
+	}
+	for i, c := range resp.ToolCalls {
+		if tool, x, ok := p.server(c.Name); ok {
+			it, err := x.Run(ctx, s, tool, c, response.ItemID(&s, turn, len(items), itemPrefix(x.ItemType())))
+			if ctx.Err() != nil {
+				return s, ctx.Err()
+			}
+			if err != nil {
+				l.cfg.Logger.Warn("responder: tool failed", "response", s.ID, "tool", tool.Type, "err", err)
+			}
+			if it.CallID == "" {
+				it.CallID = c.ID // kept so that the model reads the output under the call's own ID (not shown to clients)
+			}
+			items = append(items, it)
+			end = response.End{} // the model reads what the tool gave on the next turn
+			continue
+		}
+		callID := c.ID
+		if callID == "" {
+			callID = "call_" + events.DeriveID(s.CreatedBy, fmt.Sprintf("turn-%d-call-%d", turn, i))
+		}
+		items = append(items, events.Item{Type: "function_call", ID: response.ItemID(&s, turn, len(items), "fc_"),
+			Status: events.ResponseStatusCompleted, CallID: callID, Name: c.Name, Arguments: c.Arguments,
+			Chunks: chunks.args[c.ID]})
+	}
+	if hasFunctionCall(items) && end.Status == "" {
+		// A function call is the client's to answer: the response ends with it, whatever else the turn did.
+		end = response.End{Status: events.ResponseStatusCompleted}
+	}
+	finish := s.Request.ConversationID == "" || !s.Request.Store
+	return rs.RecordTurn(ctx, s, turn, items, usage, end, finish)
+}
+
+// prepare gathers what the executors record before the model is asked, in the order of the tools.
+func (l *Loop) prepare(ctx context.Context, s response.State, history []events.Item) ([]events.Item, response.End) {
+	var items []events.Item
+	context := slices.Concat(history, s.Request.Input, s.Output)
+	for _, t := range s.Request.Tools {
+		p, ok := l.cfg.Executors[t.Type].(Preparer)
+		if !ok {
+			continue
+		}
+		base := len(items)
+		got, end := p.Prepare(ctx, s, t, context, func(i int, prefix string) string {
+			return response.ItemID(&s, s.Turns, base+i, prefix)
+		})
+		items = append(items, got...)
+		if end.Status != "" {
+			return items, end
+		}
+	}
+	return items, response.End{}
+}
+
+// hasFunctionCall reports whether the turn's items wait for the client: a function call, or an MCP call that
+// waits for the user's approval.
+func hasFunctionCall(items []events.Item) bool {
+	for _, it := range items {
+		if it.Type == "function_call" || it.Type == "mcp_approval_request" {
+			return true
+		}
+	}
+	return false
+}
+
+// itemPrefix is the ID prefix of an item type.
+func itemPrefix(typ string) string {
+	switch typ {
+	case "file_search_call":
+		return "fs_"
+	case "code_interpreter_call":
+		return "ci_"
+	case "mcp_call":
+		return "mcp_"
+	}
+	return "item_"
+}
+
+// chunker keeps the pieces in which the model streamed its text and each call's arguments: the recorded item
+// carries their lengths, so that a stream synthesised from the log splits them alike.
+type chunker struct {
+	text []int
+	args map[string][]int
+	ids  map[int]string
+	live func(index int, text string)
+}
+
+func (c *chunker) add(d llm.Delta) {
+	if d.Text != "" {
+		if c.live != nil {
+			c.live(len(c.text), d.Text)
+		}
+		c.text = append(c.text, len(d.Text))
+	}
+	if tc := d.ToolCall; tc != nil {
+		if c.ids == nil {
+			c.ids, c.args = map[int]string{}, map[string][]int{}
+		}
+		if tc.ID != "" {
+			c.ids[tc.Index] = tc.ID
+		}
+		if tc.Arguments != "" {
+			id := c.ids[tc.Index]
+			c.args[id] = append(c.args[id], len(tc.Arguments))
+		}
+	}
+}
+
+// live returns what publishes a turn's text pieces on the response's live subject (nil: no connection). Core
+// NATS: a piece nobody hears is lost, and the item committed after has them all.
+func (l *Loop) live(id string, turn int) func(int, string) {
+	if l.cfg.NC == nil {
+		return nil
+	}
+	subject := l.cfg.Names.LiveSubject("response", id)
+	return func(i int, text string) {
+		raw, _ := json.Marshal(response.LiveDelta{Turn: turn, Index: i, Text: text})
+		_ = l.cfg.NC.Publish(subject, raw) // best effort: the log has the text
+	}
+}
+
+// outputText is a function_call_output's output as the model reads it: a JSON string's text, else the JSON.
+func outputText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return string(raw)
+}

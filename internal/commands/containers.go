@@ -1,0 +1,161 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/contrailhq/contrail/domain/container"
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
+)
+
+// Containers are the commands on containers (where a response's code_interpreter runs).
+type Containers struct {
+	store *eventstore.Store
+	repo  *eventstore.Repo[container.State, *container.State]
+	files *Files
+}
+
+// NewContainers returns the container commands.
+func NewContainers(store *eventstore.Store, files *Files) *Containers {
+	return &Containers{store: store, repo: eventstore.NewRepo[container.State](store, "container", 1024), files: files}
+}
+
+// maxContainerFiles bounds the files a container is made with.
+const maxContainerFiles = 40
+
+// userFiles checks that files are the account's and says what the container records of each.
+func (c *Containers) userFiles(ctx context.Context, account, param string, fileIDs []string) ([]events.ContainerFileAdded, error) {
+	if len(fileIDs) > maxContainerFiles {
+		return nil, errs.InvalidField(param, "at most %d files, got %d", maxContainerFiles, len(fileIDs))
+	}
+	var out []events.ContainerFileAdded
+	for i, id := range fileIDs {
+		at := fmt.Sprintf("%s[%d]", param, i)
+		if err := ids.Check(at, ids.File, id); err != nil {
+			return nil, err
+		}
+		f, _, err := c.files.loadFile(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !f.Exists || f.Deleted || f.Account != account {
+			e := errs.NotFoundf("file", id)
+			e.Field = at
+			return nil, e
+		}
+		name := path.Base(strings.ReplaceAll(f.Filename, "\\", "/"))
+		out = append(out, events.ContainerFileAdded{FileID: id, Path: "/mnt/data/" + name, Source: "user", Bytes: f.Bytes})
+	}
+	return out, nil
+}
+
+// Create makes a container with the caller's files.
+func (c *Containers) Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string) (string, eventstore.Appended, error) {
+	if len(name) > 256 {
+		return "", eventstore.Appended{}, errs.InvalidField("name", "'name' is longer than 256 bytes")
+	}
+	files, err := c.userFiles(ctx, actor.AccountID, "file_ids", fileIDs)
+	if err != nil {
+		return "", eventstore.Appended{}, err
+	}
+	id := events.NewPrefixedID(ids.Container.Prefix)
+	evs := []events.Event{events.ContainerCreated{Name: name, FileIDs: fileIDs}}
+	for _, f := range files {
+		evs = append(evs, f)
+	}
+	app, err := c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(*container.State) ([]events.Event, error) { return evs, nil })
+	return id, app, err
+}
+
+// Ensure makes the container a response's code_interpreter asked for with {"type": "auto"}, once: its ID derives
+// from the response, so a turn done again finds it.
+func (c *Containers) Ensure(ctx context.Context, account, id, responseID string, fileIDs []string) (container.State, error) {
+	files, err := c.userFiles(ctx, account, "container.file_ids", fileIDs)
+	if err != nil {
+		return container.State{}, err
+	}
+	app, err := c.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: account, Actor: "responder", CausationID: responseID},
+		func(s *container.State) ([]events.Event, error) {
+			if s.Exists {
+				return nil, nil
+			}
+			evs := []events.Event{events.WithID(events.DeriveID(id, "created"), events.ContainerCreated{Name: "auto", FileIDs: fileIDs, ResponseID: responseID})}
+			for _, f := range files {
+				evs = append(evs, events.WithID(events.DeriveID(id, "file-"+f.FileID), f))
+			}
+			return evs, nil
+		})
+	if err != nil {
+		return container.State{}, fmt.Errorf("make container %s: %w", id, err)
+	}
+	s, _, err := c.repo.Get(ctx, id, app.LastSeq())
+	return s, err
+}
+
+// Get returns a container of the caller's.
+func (c *Containers) Get(ctx context.Context, account, id string, atLeast uint64) (container.State, error) {
+	if !ids.Valid(ids.Container, id) {
+		return container.State{}, errs.NotFoundf("container", id)
+	}
+	s, _, err := c.repo.Get(ctx, id, atLeast)
+	if err != nil {
+		return s, fmt.Errorf("load container %s: %w", id, err)
+	}
+	if !s.Owned(account) {
+		return s, errs.E(errs.NotFound, "Container with id '%s' not found.", id)
+	}
+	return s, nil
+}
+
+// List returns the caller's containers, oldest first. The log is read for their creations (containers are few
+// and short-lived; no read model keeps them).
+func (c *Containers) List(ctx context.Context, account string) ([]container.State, error) {
+	var found []string
+	_, err := c.store.Read(ctx, 0, func(e events.Envelope) error {
+		if e.Account == account {
+			found = append(found, e.AggregateID)
+		}
+		return nil
+	}, c.store.Names().TypeFilter("container.created"))
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	var out []container.State
+	for _, id := range found {
+		s, err := c.Get(ctx, account, id, eventstore.Fresh)
+		if errs.CodeOf(err) == errs.NotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Delete deletes a container of the caller's.
+func (c *Containers) Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error) {
+	if _, err := c.Get(ctx, actor.AccountID, id, eventstore.Fresh); err != nil {
+		return eventstore.Appended{}, err
+	}
+	return c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(s *container.State) ([]events.Event, error) {
+		if s.Deleted {
+			return nil, nil
+		}
+		return []events.Event{events.ContainerDeleted{}}, nil
+	})
+}
+
+// AddOutputs records files the container's code wrote.
+func (c *Containers) AddOutputs(ctx context.Context, account, id string, files []events.ContainerFileAdded) error {
+	_, err := c.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: account, Actor: "responder"},
+		func(s *container.State) ([]events.Event, error) { return container.AddFiles(s, files), nil })
+	return err
+}

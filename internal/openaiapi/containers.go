@@ -1,0 +1,212 @@
+package openaiapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/contrailhq/contrail/domain/container"
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
+	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
+)
+
+// ContainerCommands is what the face asks of the container commands (commands.Containers): OpenAI's containers as
+// far as code_interpreter needs them.
+type ContainerCommands interface {
+	Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string) (string, eventstore.Appended, error)
+	Get(ctx context.Context, account, id string, atLeast uint64) (container.State, error)
+	List(ctx context.Context, account string) ([]container.State, error)
+	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
+}
+
+// containerIdle is how long a container lives after its last use, as OpenAI's default expires_after says.
+const containerIdle = 20 * time.Minute
+
+func wireContainer(s *container.State) obj {
+	return obj{"id": s.ID, "object": "container", "name": s.Name, "created_at": s.CreatedAt.Unix(), "status": "running",
+		"expires_after":  obj{"anchor": "last_active_at", "minutes": int(containerIdle / time.Minute)},
+		"last_active_at": s.CreatedAt.Unix()}
+}
+
+func wireContainerFile(s *container.State, f container.File) obj {
+	return obj{"id": f.FileID, "object": "container.file", "container_id": s.ID, "created_at": f.CreatedAt.Unix(),
+		"bytes": f.Bytes, "path": f.Path, "source": f.Source}
+}
+
+func (f *Face) createContainer(w http.ResponseWriter, r *http.Request) {
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	name, err := in.str("name")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if name == "" {
+		f.WriteError(w, r, errs.Missing("name"))
+		return
+	}
+	var fileIDs []string
+	if _, err := get(in, "file_ids", &fileIDs); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id, app, err := f.d.Containers.Create(r.Context(), principal(r), name, fileIDs)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	s, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, id, app.LastSeq())
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, wireContainer(&s))
+}
+
+func (f *Face) getContainer(w http.ResponseWriter, r *http.Request) {
+	s, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, chi.URLParam(r, "container_id"), eventstore.Fresh)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, wireContainer(&s))
+}
+
+func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
+	p, err := parseList(r, 20, 100)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	all, err := f.d.Containers.List(r.Context(), principal(r).AccountID)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	items := make([]listed[obj], 0, len(all))
+	for i := range all {
+		items = append(items, listed[obj]{id: all[i].ID, seq: all[i].Seq, obj: wireContainer(&all[i])})
+	}
+	writeJSON(w, paginate(items, p))
+}
+
+func (f *Face) deleteContainer(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "container_id")
+	if _, err := f.d.Containers.Delete(r.Context(), principal(r), id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, deleted{ID: id, Object: "container.deleted", Deleted: true})
+}
+
+func (f *Face) listContainerFiles(w http.ResponseWriter, r *http.Request) {
+	p, err := parseList(r, 20, 100)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	s, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, chi.URLParam(r, "container_id"), eventstore.Fresh)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	items := make([]listed[obj], 0, len(s.Files))
+	for i, file := range s.Files {
+		items = append(items, listed[obj]{id: file.FileID, seq: uint64(i), obj: wireContainerFile(&s, file)})
+	}
+	writeJSON(w, paginate(items, p))
+}
+
+func (f *Face) containerFile(r *http.Request) (container.State, container.File, error) {
+	s, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, chi.URLParam(r, "container_id"), eventstore.Fresh)
+	if err != nil {
+		return s, container.File{}, err
+	}
+	id := chi.URLParam(r, "file_id")
+	file, ok := s.File(id)
+	if !ok {
+		return s, file, errs.E(errs.NotFound, "Container file with id '%s' not found.", id)
+	}
+	return s, file, nil
+}
+
+func (f *Face) getContainerFile(w http.ResponseWriter, r *http.Request) {
+	s, file, err := f.containerFile(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, wireContainerFile(&s, file))
+}
+
+func (f *Face) containerFileContent(w http.ResponseWriter, r *http.Request) {
+	_, file, err := f.containerFile(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	d, err := f.file(r, file.FileID)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	body, _, err := f.d.Blobs.Get(r.Context(), d.Blob)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	defer body.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	if _, err := io.Copy(w, body); err != nil {
+		f.d.Logger.Warn("send container file content", "file", d.ID, "err", err)
+	}
+}
+
+// checkContainer checks a code_interpreter tool's container: the caller's container by ID, or
+// {"type": "auto", "file_ids"} with the caller's files.
+func (f *Face) checkContainer(r *http.Request, at string, t events.ResponseTool) error {
+	if f.d.CodeAvailable != nil {
+		if err := f.d.CodeAvailable(); err != nil {
+			return errs.InvalidField(at+".type", "The code_interpreter tool cannot run on this server: %v", err)
+		}
+	}
+	var id string
+	if decodeValue(t.Container, at+".container", &id) == nil {
+		if err := ids.Check(at+".container", ids.Container, id); err != nil {
+			return err
+		}
+		if _, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh); err != nil {
+			if e := errs.As(err); e != nil && e.Code == errs.NotFound {
+				e.Field = at + ".container"
+			}
+			return err
+		}
+		return nil
+	}
+	var o struct {
+		Type    string   `json:"type"`
+		FileIDs []string `json:"file_ids"`
+	}
+	if err := decodeValue(t.Container, at+".container", &o); err != nil {
+		return err
+	}
+	if o.Type != "auto" {
+		return errs.InvalidField(at+".container.type", "Invalid value: '%s'. Supported values are: 'auto'.", clip(o.Type))
+	}
+	for j, id := range o.FileIDs {
+		if err := f.d.Responses.CheckFile(r.Context(), principal(r).AccountID, fmt.Sprintf("%s.container.file_ids[%d]", at, j), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

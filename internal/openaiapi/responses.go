@@ -1,0 +1,321 @@
+package openaiapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go"
+
+	"github.com/contrailhq/contrail/domain/response"
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/llm/tokens"
+)
+
+// The Responses API (POST/GET/DELETE /v1/responses...). The face checks a request and records the response with
+// the commands; the model loop (handlers/responder), a consumer of the log on whichever node, drives it; the face
+// answers from the response's events as the log commits them, so that what it says was done is in the log (a
+// follow-up a moment later sees every item).
+
+func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
+	in, err := f.readNewResponse(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.checkReferences(r, &in.ResponseCreated); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id := events.NewPrefixedID(ids.Response.Prefix)
+	ref := events.Ref{Type: "response", ID: id}
+	// Watched before the append, so that every event after it is in the watch however fast the loop is.
+	var live chan *nats.Msg
+	if in.Stream && f.d.NC != nil {
+		live = make(chan *nats.Msg, 4096)
+		sub, err := f.d.NC.ChanSubscribe(f.d.Names.LiveSubject("response", id), live)
+		if err != nil {
+			f.WriteError(w, r, fmt.Errorf("listen to response %s: %w", id, err))
+			return
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	watch, err := f.d.Store.Watch(r.Context(), ref)
+	if err != nil {
+		f.WriteError(w, r, fmt.Errorf("watch response %s: %w", id, err))
+		return
+	}
+	defer watch.Close()
+	appended, err := f.d.Responses.Create(r.Context(), principal(r), id, in.ResponseCreated)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if in.Stream {
+		f.streamResponse(w, r, watch, 0, -1, live)
+		return
+	}
+	if in.Background {
+		s, err := f.d.Responses.Load(r.Context(), id, appended.LastSeq())
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		writeJSON(w, wireResponse(&s))
+		return
+	}
+	var s response.State
+	for e, err := range watch.Follow(r.Context(), events.Version{}) {
+		if err != nil {
+			f.WriteError(w, r, fmt.Errorf("follow response %s: %w", id, err))
+			return
+		}
+		s.Apply(e)
+		if s.Ended() && s.Exists {
+			writeJSON(w, wireResponse(&s))
+			return
+		}
+	}
+	f.WriteError(w, r, r.Context().Err())
+}
+
+// streamResponse writes a response's stream from the log: the frames of its events from the first on, those after
+// `after` sent, until the response ends or the client goes. live, when not nil, brings the model's text as the
+// loop publishes it: its frames are sent at once and those the committed message repeats are not sent again.
+func (f *Face) streamResponse(w http.ResponseWriter, r *http.Request, watch *eventstore.Watch, from uint64, after int, live <-chan *nats.Msg) {
+	out := startSSE(w)
+	fr := &frames{after: after, send: out.send}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	logCh := make(chan logItem, 64)
+	go func() {
+		defer close(logCh)
+		for e, err := range watch.FollowFrom(ctx, from) {
+			select {
+			case logCh <- logItem{env: e, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-live:
+			var d response.LiveDelta
+			if json.Unmarshal(m.Data, &d) == nil && !fr.live(d) {
+				return
+			}
+			if len(live) == 0 {
+				out.flush()
+			}
+		case it, ok := <-logCh:
+			if !ok {
+				return
+			}
+			if it.err != nil {
+				f.d.Logger.Warn("responses: follow", "err", it.err)
+				_, o := errorFor(it.err)
+				out.send("error", obj{"type": "error", "code": o.Code, "message": o.Message, "param": nil, "sequence_number": fr.seq})
+				out.flush()
+				return
+			}
+			if !fr.event(it.env) {
+				return
+			}
+			if fr.ended {
+				out.done()
+				return
+			}
+			if len(logCh) == 0 {
+				out.flush()
+			}
+		}
+	}
+}
+
+func (f *Face) getResponse(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "response_id")
+	s, err := f.d.Responses.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	if wantsReplay(r) {
+		after := -1
+		if v := q.Get("starting_after"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				f.WriteError(w, r, errs.InvalidField("starting_after", "Invalid 'starting_after': expected a non-negative integer."))
+				return
+			}
+			after = n
+		}
+		watch, err := f.d.Store.Watch(r.Context(), events.Ref{Type: "response", ID: id})
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		defer watch.Close()
+		f.streamResponse(w, r, watch, 0, after, nil)
+		return
+	}
+	s.Request.Include = append(s.Request.Include, queryList(r, "include")...)
+	writeJSON(w, wireResponse(&s))
+}
+
+// wantsReplay reports whether a GET of a response asks for its stream: ?stream=true as openai-node sends it, or
+// a JSON body {"stream": true} as openai-go's GetStreaming sends it on its GET.
+func wantsReplay(r *http.Request) bool {
+	if r.URL.Query().Get("stream") == "true" {
+		return true
+	}
+	if r.Body == nil || r.ContentLength == 0 {
+		return false
+	}
+	in, err := readFields(r)
+	if err != nil {
+		return false
+	}
+	var stream bool
+	_, err = get(in, "stream", &stream)
+	return err == nil && stream
+}
+
+// queryList reads a list query parameter sent as name=a&name=b or name[]=a&name[]=b (openai-go's brackets).
+func queryList(r *http.Request, name string) []string {
+	q := r.URL.Query()
+	return append(q[name], q[name+"[]"]...)
+}
+
+func (f *Face) deleteResponse(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "response_id")
+	if _, err := f.d.Responses.Delete(r.Context(), principal(r), id); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, deleted{ID: id, Object: "response.deleted", Deleted: true})
+}
+
+func (f *Face) cancelResponse(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "response_id")
+	app, err := f.d.Responses.Cancel(r.Context(), principal(r), id)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	s, err := f.d.Responses.Get(r.Context(), principal(r).AccountID, id, app.LastSeq())
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, wireResponse(&s))
+}
+
+// listInputItems answers a response's input items, newest first unless asked otherwise.
+func (f *Face) listInputItems(w http.ResponseWriter, r *http.Request) {
+	p, err := parseList(r, 20, 100)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	s, err := f.d.Responses.Get(r.Context(), principal(r).AccountID, chi.URLParam(r, "response_id"), eventstore.Fresh)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	include := append(s.Request.Include, queryList(r, "include")...)
+	items := make([]listed[obj], 0, len(s.Request.Input))
+	for i, it := range s.Request.Input {
+		items = append(items, listed[obj]{id: it.ID, seq: uint64(i), obj: wireItem(it, include)})
+	}
+	writeJSON(w, paginate(items, p))
+}
+
+// countInputTokens answers POST /v1/responses/input_tokens: the tokens of the instructions and input as the
+// model's tokenizer counts them.
+func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
+	in, err := readFields(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	model, err := in.str("model")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	instructions, err := in.str("instructions")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	items, err := readInput(in)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	var msgs []llm.Message
+	if instructions != "" {
+		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: instructions})
+	}
+	for _, it := range items {
+		role := it.Role
+		if role == "" {
+			role = llm.RoleUser
+		}
+		msgs = append(msgs, llm.Message{Role: role, Content: it.Text() + it.Arguments + string(it.Output)})
+	}
+	writeJSON(w, obj{"object": "response.input_tokens", "input_tokens": tokens.CountMessages(model, msgs)})
+}
+
+// ResponseCommands is what the face asks of the response commands (commands.Responses).
+type ResponseCommands interface {
+	Create(ctx context.Context, actor principalT, id string, in events.ResponseCreated) (eventstore.Appended, error)
+	Get(ctx context.Context, account, id string, atLeast uint64) (response.State, error)
+	Load(ctx context.Context, id string, atLeast uint64) (response.State, error)
+	Delete(ctx context.Context, actor principalT, id string) (eventstore.Appended, error)
+	Cancel(ctx context.Context, actor principalT, id string) (eventstore.Appended, error)
+	CheckFile(ctx context.Context, account, param, id string) error
+}
+
+// checkReferences checks that the vector stores and files a request names are the caller's: another account's
+// are not found, as if they did not exist.
+func (f *Face) checkReferences(r *http.Request, rq *events.ResponseCreated) error {
+	actor := principal(r)
+	for i, t := range rq.Tools {
+		for j, id := range t.VectorStoreIDs {
+			if f.d.VectorStores == nil {
+				break
+			}
+			if _, err := f.d.VectorStores.Get(r.Context(), actor, id); err != nil {
+				if e := errs.As(err); e != nil && e.Code == errs.NotFound {
+					e.Field = fmt.Sprintf("tools[%d].vector_store_ids[%d]", i, j)
+				}
+				return err
+			}
+		}
+	}
+	for i, it := range rq.Input {
+		for j, c := range it.Content {
+			if c.FileID != "" {
+				if err := f.d.Responses.CheckFile(r.Context(), actor.AccountID, fmt.Sprintf("input[%d].content[%d].file_id", i, j), c.FileID); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
