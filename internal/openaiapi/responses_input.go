@@ -32,116 +32,150 @@ func (f *Face) readNewResponse(r *http.Request) (newResponse, error) {
 		return out, err
 	}
 	rq := &out.ResponseCreated
-	if rq.Model, err = in.str("model"); err != nil {
+	if err := f.readAsked(r, in, rq); err != nil {
 		return out, err
 	}
+	if err := readSampling(in, rq); err != nil {
+		return out, err
+	}
+	if err := readResponseContext(in, rq, &out.Stream); err != nil {
+		return out, err
+	}
+	if err := readResponseExtras(in, rq); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// readAsked reads what the model is asked: the model, the instructions, the input, the tools and the text format.
+func (f *Face) readAsked(r *http.Request, in fields, rq *events.ResponseCreated) (err error) {
+	if rq.Model, err = in.str("model"); err != nil {
+		return err
+	}
 	if rq.Model == "" {
-		return out, errs.Missing("model")
+		return errs.Missing("model")
 	}
 	if f.d.Models != nil {
 		if _, _, err := f.d.Models.Resolve(rq.Model); err != nil {
-			return out, errs.InvalidField("model", "The requested model '%s' does not exist.", clip(rq.Model))
+			return errs.InvalidField("model", "The requested model '%s' does not exist.", clip(rq.Model))
 		}
 	}
 	if rq.Instructions, err = in.str("instructions"); err != nil {
-		return out, err
+		return err
 	}
 	if rq.Input, err = readInput(in); err != nil {
-		return out, err
+		return err
 	}
 	if rq.Tools, err = f.readResponseTools(r, in); err != nil {
-		return out, err
+		return err
 	}
 	if rq.ToolChoice, err = readToolChoice(in, rq.Tools); err != nil {
-		return out, err
+		return err
 	}
 	rq.ParallelToolCalls = true
 	if _, err := get(in, "parallel_tool_calls", &rq.ParallelToolCalls); err != nil {
-		return out, err
+		return err
 	}
 	if rq.Text, err = readTextConfig(in); err != nil {
-		return out, err
+		return err
 	}
+	return nil
+}
+
+// readSampling reads the model's settings: temperature, top_p and the bounds on its output and tool calls.
+func readSampling(in fields, rq *events.ResponseCreated) (err error) {
 	if rq.Temperature, err = in.optFloat("temperature"); err != nil {
-		return out, err
+		return err
 	}
 	if t := rq.Temperature; t != nil && (*t < 0 || *t > 2) {
-		return out, errs.InvalidField("temperature", "Invalid 'temperature': expected a value between 0 and 2, but got %g instead.", *t)
+		return errs.InvalidField("temperature", "Invalid 'temperature': expected a value between 0 and 2, but got %g instead.", *t)
 	}
 	if rq.TopP, err = in.optFloat("top_p"); err != nil {
-		return out, err
+		return err
 	}
 	if t := rq.TopP; t != nil && (*t < 0 || *t > 1) {
-		return out, errs.InvalidField("top_p", "Invalid 'top_p': expected a value between 0 and 1, but got %g instead.", *t)
+		return errs.InvalidField("top_p", "Invalid 'top_p': expected a value between 0 and 1, but got %g instead.", *t)
 	}
 	if rq.MaxOutputTokens, err = in.optInt("max_output_tokens"); err != nil {
-		return out, err
+		return err
 	}
 	if m := rq.MaxOutputTokens; m != nil && *m < 1 {
-		return out, errs.InvalidField("max_output_tokens", "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got %d instead.", *m)
+		return errs.InvalidField("max_output_tokens", "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got %d instead.", *m)
 	}
 	if rq.MaxToolCalls, err = in.optInt("max_tool_calls"); err != nil {
-		return out, err
+		return err
 	}
+	return nil
+}
+
+// readResponseContext reads what the response is kept with and how it is answered: metadata, the previous response
+// or the conversation it follows, store, background and stream.
+func readResponseContext(in fields, rq *events.ResponseCreated, stream *bool) (err error) {
 	if rq.Metadata, err = in.metadata("metadata"); err != nil {
-		return out, err
+		return err
 	}
 	if rq.PreviousResponseID, err = in.str("previous_response_id"); err != nil {
-		return out, err
+		return err
 	}
 	if rq.PreviousResponseID != "" {
 		if err := ids.Check("previous_response_id", ids.Response, rq.PreviousResponseID); err != nil {
-			return out, err
+			return err
 		}
 	}
 	if rq.ConversationID, err = readConversationRef(in); err != nil {
-		return out, err
+		return err
 	}
 	if rq.PreviousResponseID != "" && rq.ConversationID != "" {
-		return out, errs.InvalidField("conversation", "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.")
+		return errs.InvalidField("conversation", "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.")
 	}
 	rq.Store = true
 	if _, err := get(in, "store", &rq.Store); err != nil {
-		return out, err
+		return err
 	}
 	if _, err := get(in, "background", &rq.Background); err != nil {
-		return out, err
+		return err
 	}
 	if rq.Background && !rq.Store {
-		return out, errs.InvalidField("background", "Background mode requires 'store' to be true.")
+		return errs.InvalidField("background", "Background mode requires 'store' to be true.")
 	}
-	if _, err := get(in, "stream", &out.Stream); err != nil {
-		return out, err
+	if _, err := get(in, "stream", stream); err != nil {
+		return err
 	}
+	return nil
+}
+
+// readResponseExtras reads truncation, include, and the fields accepted and echoed (reasoning, user, service_tier);
+// a prompt object is refused.
+func readResponseExtras(in fields, rq *events.ResponseCreated) (err error) {
 	if rq.Truncation, err = in.str("truncation"); err != nil {
-		return out, err
+		return err
 	}
 	switch rq.Truncation {
 	case "", "disabled", "auto":
 	default:
-		return out, errs.InvalidField("truncation", "Invalid value: '%s'. Supported values are: 'auto' and 'disabled'.", clip(rq.Truncation))
+		return errs.InvalidField("truncation", "Invalid value: '%s'. Supported values are: 'auto' and 'disabled'.", clip(rq.Truncation))
 	}
 	if _, err := get(in, "include", &rq.Include); err != nil {
-		return out, err
+		return err
 	}
 	for i, v := range rq.Include {
 		if !slices.Contains(includeValues, v) {
-			return out, errs.InvalidField(fmt.Sprintf("include[%d]", i), "Invalid value: '%s'.", clip(v))
+			return errs.InvalidField(fmt.Sprintf("include[%d]", i), "Invalid value: '%s'.", clip(v))
 		}
 	}
 	if rq.Reasoning, err = in.raw("reasoning", false); err != nil {
-		return out, err
+		return err
 	}
 	if rq.User, err = in.str("user"); err != nil {
-		return out, err
+		return err
 	}
 	if rq.ServiceTier, err = in.str("service_tier"); err != nil {
-		return out, err
+		return err
 	}
 	if in.has("prompt") && !in.null("prompt") {
-		return out, errs.InvalidField("prompt", "Prompt objects are not supported; send instructions and input instead.")
+		return errs.InvalidField("prompt", "Prompt objects are not supported; send instructions and input instead.")
 	}
-	return out, nil
+	return nil
 }
 
 func clip(s string) string {
