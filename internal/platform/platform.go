@@ -174,31 +174,8 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		return nil, err
 	}
 	steps.done("connect")
-	names, err := natsx.NewNames(cfg.Prefix)
-	if err != nil {
+	if err := p.openLog(ctx, opts, steps); err != nil {
 		return nil, err
-	}
-	replicas := cfg.Replicas
-	if replicas == 0 {
-		replicas = natsx.AutoReplicas(p.NC)
-	}
-	p.Layout = natsx.Layout{Names: names, Replicas: replicas, DuplicateWindow: 10 * time.Minute, Buckets: buckets()}
-	if err := natsx.Provision(ctx, p.JS, p.Layout, logger); err != nil {
-		return nil, fmt.Errorf("provision streams and buckets: %w", err)
-	}
-	steps.done("provision")
-	storeOpts := []eventstore.Option{eventstore.WithHistoryCache(4096), eventstore.WithClock(opts.Now),
-		eventstore.WithMetrics(p.Metrics), eventstore.WithLogger(logger)}
-	if p.Layout.Replicas > 1 {
-		storeOpts = append(storeOpts, eventstore.WithAtomicBatches())
-	}
-	p.Store = eventstore.NewStore(p.JS, names, events.NewRegistry(), storeOpts...)
-	p.Views = projections.NewRunner(projections.Config{
-		JS: p.JS, Store: p.Store, Layout: p.Layout, Holder: cfg.NodeName, LeaseTTL: cfg.LeaseTTL,
-		Metrics: p.Metrics, Logger: logger.With("component", "projections"),
-	}, allProjections()...)
-	if err := p.Views.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start projections: %w", err)
 	}
 	steps.done("projections")
 	if p.Embedder, err = newEmbedder(cfg, logger); err != nil {
@@ -215,7 +192,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	if opts.WrapModels != nil {
 		p.agentModels = opts.WrapModels(p.Models)
 	}
-	if p.Blobs, err = blobs.Open(ctx, p.JS, names); err != nil {
+	if p.Blobs, err = blobs.Open(ctx, p.JS, p.Layout.Names); err != nil {
 		return nil, err
 	}
 	p.Keys = auth.NewKeys(projections.NewDirectory(p.Views))
@@ -259,16 +236,57 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 	}
 	steps.done("handlers")
 	p.startSweeper()
-	pages, err := console.New(console.Config{PublicURL: cfg.Public()})
-	if err != nil {
+	if err := p.serveHTTP(); err != nil {
 		return nil, err
+	}
+	steps.done("http")
+	steps.log(logger)
+	return p, nil
+}
+
+// openLog provisions the streams and buckets, opens the event store on them and starts the read models.
+func (p *Platform) openLog(ctx context.Context, opts Options, steps *startSteps) error {
+	names, err := natsx.NewNames(p.Config.Prefix)
+	if err != nil {
+		return err
+	}
+	replicas := p.Config.Replicas
+	if replicas == 0 {
+		replicas = natsx.AutoReplicas(p.NC)
+	}
+	p.Layout = natsx.Layout{Names: names, Replicas: replicas, DuplicateWindow: 10 * time.Minute, Buckets: buckets()}
+	if err := natsx.Provision(ctx, p.JS, p.Layout, p.Logger); err != nil {
+		return fmt.Errorf("provision streams and buckets: %w", err)
+	}
+	steps.done("provision")
+	storeOpts := []eventstore.Option{eventstore.WithHistoryCache(4096), eventstore.WithClock(opts.Now),
+		eventstore.WithMetrics(p.Metrics), eventstore.WithLogger(p.Logger)}
+	if p.Layout.Replicas > 1 {
+		storeOpts = append(storeOpts, eventstore.WithAtomicBatches())
+	}
+	p.Store = eventstore.NewStore(p.JS, names, events.NewRegistry(), storeOpts...)
+	p.Views = projections.NewRunner(projections.Config{
+		JS: p.JS, Store: p.Store, Layout: p.Layout, Holder: p.Config.NodeName, LeaseTTL: p.Config.LeaseTTL,
+		Metrics: p.Metrics, Logger: p.Logger.With("component", "projections"),
+	}, allProjections()...)
+	if err := p.Views.Start(ctx); err != nil {
+		return fmt.Errorf("start projections: %w", err)
+	}
+	return nil
+}
+
+// serveHTTP makes the router of every face, the console's pages and the health and readiness routes.
+func (p *Platform) serveHTTP() error {
+	pages, err := console.New(console.Config{PublicURL: p.Config.Public()})
+	if err != nil {
+		return err
 	}
 	p.Router = httpapi.New(httpapi.Config{
 		Auth:    p.Auth,
 		Limiter: p.Limits,
 		KeySet:  p.Signer,
 		Metrics: p.Metrics,
-		Logger:  logger.With("component", "http"),
+		Logger:  p.Logger.With("component", "http"),
 		Ready:   p.Ready,
 		ReadyDetail: func() map[string]any {
 			return map[string]any{"code_interpreter": p.code.status()}
@@ -277,9 +295,7 @@ func Start(ctx context.Context, cfg config.Config, opts Options) (_ *Platform, e
 		Faces: p.faces(),
 		Open:  []httpapi.OpenFace{pages},
 	})
-	steps.done("http")
-	steps.log(logger)
-	return p, nil
+	return nil
 }
 
 // openSecurity opens what authenticates and limits requests: the agent-token signer (its key set is created on
