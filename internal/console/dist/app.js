@@ -379,7 +379,7 @@
     <h3>Steps (main)</h3>
     <ol class="steps">${(n.main||[]).map(r=>o`<li><${V} v=${r} /></li>`)}</ol>
     ${n.input_schema?o`<h3>Input schema</h3><${j} data=${n.input_schema} />`:null}
-  </article>`}function Es({id:e}){let{key:t}=x(),s=q(async()=>{let[r,a]=await Promise.all([w(t,"GET",ce+"/executions/"+te(e)),Q(t,"/executions/"+te(e)+"/transitions?order=asc")]);return{execution:r,transitions:[...a].sort((i,l)=>Date.parse(i.created_at)-Date.parse(l.created_at))}},[t,e]);if(s.error)return o`<${v} error=${s.error} />`;if(!s.data)return o`<${T} what="the execution" />`;let n=s.data.execution;return o`<article>
+  </article>`}function Es({id:e}){let{key:t}=x(),s=q(async()=>{let[r,a]=await Promise.all([w(t,"GET",ce+"/executions/"+te(e)),Q(t,"/executions/"+te(e)+"/transitions?direction=asc")]);return{execution:r,transitions:[...a].sort((i,l)=>Date.parse(i.created_at)-Date.parse(l.created_at))}},[t,e]);if(s.error)return o`<${v} error=${s.error} />`;if(!s.data)return o`<${T} what="the execution" />`;let n=s.data.execution;return o`<article>
     <h2><code class="id">${n.id}</code> <span class=${"badge status-"+n.status} id="julep-execution-status">${n.status}</span></h2>
     <p class="muted">Task <a href=${"#/julep/task/"+n.task_id}><code class="id">${n.task_id}</code></a> · started ${b(n.created_at)} · updated ${b(n.updated_at)}</p>
     <p class="row"><button type="button" onClick=${s.reload}>Refresh</button></p>

@@ -140,7 +140,7 @@ function ExecutionView({ id }) {
   const { key } = useSession();
   const d = useLoad(async () => {
     const [execution, transitions] = await Promise.all([rest(key, 'GET', J + '/executions/' + enc(id)),
-      items(key, '/executions/' + enc(id) + '/transitions?order=asc')]);
+      items(key, '/executions/' + enc(id) + '/transitions?direction=asc')]);
     return { execution, transitions: [...transitions].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at)) };
   }, [key, id]);
   if (d.error) return html`<${ErrorBox} error=${d.error} />`;
