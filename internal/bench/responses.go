@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -130,40 +129,8 @@ func Responses(ctx context.Context, o ResponsesOptions, progress func(string)) (
 
 // streamedResponse creates a streamed response and reads it to its end.
 func (b *benchNode) streamedResponse(ctx context.Context, body string) (runTimes, error) {
-	var t runTimes
-	start := time.Now()
-	resp, err := b.request(ctx, "/v1/responses", body)
-	if err != nil {
-		return t, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(resp.Body)
-		return t, fmt.Errorf("create response: %d %s", resp.StatusCode, raw)
-	}
-	br := bufio.NewReader(resp.Body)
-	if _, err := br.Peek(1); err != nil {
-		return t, fmt.Errorf("read stream: %w", err)
-	}
-	t.firstByte = time.Since(start)
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if t.completed == 0 {
-				return t, fmt.Errorf("stream ended before the response did: %w", err)
-			}
-			return t, nil
-		}
-		if name, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("event: ")); ok {
-			switch string(name) {
-			case "response.completed":
-				t.completed = time.Since(start)
-			case "response.failed", "response.incomplete", "error":
-				data, _ := br.ReadString('\n')
-				return t, fmt.Errorf("response ended with %s: %s", name, strings.TrimSpace(data))
-			}
-		}
-	}
+	return b.streamTimes(ctx, "/v1/responses", body, "response", "response.completed",
+		"response.failed", "response.incomplete", "error")
 }
 
 // concurrentResponses keeps `clients` clients busy with one response after another for d.

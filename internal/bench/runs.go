@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -215,16 +215,25 @@ func (b *benchNode) streamedRun(ctx context.Context, assistant string) (runTimes
 
 // runOn streams one run on a thread to its end.
 func (b *benchNode) runOn(ctx context.Context, assistant, thread string) (runTimes, error) {
+	return b.streamTimes(ctx, "/v1/threads/"+thread+"/runs", fmt.Sprintf(`{"assistant_id":%q,"stream":true}`, assistant),
+		"run", "thread.run.completed",
+		"thread.run.failed", "thread.run.incomplete", "thread.run.expired", "thread.run.cancelled", "error")
+}
+
+// streamTimes posts a streaming create to path and reads its server-sent events to their end: the time to the first
+// byte, and to the event named completed. An event named in failed ends it with an error; what names the object
+// ("run", "response") in errors.
+func (b *benchNode) streamTimes(ctx context.Context, path, body, what, completed string, failed ...string) (runTimes, error) {
 	var t runTimes
 	start := time.Now()
-	resp, err := b.request(ctx, "/v1/threads/"+thread+"/runs", fmt.Sprintf(`{"assistant_id":%q,"stream":true}`, assistant))
+	resp, err := b.request(ctx, path, body)
 	if err != nil {
 		return t, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		raw, _ := io.ReadAll(resp.Body)
-		return t, fmt.Errorf("create run: %d %s", resp.StatusCode, raw)
+		return t, fmt.Errorf("create %s: %d %s", what, resp.StatusCode, raw)
 	}
 	br := bufio.NewReader(resp.Body)
 	if _, err := br.Peek(1); err != nil {
@@ -234,26 +243,29 @@ func (b *benchNode) runOn(ctx context.Context, assistant, thread string) (runTim
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
-			return t, fmt.Errorf("stream ended before the run did: %w", err)
-		}
-		if name, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("event: ")); ok {
-			switch string(name) {
-			case "thread.run.completed":
-				t.completed = time.Since(start)
-			case "thread.run.failed", "thread.run.incomplete", "thread.run.expired", "thread.run.cancelled", "error":
-				data, _ := br.ReadString('\n')
-				return t, fmt.Errorf("run ended with %s: %s", name, strings.TrimSpace(data))
-			case "done":
-				if t.completed == 0 {
-					return t, errors.New("stream done before the run completed")
-				}
-				// Read the stream to its end, as an SDK does: a response closed unread also closes its connection,
-				// and every run would then pay for a new one.
-				if _, err := io.Copy(io.Discard, br); err != nil {
-					return t, fmt.Errorf("read stream past done: %w", err)
-				}
-				return t, nil
+			if t.completed == 0 {
+				return t, fmt.Errorf("stream ended before the %s did: %w", what, err)
 			}
+			return t, nil
+		}
+		name, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("event: "))
+		switch {
+		case !ok:
+		case string(name) == completed:
+			t.completed = time.Since(start)
+		case slices.Contains(failed, string(name)):
+			data, _ := br.ReadString('\n')
+			return t, fmt.Errorf("%s ended with %s: %s", what, name, strings.TrimSpace(data))
+		case string(name) == "done":
+			if t.completed == 0 {
+				return t, fmt.Errorf("stream done before the %s completed", what)
+			}
+			// Read the stream to its end, as an SDK does: a response closed unread also closes its connection,
+			// and every request would then pay for a new one.
+			if _, err := io.Copy(io.Discard, br); err != nil {
+				return t, fmt.Errorf("read stream past done: %w", err)
+			}
+			return t, nil
 		}
 	}
 }
