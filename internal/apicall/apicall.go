@@ -141,6 +141,15 @@ func Dialer() *net.Dialer {
 	}}
 }
 
+// Transport is the HTTP transport every outbound call of the platform uses (api_call tools, MCP servers): no proxy,
+// which would connect for us past the dialer's check, and Dialer's check on every address connected to.
+func Transport() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = Dialer().DialContext
+	return tr
+}
+
 // forbidden says why an address may not be connected to, or "".
 func forbidden(ip netip.Addr) string {
 	switch {
@@ -170,8 +179,11 @@ const (
 	maxOutput = 16 << 10
 )
 
-// NewClient returns a client that calls the allowed hosts only.
+// NewClient returns a client that calls the allowed hosts only; a nil transport is Transport().
 func NewClient(hosts Hosts, transport http.RoundTripper) *Client {
+	if transport == nil {
+		transport = Transport()
+	}
 	c := &Client{hosts: hosts}
 	c.http = &http.Client{Transport: transport, CheckRedirect: hosts.CheckRedirect}
 	return c

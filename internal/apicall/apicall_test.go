@@ -76,3 +76,13 @@ func TestOnlyAllowedHosts(t *testing.T) {
 		t.Fatal("no hosts allowed, yet the URL passed")
 	}
 }
+
+// A client made with no transport of its own dials through Dialer: a listed host whose address is link-local (where
+// metadata services answer) is refused before any connection is made, as the MCP client's is.
+func TestTheDefaultTransportRefusesLinkLocal(t *testing.T) {
+	c := apicall.NewClient(hosts(t, "169.254.169.254"), nil)
+	_, err := c.Call(context.Background(), events.JulepAPICallDef{Method: "GET", URL: "http://169.254.169.254/latest"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "link-local") {
+		t.Fatalf("a call to a link-local address: %v", err)
+	}
+}

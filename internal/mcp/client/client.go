@@ -74,10 +74,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.logger = l }
 
 // New returns a client that calls the allowed hosts only.
 func New(hosts apicall.Hosts, opts ...Option) *Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil // a proxy would connect for us, past the dialer's check
-	tr.DialContext = apicall.Dialer().DialContext
-	c := &Client{hosts: hosts, http: &http.Client{Transport: tr, CheckRedirect: hosts.CheckRedirect},
+	c := &Client{hosts: hosts, http: &http.Client{Transport: apicall.Transport(), CheckRedirect: hosts.CheckRedirect},
 		logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(c)
@@ -220,6 +217,12 @@ func clip(s string) string {
 	return s
 }
 
+// schemeOf is the lower-case scheme of a server URL ("https"), as net/url gives it in a request's URL.
+func schemeOf(raw string) string {
+	scheme, _, _ := strings.Cut(raw, "://")
+	return strings.ToLower(scheme)
+}
+
 func hostOf(raw string) string {
 	s := raw
 	if _, rest, ok := strings.Cut(s, "://"); ok {
@@ -231,25 +234,27 @@ func hostOf(raw string) string {
 	return s
 }
 
-// withHeaders is the client's HTTP client sending headers with every request to the server's own host: a redirect
-// to another allowed host does not carry them.
+// withHeaders is the client's HTTP client sending headers with every request to the server's own scheme and host:
+// a redirect to another allowed host, or from https to http, does not carry them.
 func (c *Client) withHeaders(serverURL string, h map[string]string) *http.Client {
 	if len(h) == 0 {
 		return c.http
 	}
 	hc := *c.http
-	hc.Transport = headerTransport{host: strings.ToLower(hostOf(serverURL)), headers: h, next: c.http.Transport}
+	hc.Transport = headerTransport{scheme: schemeOf(serverURL), host: strings.ToLower(hostOf(serverURL)), headers: h,
+		next: c.http.Transport}
 	return &hc
 }
 
 type headerTransport struct {
+	scheme  string
 	host    string
 	headers map[string]string
 	next    http.RoundTripper
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if strings.ToLower(r.URL.Host) == t.host {
+	if r.URL.Scheme == t.scheme && strings.ToLower(r.URL.Host) == t.host {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
