@@ -95,7 +95,8 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 	}
 	items := make([]listed[obj], 0, len(all))
 	for i := range all {
-		items = append(items, listed[obj]{id: all[i].ID, seq: all[i].Seq, obj: wireContainer(&all[i])})
+		// List gives the containers in the order they were made; a container's Seq moves with each file added.
+		items = append(items, listed[obj]{id: all[i].ID, seq: uint64(i), obj: wireContainer(&all[i])})
 	}
 	writeJSON(w, paginate(items, p))
 }

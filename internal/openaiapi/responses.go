@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -172,7 +173,8 @@ func (f *Face) getResponse(w http.ResponseWriter, r *http.Request) {
 		f.streamResponse(w, r, watch, 0, after, nil)
 		return
 	}
-	s.Request.Include = append(s.Request.Include, queryList(r, "include")...)
+	// A new slice: the state shares its Include with the repository's held copy, which other requests read.
+	s.Request.Include = slices.Concat(s.Request.Include, queryList(r, "include"))
 	writeJSON(w, wireResponse(&s))
 }
 
@@ -236,7 +238,7 @@ func (f *Face) listInputItems(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	include := append(s.Request.Include, queryList(r, "include")...)
+	include := slices.Concat(s.Request.Include, queryList(r, "include"))
 	items := make([]listed[obj], 0, len(s.Request.Input))
 	for i, it := range s.Request.Input {
 		items = append(items, listed[obj]{id: it.ID, seq: uint64(i), obj: wireItem(it, include)})
