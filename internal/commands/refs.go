@@ -98,40 +98,32 @@ func WithVectorStore(raw json.RawMessage, id string) (json.RawMessage, error) {
 
 // ownedFile refuses a file ID that names no file of the actor's, naming field.
 func ownedFile(ctx context.Context, store *eventstore.Store, actor auth.Principal, field, id string) error {
-	if err := ids.Check(field, ids.File, id); err != nil {
-		return err
-	}
-	hist, _, err := store.Load(ctx, events.Ref{Type: file.Aggregate, ID: id})
-	if err != nil {
-		return fmt.Errorf("load file %s: %w", id, err)
-	}
-	var f file.State
-	for _, e := range hist {
-		f.Apply(e)
-	}
-	if !f.Owned(actor.AccountID) {
-		e := errs.E(errs.NotFound, "No file found with id '%s'.", clipID(id))
-		e.Field = field
-		return e
-	}
-	return nil
+	return owned[file.State](ctx, store, actor, field, ids.File, file.Aggregate, "file", id)
 }
 
 // ownedStore refuses a vector store ID that names no store of the actor's, naming field.
 func ownedStore(ctx context.Context, store *eventstore.Store, actor auth.Principal, field, id string) error {
-	if err := ids.Check(field, ids.VectorStore, id); err != nil {
+	return owned[vectorstore.State](ctx, store, actor, field, ids.VectorStore, vectorstore.Aggregate, "vector store", id)
+}
+
+// owned refuses an ID of kind that names no aggregate of the actor's, as a 404 naming field and the object (noun).
+// A refusal is confirmed on the stream leader's history (foldConfirmed), so that a file made a moment ago on
+// another node is not refused by a lagging replica.
+func owned[S any, P interface {
+	*S
+	eventstore.State
+	Owned(account string) bool
+}](ctx context.Context, store *eventstore.Store, actor auth.Principal, field string, kind ids.Kind, aggregate, noun, id string) error {
+	if err := ids.Check(field, kind, id); err != nil {
 		return err
 	}
-	hist, _, err := store.Load(ctx, events.Ref{Type: vectorstore.Aggregate, ID: id})
+	s, err := foldConfirmed[S, P](ctx, store, events.Ref{Type: aggregate, ID: id},
+		func(s *S) bool { return P(s).Owned(actor.AccountID) })
 	if err != nil {
-		return fmt.Errorf("load vector store %s: %w", id, err)
+		return fmt.Errorf("load %s %s: %w", noun, id, err)
 	}
-	var s vectorstore.State
-	for _, e := range hist {
-		s.Apply(e)
-	}
-	if !s.Owned(actor.AccountID) {
-		e := errs.E(errs.NotFound, "No vector store found with id '%s'.", clipID(id))
+	if !P(&s).Owned(actor.AccountID) {
+		e := errs.E(errs.NotFound, "No %s found with id '%s'.", noun, clipID(id))
 		e.Field = field
 		return e
 	}
