@@ -293,13 +293,16 @@ func (g *Engine) callModel(ctx context.Context, id, account, agent string, ef wo
 		if round >= maxToolRounds {
 			return workflow.Result{Error: fmt.Sprintf("the model was still calling tools after %d rounds", maxToolRounds)}, nil
 		}
+		// A function tool is the client's to run: the step ends with the calls, as Julep's does. That is decided
+		// before any tool runs, so that no api_call goes out whose result would be thrown away.
+		for _, c := range resp.ToolCalls {
+			if o, err := julepchat.Find(offered, c.Name); err == nil && !julepchat.Runs(o.Tool) {
+				return workflow.Result{Output: chatResponse(resp)}, nil
+			}
+		}
 		next := []llm.Message{{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls}}
 		for i, c := range resp.ToolCalls {
 			o, err := julepchat.Find(offered, c.Name)
-			if err == nil && !julepchat.Runs(o.Tool) {
-				// A function tool is the client's to run: the step ends with the calls, as Julep's does.
-				return workflow.Result{Output: chatResponse(resp)}, nil
-			}
 			var out string
 			if err != nil {
 				out = errs.MessageOf(err)
