@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/contrailhq/contrail/internal/config"
@@ -16,7 +17,9 @@ import (
 // platform runs the tool the model calls and asks again with the result; the step's output is the final answer.
 // Without it (Julep's default) the step's output is the model's answer with its tool calls, as Julep's is.
 func TestPromptStepTools(t *testing.T) {
+	var apiCalls atomic.Int32
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		apiCalls.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"rate": 1.08}`))
 	}))
@@ -72,5 +75,18 @@ main:
 	}
 	if n := len(e.model.Requests()); n != 3 {
 		t.Errorf("the model was asked %d times in all, want 3", n)
+	}
+
+	// With auto_run_tools, an answer that also calls a function tool ends the step with its calls before any tool
+	// runs: the api_call beside it does not go out.
+	e.model.Enqueue(llmtest.ToolCalls(llmtestCall("c3", "rate", `{}`), llmtestCall("c4", "shout", `{"text":"hi"}`)))
+	x = e.waitExecution(t, e.execute(t, task("  auto_run_tools: true\n"), map[string]any{}), "succeeded", "failed")
+	choice = x["output"].(map[string]any)["choices"].([]any)[0].(map[string]any)
+	calls, _ = choice["message"].(map[string]any)["tool_calls"].([]any)
+	if x["status"] != "succeeded" || len(calls) != 2 {
+		t.Fatalf("a function tool beside an api_call: %v", x)
+	}
+	if n := apiCalls.Load(); n != 0 {
+		t.Errorf("the api_call went out %d times although the step ended with the calls", n)
 	}
 }
