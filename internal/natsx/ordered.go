@@ -111,13 +111,17 @@ func (r *OrderedReader) Stop() { r.it.Stop() }
 // Consumer is the reader's consumer, for its info (what is pending, for a Watchdog).
 func (r *OrderedReader) Consumer() jetstream.Consumer { return r.cons }
 
-// Delete stops the reader and deletes its consumer, rather than leave it to expire (bounded: a server that does not
-// answer leaves it to its inactive threshold).
+// Delete stops the reader and deletes its consumer, rather than leave it to expire. The deletion is sent in the
+// background and bounded: a reader ends because its server died, and the caller's next reader must not wait up
+// to 2 s for an answer that may never come (a consumer left behind goes at its inactive threshold).
 func (r *OrderedReader) Delete() {
 	if r.it != nil {
 		r.it.Stop()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = r.js.DeleteConsumer(ctx, r.stream, r.cons.CachedInfo().Name)
+	name := r.cons.CachedInfo().Name
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = r.js.DeleteConsumer(ctx, r.stream, name)
+	}()
 }
