@@ -6,6 +6,7 @@
 package conversation
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -123,7 +124,26 @@ func Add(s *State, account string, items []events.Item) ([]events.Event, error) 
 			return nil, errs.InvalidField("items", "items[%d]: an item with id '%s' is already in the conversation", i, it.ID)
 		}
 	}
+	if err := Distinct(items); err != nil {
+		return nil, err
+	}
 	return []events.Event{events.ConversationItemsAdded{Items: items}}, nil
+}
+
+// Distinct refuses items of which two carry the same ID: the second would hide the first, which could then be
+// neither retrieved nor deleted.
+func Distinct(items []events.Item) error {
+	seen := make(map[string]int, len(items))
+	for i, it := range items {
+		if it.ID == "" {
+			continue
+		}
+		if j, ok := seen[it.ID]; ok {
+			return errs.InvalidField(fmt.Sprintf("items[%d].id", i), "items[%d] has the id '%s' of items[%d]", i, it.ID, j)
+		}
+		seen[it.ID] = i
+	}
+	return nil
 }
 
 // AddResponse is what a completed response appends: its input and output items, once. Items whose IDs the
@@ -133,10 +153,12 @@ func AddResponse(s *State, responseID string, items []events.Item) []events.Even
 		return nil
 	}
 	var add []events.Item
+	added := map[string]bool{}
 	for _, it := range items {
-		if _, ok := s.index[it.ID]; ok && it.ID != "" {
+		if _, ok := s.index[it.ID]; (ok || added[it.ID]) && it.ID != "" {
 			continue
 		}
+		added[it.ID] = true
 		add = append(add, it)
 	}
 	return []events.Event{events.WithID(events.DeriveID(responseID, "conversation-items"),

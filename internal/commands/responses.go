@@ -12,7 +12,6 @@ import (
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
-	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // The response and conversation aggregates' states and decisions are domain/response's and domain/conversation's.
@@ -73,7 +72,7 @@ func NewItemID(typ string) string {
 func identify(items []events.Item) []events.Item {
 	out := slices.Clone(items)
 	for i := range out {
-		if out[i].ID != "" && len(out[i].ID) <= ids.MaxLen && natsx.ValidToken(out[i].ID) {
+		if ids.Valid(ids.Token, out[i].ID) {
 			continue
 		}
 		out[i].ID = NewItemID(out[i].Type)
@@ -289,10 +288,14 @@ func (c *Conversations) Create(ctx context.Context, actor auth.Principal, metada
 	if len(items) > conversation.MaxItemsPerAdd {
 		return "", eventstore.Appended{}, errs.InvalidField("items", "at most %d items can be added at a time, got %d", conversation.MaxItemsPerAdd, len(items))
 	}
+	items = identify(items)
+	if err := conversation.Distinct(items); err != nil {
+		return "", eventstore.Appended{}, err
+	}
 	id := events.NewPrefixedID(ids.Conversation.Prefix)
 	evs := []events.Event{events.ConversationCreated{Metadata: metadata}}
 	if len(items) > 0 {
-		evs = append(evs, events.ConversationItemsAdded{Items: identify(items)})
+		evs = append(evs, events.ConversationItemsAdded{Items: items})
 	}
 	app, err := c.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: actor.AccountID, Actor: actor.Actor()},
 		func(*conversation.State) ([]events.Event, error) { return evs, nil })
