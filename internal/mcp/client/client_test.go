@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -201,5 +202,24 @@ func TestServerFailures(t *testing.T) {
 			t.Errorf("%s: the token is in the error: %v", u, err)
 		}
 		t.Logf("%s: %v", u, err)
+	}
+	// A server that answers with a JSON-RPC error quoting what it was sent: the SDK puts that message in its error,
+	// and the token must not come out of it.
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		msg, _ := json.Marshal("you sent " + r.Header.Get("Authorization"))
+		_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":%s}}`, msg)
+	}))
+	t.Cleanup(echo.Close)
+	c = newClient(t, &logs, hostOf(echo.URL))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := c.CallTool(ctx, mcpclient.Server{URL: echo.URL, Headers: map[string]string{"Authorization": token}}, "add", nil)
+	if err == nil || strings.Contains(err.Error(), "sk-secret") {
+		t.Errorf("a server quoting the token: %v", err)
+	}
+	if strings.Contains(logs.String(), "sk-secret") {
+		t.Errorf("the token is in the logs")
 	}
 }
