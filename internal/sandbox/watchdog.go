@@ -241,7 +241,10 @@ func (k *Kernel) check(ps []proc) {
 		inCall, calls := k.expecting, k.calls
 		k.endMu.Unlock()
 		if !inCall {
-			k.killLeftovers(ps)
+			if k.hasLeftovers(ps) {
+				// Beside the loop: waiting here for a process slow to end would hold every other sandbox's check.
+				go k.killLeftovers(ps)
+			}
 			if k.idle == nil || k.idle.call != calls {
 				k.idle = &idleMark{call: calls, cpu: map[int]time.Duration{}}
 				for _, p := range ps {
@@ -264,6 +267,16 @@ func (k *Kernel) check(ps []proc) {
 	k.r.log.Warn("sandbox: ending a sandbox over its limits", "limit", why, "why", what)
 	// kill waits for the sandbox to end: the other sandboxes are looked at meanwhile.
 	go k.kill(why)
+}
+
+// hasLeftovers says whether ps holds a process other than the sandbox's init and its driver.
+func (k *Kernel) hasLeftovers(ps []proc) bool {
+	for _, p := range ps {
+		if p.pid != k.init && p.pid != k.driver {
+			return true
+		}
+	}
+	return false
 }
 
 // killLeftovers kills every process of the sandbox but its init and the driver, and waits a moment for them to
