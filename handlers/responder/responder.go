@@ -126,6 +126,10 @@ func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
 	if err != nil {
 		return err
 	}
+	// The history before the response (its chain of previous responses, or its conversation) does not change while
+	// it runs (its own items join the conversation at its end): it is read once, at its first turn.
+	var history []events.Item
+	read := false
 	for !s.Ended() && ctx.Err() == nil {
 		switch {
 		case s.Status == events.ResponseStatusQueued:
@@ -141,7 +145,13 @@ func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
 		case s.Turns >= maxTurns:
 			s, err = rs.Finish(ctx, s, response.End{Status: events.ResponseStatusIncomplete, Reason: "max_tool_calls"})
 		default:
-			s, err = l.turn(ctx, s)
+			if !read {
+				if history, err = rs.History(ctx, s); err != nil {
+					return err
+				}
+				read = true
+			}
+			s, err = l.turn(ctx, s, history)
 		}
 		if err != nil {
 			return err
@@ -174,14 +184,10 @@ func (l *Loop) executorFor(itemType string) (Executor, bool) {
 	return nil, false
 }
 
-// turn asks the model once and records what it answered.
-func (l *Loop) turn(ctx context.Context, s response.State) (response.State, error) {
+// turn asks the model once, with history before the response's own context, and records what it answered.
+func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item) (response.State, error) {
 	rs := l.cfg.Responses
 	turn := s.Turns
-	history, err := rs.History(ctx, s)
-	if err != nil {
-		return s, err
-	}
 	if prep, end := l.prepare(ctx, s, history); len(prep) > 0 || end.Status != "" {
 		if ctx.Err() != nil {
 			return s, ctx.Err()
