@@ -217,8 +217,8 @@ func (f *Face) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	httpapi.WriteJSON(w, status, body)
 }
 
-// queryParams are the query parameters the face reads.
-var queryParams = []string{"limit", "offset", "sort_by", "direction", "metadata_filter", "include_embeddings"}
+// queryParams are the query parameters the face reads: the lists' paging and the others some lists take.
+var queryParams = append(slices.Clone(pagingParams), "metadata_filter", "include_embeddings", "scope_id")
 
 // retryable reports a conflict that is contention (the object changed under the request): trying again may pass.
 func retryable(err error) bool {
