@@ -28,6 +28,11 @@ const (
 	errCodeBatchDuplicate   = 10201 // a message of the batch is already stored (by its Nats-Msg-Id)
 	errCodeBatchTooMany     = 10210 // too many batches in flight on the stream
 	errCodeAtomicDisallowed = 10174 // the stream does not take atomic batches
+	// errCodeMsgIDInProcess is a clustered leader's answer to a publish whose Nats-Msg-Id it has proposed but not
+	// yet applied: this append's own earlier attempt (one that timed out through an election), still on its way.
+	// Asked again a moment later, the server answers it as a duplicate with the stored sequence, or the attempt
+	// was lost and this one is stored.
+	errCodeMsgIDInProcess = 10158
 )
 
 // maxAtomicBatch is the most events appended as one batch: nats-server takes up to 1,000 by default. A longer
@@ -118,7 +123,8 @@ func (s *Store) retrying(ctx context.Context, env *events.Envelope, size int, su
 		case errors.Is(err, nats.ErrMaxPayload):
 			return 0, tooLarge(env, size, s.js.Conn().MaxPayload())
 		}
-		again := transient(err) || apiCode(err) == errCodeBatchIncomplete || apiCode(err) == errCodeBatchTooMany
+		again := transient(err) || apiCode(err) == errCodeBatchIncomplete || apiCode(err) == errCodeBatchTooMany ||
+			apiCode(err) == errCodeMsgIDInProcess
 		if !again || ctx.Err() != nil || time.Now().After(deadline) {
 			return 0, err
 		}
