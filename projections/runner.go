@@ -302,37 +302,24 @@ func (r *Runner) watchGenerations(ctx context.Context) {
 	}
 }
 
-// watchCheckpoint learns how far the projection is applied, whichever node applies it.
+// watchCheckpoint learns how far the projection is applied, whichever node applies it, following the checkpoint of
+// the current generation's bucket (natsx.FollowKey, which comes back within moments of a failover).
 func (r *Runner) watchCheckpoint(ctx context.Context, st *state) {
 	for ctx.Err() == nil {
 		_, kv, genChanged := st.current()
-		wctx, cancel := context.WithCancel(ctx)
-		w, err := kv.Watch(wctx, checkpointKey)
-		if err != nil {
-			cancel()
-			sleep(ctx, time.Second)
-			continue
-		}
-	loop:
-		for {
+		gctx, cancel := context.WithCancel(ctx)
+		go func() {
 			select {
-			case e, ok := <-w.Updates():
-				if !ok {
-					break loop
-				}
-				if e == nil {
-					continue
-				}
-				if seq, err := strconv.ParseUint(string(e.Value()), 10, 64); err == nil {
-					st.setApplied(seq)
-				}
 			case <-genChanged:
-				break loop
-			case <-ctx.Done():
-				break loop
+			case <-gctx.Done():
 			}
-		}
-		_ = w.Stop()
+			cancel()
+		}()
+		natsx.FollowKey(gctx, r.cfg.JS, kv.Bucket(), checkpointKey, func(v []byte) {
+			if seq, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+				st.setApplied(seq)
+			}
+		})
 		cancel()
 	}
 }

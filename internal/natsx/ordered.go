@@ -23,6 +23,9 @@ type OrderedConfig struct {
 	Filters []string
 	// After is the last sequence already handled: the reader starts after it (0: from the start of the stream).
 	After uint64
+	// LastPerSubject starts the reader at the last message of each filtered subject (a bucket's latest values),
+	// when After is 0.
+	LastPerSubject bool
 	// InactiveThreshold is how long the server keeps the consumer of a reader that went away without deleting it.
 	InactiveThreshold time.Duration
 	// MaxMessages bounds what the client holds ahead of its reader (0: the library's default).
@@ -60,9 +63,12 @@ func OpenOrdered(ctx context.Context, js jetstream.JetStream, cfg OrderedConfig)
 	} else {
 		cc.FilterSubjects = cfg.Filters
 	}
-	if cfg.After > 0 {
+	switch {
+	case cfg.After > 0:
 		cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cc.OptStartSeq = cfg.After + 1
+	case cfg.LastPerSubject:
+		cc.DeliverPolicy = jetstream.DeliverLastPerSubjectPolicy
 	}
 	if cc.InactiveThreshold == 0 {
 		cc.InactiveThreshold = 30 * time.Second
