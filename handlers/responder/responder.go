@@ -18,7 +18,6 @@ package responder
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -27,6 +26,7 @@ import (
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/nats-io/nats.go"
@@ -187,12 +187,12 @@ func (l *Loop) executorFor(itemType string) (Executor, bool) {
 // turn asks the model once, with history before the response's own context, and records what it answered.
 func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item) (response.State, error) {
 	rs := l.cfg.Responses
-	turn := s.Turns
+	step := s.Turns
 	if prep, end := l.prepare(ctx, s, history); len(prep) > 0 || end.Status != "" {
 		if ctx.Err() != nil {
 			return s, ctx.Err()
 		}
-		return rs.RecordTurn(ctx, s, turn, prep, events.TokenUsage{}, end, end.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
+		return rs.RecordTurn(ctx, s, step, prep, events.TokenUsage{}, end, end.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
 	}
 	p, err := l.plan(s, history)
 	if err != nil {
@@ -215,7 +215,7 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 			}
 		}()
 	}
-	chunks := chunker{live: l.live(s.ID, turn)}
+	chunks := chunker{live: l.live(s.ID, step)}
 	resp, err := l.cfg.Models.Complete(callCtx, p.req, chunks.add)
 	if ctx.Err() != nil {
 		return s, ctx.Err()
@@ -224,25 +224,18 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 		return rs.Load(ctx, s.ID, 0) // cancelled: the loop sees the end
 	}
 	if err != nil {
-		code := "server_error"
-		switch {
-		case errors.Is(err, llm.ErrRateLimited):
-			code = "rate_limit_exceeded"
-		case errors.Is(err, llm.ErrBadRequest):
-			code = "invalid_prompt"
-		}
 		l.cfg.Logger.Warn("responder: model call failed", "response", s.ID, "model", s.Request.Model, "err", err)
-		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: code, Message: err.Error()})
+		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: turn.FailureCode(err), Message: err.Error()})
 	}
 	usage := events.TokenUsage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 		TotalTokens: resp.Usage.TotalTokens}
 
 	var items []events.Item
 	if resp.Text != "" || len(resp.ToolCalls) == 0 {
-		items = append(items, events.Item{Type: "message", ID: response.ItemID(&s, turn, len(items), "msg_"),
+		items = append(items, events.Item{Type: "message", ID: response.ItemID(&s, step, len(items), "msg_"),
 			Status: events.ResponseStatusCompleted, Role: "assistant",
 			Content: []events.ItemContent{{Type: "output_text", Text: resp.Text, Annotations: p.citations(resp.Text)}},
-			Chunks:  chunks.text})
+			Chunks:  chunks.Text()})
 	}
 	end := response.End{Status: events.ResponseStatusCompleted}
 	if resp.FinishReason == llm.FinishLength && p.capped {
@@ -253,7 +246,7 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 	}
 	for i, c := range resp.ToolCalls {
 		if tool, x, ok := p.server(c.Name); ok {
-			it, err := x.Run(ctx, s, tool, c, response.ItemID(&s, turn, len(items), itemPrefix(x.ItemType())))
+			it, err := x.Run(ctx, s, tool, c, response.ItemID(&s, step, len(items), itemPrefix(x.ItemType())))
 			if ctx.Err() != nil {
 				return s, ctx.Err()
 			}
@@ -267,20 +260,17 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 			end = response.End{} // the model reads what the tool gave on the next turn
 			continue
 		}
-		callID := c.ID
-		if callID == "" {
-			callID = "call_" + events.DeriveID(s.CreatedBy, fmt.Sprintf("turn-%d-call-%d", turn, i))
-		}
-		items = append(items, events.Item{Type: "function_call", ID: response.ItemID(&s, turn, len(items), "fc_"),
+		callID := turn.CallID(c.ID, s.CreatedBy, fmt.Sprintf("turn-%d-call-%d", step, i))
+		items = append(items, events.Item{Type: "function_call", ID: response.ItemID(&s, step, len(items), "fc_"),
 			Status: events.ResponseStatusCompleted, CallID: callID, Name: c.Name, Arguments: c.Arguments,
-			Chunks: chunks.args[c.ID]})
+			Chunks: chunks.Args(c.ID)})
 	}
 	if hasFunctionCall(items) && end.Status == "" {
 		// A function call is the client's to answer: the response ends with it, whatever else the turn did.
 		end = response.End{Status: events.ResponseStatusCompleted}
 	}
 	finish := s.Request.ConversationID == "" || !s.Request.Store
-	return rs.RecordTurn(ctx, s, turn, items, usage, end, finish)
+	return rs.RecordTurn(ctx, s, step, items, usage, end, finish)
 }
 
 // prepare gathers what the executors record before the model is asked, in the order of the tools.
@@ -328,33 +318,23 @@ func itemPrefix(typ string) string {
 	return "item_"
 }
 
-// chunker keeps the pieces in which the model streamed its text and each call's arguments: the recorded item
-// carries their lengths, so that a stream synthesised from the log splits them alike.
+// chunker keeps the pieces in which the model streamed its text and each call's arguments (the recorded item
+// carries their lengths, so that a stream synthesised from the log splits them alike) and publishes each piece of
+// the text live.
 type chunker struct {
-	text []int
-	args map[string][]int
-	ids  map[int]string
+	turn.Pieces
 	live func(index int, text string)
 }
 
 func (c *chunker) add(d llm.Delta) {
 	if d.Text != "" {
 		if c.live != nil {
-			c.live(len(c.text), d.Text)
+			c.live(len(c.Text()), d.Text)
 		}
-		c.text = append(c.text, len(d.Text))
+		c.AddText(d.Text)
 	}
-	if tc := d.ToolCall; tc != nil {
-		if c.ids == nil {
-			c.ids, c.args = map[int]string{}, map[string][]int{}
-		}
-		if tc.ID != "" {
-			c.ids[tc.Index] = tc.ID
-		}
-		if tc.Arguments != "" {
-			id := c.ids[tc.Index]
-			c.args[id] = append(c.args[id], len(tc.Arguments))
-		}
+	if d.ToolCall != nil {
+		c.AddCall(*d.ToolCall)
 	}
 }
 
