@@ -9,8 +9,9 @@
 // consumer hands its created event to another node (or to this one after a restart) and the loop picks up where
 // the log says it stands, recording no item twice.
 //
-// It shares the Assistants run worker's turn machinery below the aggregate: the model router (llm.Provider), its
-// request and streaming types, and the file_search and code_interpreter runners are the same objects.
+// It shares the Assistants run worker's turn machinery below the aggregate: the model router (llm.Provider), the
+// sandbox and the vector stores' search are the same objects, and how tools are offered and read back, citations,
+// truncation, a streamed answer's pieces and a failed call's code are handlers/turn's, used by both loops.
 //
 // It imports events, domain/response, commands' types and llm; never a face.
 package responder
