@@ -195,6 +195,9 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 		}
 		return rs.RecordTurn(ctx, s, step, prep, events.TokenUsage{}, end, end.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
 	}
+	if tool, x, ok := l.offlineSearch(s); ok {
+		return l.offlineFileSearch(ctx, s, history, tool, x)
+	}
 	p, err := l.plan(s, history)
 	if err != nil {
 		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: "invalid_prompt", Message: err.Error()})
@@ -272,6 +275,60 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 	}
 	finish := s.Request.ConversationID == "" || !s.Request.Store
 	return rs.RecordTurn(ctx, s, step, items, usage, end, finish)
+}
+
+// offlineSearch returns the response's file_search tool and its executor when the offline model is to answer with
+// it (see offlineFileSearch).
+func (l *Loop) offlineSearch(s response.State) (events.ResponseTool, Executor, bool) {
+	if s.Request.Model != llm.ProviderOffline {
+		return events.ResponseTool{}, nil, false
+	}
+	for _, t := range s.Request.Tools {
+		if x, ok := l.cfg.Executors[t.Type]; ok && t.Type == turn.FileSearch {
+			return t, x, true
+		}
+	}
+	return events.ResponseTool{}, nil, false
+}
+
+// offlineFileSearch answers a response of the offline model that has file_search as a run of it is answered
+// (turn.OfflineAnswer): a first turn searches the files with the user's question, the next quotes the passage that
+// best matches it, cited, or says that nothing in the files matches. It never writes an answer of its own.
+func (l *Loop) offlineFileSearch(ctx context.Context, s response.State, history []events.Item, tool events.ResponseTool, x Executor) (response.State, error) {
+	rs, step := l.cfg.Responses, s.Turns
+	finish := s.Request.ConversationID == "" || !s.Request.Store
+	question := ""
+	for _, it := range slices.Concat(history, s.Request.Input) {
+		if (it.Type == "message" || it.Type == "") && it.Role == "user" {
+			question = it.Text()
+		}
+	}
+	var last *events.Item
+	for i := range s.Output {
+		if s.Output[i].Type == x.ItemType() {
+			last = &s.Output[i]
+		}
+	}
+	if last == nil {
+		args, _ := json.Marshal(map[string][]string{"queries": {question}})
+		it, err := x.Run(ctx, s, tool, llm.ToolCall{Name: turn.FileSearch, Arguments: string(args)},
+			response.ItemID(&s, step, 0, itemPrefix(x.ItemType())))
+		if ctx.Err() != nil {
+			return s, ctx.Err()
+		}
+		if err != nil {
+			l.cfg.Logger.Warn("responder: tool failed", "response", s.ID, "tool", tool.Type, "err", err)
+		}
+		return rs.RecordTurn(ctx, s, step, []events.Item{it}, events.TokenUsage{}, response.End{}, finish)
+	}
+	text := turn.OfflineAnswer(question, "of this response's vector stores", last.ID, x.Output(*last), last.Results)
+	var cited []events.ItemAnnotation
+	if c, ok := x.(Citer); ok {
+		cited = c.Cite(text, s.Output)
+	}
+	msg := events.Item{Type: "message", ID: response.ItemID(&s, step, 0, "msg_"), Status: events.ResponseStatusCompleted,
+		Role: "assistant", Content: []events.ItemContent{{Type: "output_text", Text: text, Annotations: cited}}}
+	return rs.RecordTurn(ctx, s, step, []events.Item{msg}, events.TokenUsage{}, response.End{Status: events.ResponseStatusCompleted}, finish)
 }
 
 // prepare gathers what the executors record before the model is asked, in the order of the tools.

@@ -57,8 +57,12 @@ func SearchFailure(err error) string {
 	return searchFailed + ": " + err.Error()
 }
 
-// SearchFailureOf returns why a search failed from what the model read of it (SearchFailure), and whether it did.
+// SearchFailureOf returns why a search failed from what the model read of it (SearchFailure: "" when that was not
+// kept), and whether it did.
 func SearchFailureOf(report string) (string, bool) {
+	if report == searchFailed+"." {
+		return "", true
+	}
 	why, ok := strings.CutPrefix(report, searchFailed+": ")
 	return why, ok
 }

@@ -14,8 +14,10 @@ import (
 // matches. It never writes an answer of its own. report is what the search gave the model (SearchReport or
 // SearchFailure).
 func OfflineAnswer(question, where, key, report string, results []events.FileSearchResult) string {
-	if why, failed := SearchFailureOf(report); failed {
+	if why, failed := SearchFailureOf(report); failed && why != "" {
 		return "I could not search the files: " + why
+	} else if failed {
+		return "I could not search the files."
 	}
 	if best, passage := bestResult(results, question); best >= 0 {
 		name := results[best].FileName

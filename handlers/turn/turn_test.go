@@ -218,4 +218,7 @@ func TestTheOfflineModelQuotesOnlyAPassageThatMatches(t *testing.T) {
 	if text := turn.OfflineAnswer("descale?", "", "0", turn.SearchFailure(errors.New("no store")), nil); text != "I could not search the files: no store" {
 		t.Errorf("failed search: %s", text)
 	}
+	if text := turn.OfflineAnswer("descale?", "", "0", turn.SearchFailure(nil), nil); text != "I could not search the files." {
+		t.Errorf("failed search, why not kept: %s", text)
+	}
 }
