@@ -19,6 +19,7 @@ package responder
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -205,34 +206,25 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 	if p.spent {
 		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusIncomplete, Reason: "max_output_tokens"})
 	}
-	callCtx, stopCall := context.WithCancel(ctx)
-	defer stopCall()
+	var stop <-chan struct{}
 	if s.Request.Background {
 		// Only a background response can be cancelled: its model call stops when the cancel is in the log.
-		ended, stopWatch := rs.Ending(callCtx, s)
+		ended, stopWatch := rs.Ending(ctx, s)
 		defer stopWatch()
-		go func() {
-			select {
-			case <-ended:
-				stopCall()
-			case <-callCtx.Done():
-			}
-		}()
+		stop = ended
 	}
 	chunks := chunker{live: l.live(s.ID, step)}
-	resp, err := l.cfg.Models.Complete(callCtx, p.req, chunks.add)
-	if ctx.Err() != nil {
+	resp, err := turn.Ask(ctx, l.cfg.Models, p.req, stop, chunks.add)
+	switch {
+	case ctx.Err() != nil:
 		return s, ctx.Err()
-	}
-	if callCtx.Err() != nil {
+	case errors.Is(err, turn.ErrStopped):
 		return rs.Load(ctx, s.ID, 0) // cancelled: the loop sees the end
-	}
-	if err != nil {
+	case err != nil:
 		l.cfg.Logger.Warn("responder: model call failed", "response", s.ID, "model", s.Request.Model, "err", err)
 		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: turn.FailureCode(err), Message: err.Error()})
 	}
-	usage := events.TokenUsage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-		TotalTokens: resp.Usage.TotalTokens}
+	usage := turn.Usage(resp.Usage)
 
 	var items []events.Item
 	if resp.Text != "" || len(resp.ToolCalls) == 0 {

@@ -272,32 +272,21 @@ func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r
 		return w.cfg.Runs.Incomplete(ctx, ref, t, step, plan.incomplete)
 	}
 
-	callCtx, stopCall := context.WithCancel(ctx)
-	defer stopCall()
-	go func() {
-		select {
-		case <-stop.done():
-			stopCall()
-		case <-callCtx.Done():
-		}
-	}()
 	pub := &publisher{nc: w.cfg.NC, subject: w.cfg.Names.LiveSubject("thread", ref.ThreadID), run: r, turn: step,
 		after: t.Seq, at: w.cfg.Now().Unix(), logger: w.cfg.Logger}
-	resp, err := w.cfg.Models.Complete(callCtx, plan.req, pub.delta)
+	resp, err := turn.Ask(ctx, w.cfg.Models, plan.req, stop.done(), pub.delta)
 	pub.flush()
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return nil, ctx.Err() // the node is stopping or the lock was lost: someone else finishes the turn
-	}
-	if callCtx.Err() != nil {
+	case errors.Is(err, turn.ErrStopped):
 		stop.reset()
 		return w.afterStop(ctx, ref, t) // the run was cancelled or expired: see how it stands
-	}
-	if err != nil {
+	case err != nil:
 		w.cfg.Logger.Warn("run worker: model call failed", "run", ref.RunID, "model", r.Model, "err", err)
 		return w.cfg.Runs.Fail(ctx, ref, t, step, turn.FailureCode(err), err.Error())
 	}
-	usage := events.TokenUsage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-		TotalTokens: resp.Usage.TotalTokens}
+	usage := turn.Usage(resp.Usage)
 	if tool, ok := fileSearchOf(r); ok && w.cfg.Files != nil {
 		// Searches are answered here and the run goes on; a function called alongside them is asked again, if
 		// still wanted, once the model has read what the search found.
