@@ -107,13 +107,8 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 	}
 	req.Messages = append(req.Messages, conv...)
 
-	if rq.MaxOutputTokens != nil {
-		left := *rq.MaxOutputTokens - s.Usage.CompletionTokens
-		if left <= 0 {
-			p.spent = true
-			return p, nil
-		}
-		req.MaxTokens, p.capped = left, true
+	if p.capped, p.spent = turn.CapCompletion(&req, rq.MaxOutputTokens, s.Usage.CompletionTokens); p.spent {
+		return p, nil
 	}
 	p.req = req
 	return p, nil

@@ -234,7 +234,7 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 			Chunks:  chunks.Text()})
 	}
 	end := response.End{Status: events.ResponseStatusCompleted}
-	if resp.FinishReason == llm.FinishLength && p.capped {
+	if turn.CutShort(resp, p.capped) {
 		end = response.End{Status: events.ResponseStatusIncomplete, Reason: "max_output_tokens"}
 		if len(items) > 0 {
 			items[0].Status = events.ResponseStatusIncomplete

@@ -116,14 +116,12 @@ func planTurn(t *thread.State, r *thread.Run) (plan, error) {
 			return p, nil
 		}
 	}
-	if r.MaxCompletionTokens != nil {
-		left := *r.MaxCompletionTokens - r.Usage.CompletionTokens
-		if left <= 0 {
-			p.incomplete = "max_completion_tokens"
-			return p, nil
-		}
-		req.MaxTokens, p.capped = left, true
+	capped, spent := turn.CapCompletion(&req, r.MaxCompletionTokens, r.Usage.CompletionTokens)
+	if spent {
+		p.incomplete = "max_completion_tokens"
+		return p, nil
 	}
+	p.capped = capped
 	p.req = req
 	return p, nil
 }

@@ -320,7 +320,7 @@ func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r
 	for i, c := range resp.ToolCalls {
 		res.ToolCalls = append(res.ToolCalls, events.ToolCall{ID: callID(step, i, c.ID), Type: "function", Name: c.Name, Arguments: c.Arguments})
 	}
-	if resp.FinishReason == llm.FinishLength && plan.capped && len(res.ToolCalls) == 0 {
+	if turn.CutShort(resp, plan.capped) && len(res.ToolCalls) == 0 {
 		res.Incomplete = "max_completion_tokens"
 	}
 	return w.cfg.Runs.RecordTurn(ctx, ref, t, step, res)

@@ -41,3 +41,24 @@ func Ask(ctx context.Context, models llm.Provider, req llm.Request, stop <-chan 
 func Usage(u llm.Usage) events.TokenUsage {
 	return events.TokenUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 }
+
+// CapCompletion bounds a call's completion by what is left of a limit on the completion tokens of all the calls of
+// a run or a response (max_completion_tokens, max_output_tokens: OpenAI counts every call): spent says nothing is
+// left, so there is no call to make; capped says the call is bounded, so that an answer it cut (CutShort) ends the
+// run or the response incomplete.
+func CapCompletion(req *llm.Request, limit *int, used int) (capped, spent bool) {
+	if limit == nil {
+		return false, false
+	}
+	left := *limit - used
+	if left <= 0 {
+		return false, true
+	}
+	req.MaxTokens = left
+	return true, false
+}
+
+// CutShort reports whether an answer was cut by its call's cap (CapCompletion).
+func CutShort(resp llm.Response, capped bool) bool {
+	return capped && resp.FinishReason == llm.FinishLength
+}

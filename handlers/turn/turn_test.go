@@ -222,3 +222,21 @@ func TestTheOfflineModelQuotesOnlyAPassageThatMatches(t *testing.T) {
 		t.Errorf("failed search, why not kept: %s", text)
 	}
 }
+
+func TestCompletionCapCountsEveryCall(t *testing.T) {
+	limit := 100
+	var req llm.Request
+	if capped, spent := turn.CapCompletion(&req, &limit, 60); !capped || spent || req.MaxTokens != 40 {
+		t.Errorf("40 left: %v %v %d", capped, spent, req.MaxTokens)
+	}
+	if capped, spent := turn.CapCompletion(&llm.Request{}, &limit, 100); capped || !spent {
+		t.Errorf("none left: %v %v", capped, spent)
+	}
+	if capped, spent := turn.CapCompletion(&llm.Request{}, nil, 1000); capped || spent {
+		t.Errorf("no limit: %v %v", capped, spent)
+	}
+	cut := llm.Response{FinishReason: llm.FinishLength}
+	if !turn.CutShort(cut, true) || turn.CutShort(cut, false) || turn.CutShort(llm.Response{FinishReason: llm.FinishStop}, true) {
+		t.Errorf("cut short")
+	}
+}
