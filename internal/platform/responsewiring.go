@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 
 	"github.com/contrailhq/contrail/domain/response"
-	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/responder"
 	"github.com/contrailhq/contrail/handlers/turn"
-	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/docindex"
-	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/sandbox"
@@ -73,21 +70,6 @@ func (f responseFiles) Run(ctx context.Context, s response.State, tool events.Re
 }
 
 func (f responseFiles) search(ctx context.Context, account string, tool events.ResponseTool, queries []string) ([]events.FileSearchResult, error) {
-	actor := auth.Principal{AccountID: account}
-	var stores []vectorstore.State
-	for _, id := range tool.VectorStoreIDs {
-		s, err := f.p.Vectors.Commands.Get(ctx, actor, id)
-		if errs.CodeOf(err) == errs.NotFound {
-			continue // deleted since the response was made
-		}
-		if err != nil {
-			return nil, err
-		}
-		stores = append(stores, s)
-	}
-	if len(stores) == 0 {
-		return nil, nil
-	}
 	var ro struct {
 		Ranker         string  `json:"ranker"`
 		ScoreThreshold float64 `json:"score_threshold"`
@@ -104,15 +86,8 @@ func (f responseFiles) search(ctx context.Context, account string, tool events.R
 		}
 		req.Filter = filter
 	}
-	hits, err := f.p.Vectors.Commands.SearchStores(ctx, stores, req)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]events.FileSearchResult, len(hits))
-	for i, h := range hits {
-		out[i] = events.FileSearchResult{FileID: h.FileID, FileName: h.Filename, Score: h.Score, Text: h.Text}
-	}
-	return out, nil
+	out, _, err := f.p.searchFiles(ctx, account, tool.VectorStoreIDs, req)
+	return out, err
 }
 
 // Output is what the model reads of a search: each result under its marker.
