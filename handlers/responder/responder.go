@@ -13,7 +13,8 @@
 // sandbox and the vector stores' search are the same objects, and how tools are offered and read back, citations,
 // truncation, a streamed answer's pieces and a failed call's code are handlers/turn's, used by both loops.
 //
-// It imports events, domain/response, commands' types and llm; never a face.
+// It imports events, domain/response, llm and handlers/turn; never a face, a command or a read model (what it asks
+// of them is Recorder and the Executors).
 package responder
 
 import (

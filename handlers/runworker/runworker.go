@@ -10,7 +10,9 @@
 // timeout sweeper that hands a run left active with no driver to a worker again (and expires it if nobody can
 // finish it in time).
 //
-// It imports events, commands, projections (for the run an event names), llm and runlive; never a face.
+// It imports events, domain/thread, llm, runlive and handlers/turn (the turn machinery it shares with the Responses
+// model loop, handlers/responder); never a face, a command or a read model (what it asks of them is Recorder,
+// FileSearcher, CodeRunner).
 package runworker
 
 import (
