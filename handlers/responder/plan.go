@@ -7,6 +7,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/llm"
 )
 
@@ -55,8 +56,7 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 	items := slices.Concat(history, rq.Input, s.Output)
 	for _, t := range rq.Tools {
 		if t.Type == "function" {
-			strict := t.Strict != nil && *t.Strict
-			req.Tools = append(req.Tools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: strict && len(t.Parameters) > 0})
+			req.Tools = append(req.Tools, turn.FunctionTool(t.Name, t.Description, t.Parameters, t.Strict))
 			continue
 		}
 		x, ok := l.cfg.Executors[t.Type]
@@ -84,14 +84,14 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 		}
 	}
 	if len(req.Tools) > 0 {
-		choice, allowed, err := toolChoice(rq.ToolChoice)
+		choice, err := response.ToolChoiceOf(rq.ToolChoice, rq.Tools)
 		if err != nil {
 			return p, err
 		}
-		if allowed != nil {
-			req.Tools = slices.DeleteFunc(req.Tools, func(t llm.Tool) bool { return !allowed[t.Name] })
+		if choice.Allowed != nil {
+			req.Tools = slices.DeleteFunc(req.Tools, func(t llm.Tool) bool { return !choice.Allowed[t.Name] })
 		}
-		req.ToolChoice = choice
+		req.ToolChoice = choice.Choice
 		parallel := rq.ParallelToolCalls
 		req.ParallelToolCalls = &parallel
 	}
@@ -100,39 +100,23 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 	if rq.Instructions != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: rq.Instructions})
 	}
-	req.Messages = append(req.Messages, l.messages(items)...)
+	conv := l.messages(items)
 	if rq.Truncation == "auto" {
-		req.Messages = truncate(req.Messages, 400)
+		// The oldest items go first; a call goes with its output (turn.Group).
+		conv = turn.Flatten(turn.KeepLast(turn.Group(conv), autoTruncation))
 	}
+	req.Messages = append(req.Messages, conv...)
 
-	if rq.MaxOutputTokens != nil {
-		left := *rq.MaxOutputTokens - s.Usage.CompletionTokens
-		if left <= 0 {
-			p.spent = true
-			return p, nil
-		}
-		req.MaxTokens, p.capped = left, true
+	if p.capped, p.spent = turn.CapCompletion(&req, rq.MaxOutputTokens, s.Usage.CompletionTokens); p.spent {
+		return p, nil
 	}
 	p.req = req
 	return p, nil
 }
 
-// truncate keeps at most n messages after the system message, dropping the oldest ones and never starting on a
-// tool message whose call was dropped ("truncation": "auto").
-func truncate(msgs []llm.Message, n int) []llm.Message {
-	start := 0
-	if len(msgs) > 0 && msgs[0].Role == llm.RoleSystem {
-		start = 1
-	}
-	if len(msgs)-start <= n {
-		return msgs
-	}
-	cut := len(msgs) - n
-	for cut < len(msgs) && msgs[cut].Role == llm.RoleTool {
-		cut++
-	}
-	return append(slices.Clone(msgs[:start]), msgs[cut:]...)
-}
+// autoTruncation is how many pieces of the context (a message, or a call with its output) "truncation": "auto"
+// keeps, the oldest dropped first.
+const autoTruncation = 400
 
 // messages turns items into chat messages: consecutive function calls become one assistant message with its tool
 // calls, each output a tool message; an item_reference stands for the earlier item of its ID.
@@ -221,47 +205,6 @@ func (l *Loop) messages(items []events.Item) []llm.Message {
 func offeredName(x Executor, it events.Item) string {
 	t, _ := x.Offer(events.ResponseTool{Type: it.Type})
 	return t.Name
-}
-
-// toolChoice reads tool_choice: "auto", "none", "required", {type: "function", name}, a server tool's
-// {type: "file_search"}, or {type: "allowed_tools", mode, tools}. It returns the choice the model gets and, for
-// allowed_tools, the names of the tools it may see.
-func toolChoice(raw json.RawMessage) (string, map[string]bool, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil, nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil, nil
-	}
-	var o struct {
-		Type  string `json:"type"`
-		Name  string `json:"name"`
-		Mode  string `json:"mode"`
-		Tools []struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(raw, &o); err != nil {
-		return "", nil, fmt.Errorf("tool_choice: %v", err)
-	}
-	switch o.Type {
-	case "function":
-		return o.Name, nil, nil
-	case "allowed_tools":
-		allowed := map[string]bool{}
-		for _, t := range o.Tools {
-			name := t.Name
-			if t.Type != "function" {
-				name = t.Type
-			}
-			allowed[name] = true
-		}
-		return o.Mode, allowed, nil
-	default:
-		return o.Type, nil, nil
-	}
 }
 
 // responseFormat turns text.format into Chat's response_format: json_schema's flat {name, schema, strict} goes

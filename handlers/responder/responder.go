@@ -9,10 +9,12 @@
 // consumer hands its created event to another node (or to this one after a restart) and the loop picks up where
 // the log says it stands, recording no item twice.
 //
-// It shares the Assistants run worker's turn machinery below the aggregate: the model router (llm.Provider), its
-// request and streaming types, and the file_search and code_interpreter runners are the same objects.
+// It shares the Assistants run worker's turn machinery below the aggregate: the model router (llm.Provider), the
+// sandbox and the vector stores' search are the same objects, and how tools are offered and read back, citations,
+// truncation, a streamed answer's pieces and a failed call's code are handlers/turn's, used by both loops.
 //
-// It imports events, domain/response, commands' types and llm; never a face.
+// It imports events, domain/response, llm and handlers/turn; never a face, a command or a read model (what it asks
+// of them is Recorder and the Executors).
 package responder
 
 import (
@@ -27,6 +29,7 @@ import (
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/nats-io/nats.go"
@@ -187,12 +190,15 @@ func (l *Loop) executorFor(itemType string) (Executor, bool) {
 // turn asks the model once, with history before the response's own context, and records what it answered.
 func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item) (response.State, error) {
 	rs := l.cfg.Responses
-	turn := s.Turns
+	step := s.Turns
 	if prep, end := l.prepare(ctx, s, history); len(prep) > 0 || end.Status != "" {
 		if ctx.Err() != nil {
 			return s, ctx.Err()
 		}
-		return rs.RecordTurn(ctx, s, turn, prep, events.TokenUsage{}, end, end.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
+		return rs.RecordTurn(ctx, s, step, prep, events.TokenUsage{}, end, end.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
+	}
+	if tool, x, ok := l.offlineSearch(s); ok {
+		return l.offlineFileSearch(ctx, s, history, tool, x)
 	}
 	p, err := l.plan(s, history)
 	if err != nil {
@@ -201,51 +207,35 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 	if p.spent {
 		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusIncomplete, Reason: "max_output_tokens"})
 	}
-	callCtx, stopCall := context.WithCancel(ctx)
-	defer stopCall()
+	var stop <-chan struct{}
 	if s.Request.Background {
 		// Only a background response can be cancelled: its model call stops when the cancel is in the log.
-		ended, stopWatch := rs.Ending(callCtx, s)
+		ended, stopWatch := rs.Ending(ctx, s)
 		defer stopWatch()
-		go func() {
-			select {
-			case <-ended:
-				stopCall()
-			case <-callCtx.Done():
-			}
-		}()
+		stop = ended
 	}
-	chunks := chunker{live: l.live(s.ID, turn)}
-	resp, err := l.cfg.Models.Complete(callCtx, p.req, chunks.add)
-	if ctx.Err() != nil {
+	chunks := chunker{live: l.live(s.ID, step)}
+	resp, err := turn.Ask(ctx, l.cfg.Models, p.req, stop, chunks.add)
+	switch {
+	case ctx.Err() != nil:
 		return s, ctx.Err()
-	}
-	if callCtx.Err() != nil {
+	case errors.Is(err, turn.ErrStopped):
 		return rs.Load(ctx, s.ID, 0) // cancelled: the loop sees the end
-	}
-	if err != nil {
-		code := "server_error"
-		switch {
-		case errors.Is(err, llm.ErrRateLimited):
-			code = "rate_limit_exceeded"
-		case errors.Is(err, llm.ErrBadRequest):
-			code = "invalid_prompt"
-		}
+	case err != nil:
 		l.cfg.Logger.Warn("responder: model call failed", "response", s.ID, "model", s.Request.Model, "err", err)
-		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: code, Message: err.Error()})
+		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: turn.FailureCode(err), Message: err.Error()})
 	}
-	usage := events.TokenUsage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-		TotalTokens: resp.Usage.TotalTokens}
+	usage := turn.Usage(resp.Usage)
 
 	var items []events.Item
 	if resp.Text != "" || len(resp.ToolCalls) == 0 {
-		items = append(items, events.Item{Type: "message", ID: response.ItemID(&s, turn, len(items), "msg_"),
+		items = append(items, events.Item{Type: "message", ID: response.ItemID(&s, step, len(items), "msg_"),
 			Status: events.ResponseStatusCompleted, Role: "assistant",
 			Content: []events.ItemContent{{Type: "output_text", Text: resp.Text, Annotations: p.citations(resp.Text)}},
-			Chunks:  chunks.text})
+			Chunks:  chunks.Text()})
 	}
 	end := response.End{Status: events.ResponseStatusCompleted}
-	if resp.FinishReason == llm.FinishLength && p.capped {
+	if turn.CutShort(resp, p.capped) {
 		end = response.End{Status: events.ResponseStatusIncomplete, Reason: "max_output_tokens"}
 		if len(items) > 0 {
 			items[0].Status = events.ResponseStatusIncomplete
@@ -253,7 +243,7 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 	}
 	for i, c := range resp.ToolCalls {
 		if tool, x, ok := p.server(c.Name); ok {
-			it, err := x.Run(ctx, s, tool, c, response.ItemID(&s, turn, len(items), itemPrefix(x.ItemType())))
+			it, err := x.Run(ctx, s, tool, c, response.ItemID(&s, step, len(items), itemPrefix(x.ItemType())))
 			if ctx.Err() != nil {
 				return s, ctx.Err()
 			}
@@ -267,20 +257,71 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 			end = response.End{} // the model reads what the tool gave on the next turn
 			continue
 		}
-		callID := c.ID
-		if callID == "" {
-			callID = "call_" + events.DeriveID(s.CreatedBy, fmt.Sprintf("turn-%d-call-%d", turn, i))
-		}
-		items = append(items, events.Item{Type: "function_call", ID: response.ItemID(&s, turn, len(items), "fc_"),
+		callID := turn.CallID(c.ID, s.CreatedBy, fmt.Sprintf("turn-%d-call-%d", step, i))
+		items = append(items, events.Item{Type: "function_call", ID: response.ItemID(&s, step, len(items), "fc_"),
 			Status: events.ResponseStatusCompleted, CallID: callID, Name: c.Name, Arguments: c.Arguments,
-			Chunks: chunks.args[c.ID]})
+			Chunks: chunks.Args(c.ID)})
 	}
 	if hasFunctionCall(items) && end.Status == "" {
 		// A function call is the client's to answer: the response ends with it, whatever else the turn did.
 		end = response.End{Status: events.ResponseStatusCompleted}
 	}
 	finish := s.Request.ConversationID == "" || !s.Request.Store
-	return rs.RecordTurn(ctx, s, turn, items, usage, end, finish)
+	return rs.RecordTurn(ctx, s, step, items, usage, end, finish)
+}
+
+// offlineSearch returns the response's file_search tool and its executor when the offline model is to answer with
+// it (see offlineFileSearch).
+func (l *Loop) offlineSearch(s response.State) (events.ResponseTool, Executor, bool) {
+	if s.Request.Model != llm.ProviderOffline {
+		return events.ResponseTool{}, nil, false
+	}
+	for _, t := range s.Request.Tools {
+		if x, ok := l.cfg.Executors[t.Type]; ok && t.Type == turn.FileSearch {
+			return t, x, true
+		}
+	}
+	return events.ResponseTool{}, nil, false
+}
+
+// offlineFileSearch answers a response of the offline model that has file_search as a run of it is answered
+// (turn.OfflineAnswer): a first turn searches the files with the user's question, the next quotes the passage that
+// best matches it, cited, or says that nothing in the files matches. It never writes an answer of its own.
+func (l *Loop) offlineFileSearch(ctx context.Context, s response.State, history []events.Item, tool events.ResponseTool, x Executor) (response.State, error) {
+	rs, step := l.cfg.Responses, s.Turns
+	finish := s.Request.ConversationID == "" || !s.Request.Store
+	question := ""
+	for _, it := range slices.Concat(history, s.Request.Input) {
+		if (it.Type == "message" || it.Type == "") && it.Role == "user" {
+			question = it.Text()
+		}
+	}
+	var last *events.Item
+	for i := range s.Output {
+		if s.Output[i].Type == x.ItemType() {
+			last = &s.Output[i]
+		}
+	}
+	if last == nil {
+		args, _ := json.Marshal(map[string][]string{"queries": {question}})
+		it, err := x.Run(ctx, s, tool, llm.ToolCall{Name: turn.FileSearch, Arguments: string(args)},
+			response.ItemID(&s, step, 0, itemPrefix(x.ItemType())))
+		if ctx.Err() != nil {
+			return s, ctx.Err()
+		}
+		if err != nil {
+			l.cfg.Logger.Warn("responder: tool failed", "response", s.ID, "tool", tool.Type, "err", err)
+		}
+		return rs.RecordTurn(ctx, s, step, []events.Item{it}, events.TokenUsage{}, response.End{}, finish)
+	}
+	text := turn.OfflineAnswer(question, "of this response's vector stores", last.ID, x.Output(*last), last.Results)
+	var cited []events.ItemAnnotation
+	if c, ok := x.(Citer); ok {
+		cited = c.Cite(text, s.Output)
+	}
+	msg := events.Item{Type: "message", ID: response.ItemID(&s, step, 0, "msg_"), Status: events.ResponseStatusCompleted,
+		Role: "assistant", Content: []events.ItemContent{{Type: "output_text", Text: text, Annotations: cited}}}
+	return rs.RecordTurn(ctx, s, step, []events.Item{msg}, events.TokenUsage{}, response.End{Status: events.ResponseStatusCompleted}, finish)
 }
 
 // prepare gathers what the executors record before the model is asked, in the order of the tools.
@@ -328,33 +369,23 @@ func itemPrefix(typ string) string {
 	return "item_"
 }
 
-// chunker keeps the pieces in which the model streamed its text and each call's arguments: the recorded item
-// carries their lengths, so that a stream synthesised from the log splits them alike.
+// chunker keeps the pieces in which the model streamed its text and each call's arguments (the recorded item
+// carries their lengths, so that a stream synthesised from the log splits them alike) and publishes each piece of
+// the text live.
 type chunker struct {
-	text []int
-	args map[string][]int
-	ids  map[int]string
+	turn.Pieces
 	live func(index int, text string)
 }
 
 func (c *chunker) add(d llm.Delta) {
 	if d.Text != "" {
 		if c.live != nil {
-			c.live(len(c.text), d.Text)
+			c.live(len(c.Text()), d.Text)
 		}
-		c.text = append(c.text, len(d.Text))
+		c.AddText(d.Text)
 	}
-	if tc := d.ToolCall; tc != nil {
-		if c.ids == nil {
-			c.ids, c.args = map[int]string{}, map[string][]int{}
-		}
-		if tc.ID != "" {
-			c.ids[tc.Index] = tc.ID
-		}
-		if tc.Arguments != "" {
-			id := c.ids[tc.Index]
-			c.args[id] = append(c.args[id], len(tc.Arguments))
-		}
+	if d.ToolCall != nil {
+		c.AddCall(*d.ToolCall)
 	}
 }
 

@@ -3,110 +3,49 @@ package runworker
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/llm"
 )
 
 // CodeRunner runs a run's code_interpreter calls in the thread's sandbox, with the files of the assistant's and
-// the thread's tool_resources.code_interpreter, and those the thread's messages attach for it, at /mnt/data. Files the code writes are saved as the account's
-// files under IDs derived from key, so that a turn done again saves each once.
+// the thread's tool_resources.code_interpreter, and those the thread's messages attach for it, at /mnt/data. Files
+// the code writes are saved as the account's files under IDs derived from key, so that a turn done again saves
+// each once.
 type CodeRunner interface {
 	RunCode(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, attached []string,
-		code, key string) (CodeResult, error)
-}
-
-// CodeResult is what a call gave: its logs (what it printed, and why it was cut short), the images and the other
-// files it wrote, saved as files.
-type CodeResult struct {
-	Logs   string
-	Images []string
-	Files  []SavedFile
-}
-
-// SavedFile is a file the code wrote: its path in the sandbox and the file it was saved as.
-type SavedFile struct {
-	Path   string
-	FileID string
-}
-
-// CodeTool is how code_interpreter is offered to the model (by runs and responses alike).
-var CodeTool = llm.Tool{
-	Name: thread.CodeInterpreterTool,
-	Description: "Run Python 3 code in a sandbox without network access, like a notebook cell: variables stay " +
-		"between calls of this conversation. The user's files are in /mnt/data; save files you make there (charts " +
-		"as PNG with matplotlib). What the code prints is returned.",
-	Parameters: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"The Python code to run."}},"required":["code"]}`),
+		code, key string) (turn.CodeResult, error)
 }
 
 // runCode answers the turn's code_interpreter calls and records them; the run goes on to its next turn.
-func (w *Worker) runCode(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, turn string,
+func (w *Worker) runCode(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, step string,
 	calls []llm.ToolCall, usage events.TokenUsage) (*thread.State, error) {
 	var recorded []events.ToolCall
 	var outputs []events.ToolOutput
 	for i, c := range calls {
-		id := callID(turn, i, c.ID)
-		code, err := CodeOf(c.Arguments)
-		call := events.ToolCall{ID: id, Type: "code_interpreter", Name: c.Name, Arguments: c.Arguments,
-			CodeInterpreter: &events.CodeInterpreterCall{Input: code, Outputs: []events.CodeOutput{}}}
-		var res CodeResult
+		id := callID(step, i, c.ID)
+		code, err := turn.CodeOf(c.Arguments)
+		var res turn.CodeResult
 		if err == nil {
 			res, err = w.cfg.Code.RunCode(ctx, ref.Account, ref.ThreadID, r.AssistantID, t.ToolResources,
-				t.AttachedFiles("code_interpreter"), code, events.DeriveID(turn, id))
+				t.AttachedFiles(turn.CodeInterpreter), code, events.DeriveID(step, id))
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		var out strings.Builder
-		if err != nil {
-			fmt.Fprintf(&out, "code_interpreter could not run the code: %v", err)
-			call.CodeInterpreter.Outputs = append(call.CodeInterpreter.Outputs, events.CodeOutput{Type: "logs", Logs: out.String()})
-		} else {
-			if res.Logs != "" {
-				call.CodeInterpreter.Outputs = append(call.CodeInterpreter.Outputs, events.CodeOutput{Type: "logs", Logs: res.Logs})
-			}
-			out.WriteString(res.Logs)
-			for _, img := range res.Images {
-				call.CodeInterpreter.Outputs = append(call.CodeInterpreter.Outputs, events.CodeOutput{Type: "image", FileID: img})
-			}
-			if len(res.Images) > 0 {
-				fmt.Fprintf(&out, "\n[%d image(s) written; they are shown to the user with your answer]\n", len(res.Images))
-			}
-			for _, f := range res.Files {
-				fmt.Fprintf(&out, "\n[file written: %s (saved as %s); link it as sandbox:%s]\n", f.Path, f.FileID, f.Path)
-				call.CodeInterpreter.Files = append(call.CodeInterpreter.Files, events.CodeFile{Path: f.Path, FileID: f.FileID})
-			}
-			if out.Len() == 0 {
-				out.WriteString("(the code ran and printed nothing)")
-			}
+		call := events.ToolCall{ID: id, Type: turn.CodeInterpreter, Name: c.Name, Arguments: c.Arguments,
+			CodeInterpreter: &events.CodeInterpreterCall{Input: code, Outputs: turn.CodeOutputs(res, err)}}
+		if err == nil {
+			call.CodeInterpreter.Files = res.Files
 		}
 		recorded = append(recorded, call)
-		outputs = append(outputs, events.ToolOutput{ToolCallID: id, Output: out.String()})
+		outputs = append(outputs, events.ToolOutput{ToolCallID: id, Output: turn.CodeReport(call.CodeInterpreter.Outputs, call.CodeInterpreter.Files)})
 	}
-	return w.cfg.Runs.RecordServerTools(ctx, ref, t, turn, recorded, outputs, usage)
-}
-
-// CodeOf reads a code_interpreter call's arguments: {"code": "..."}; a model that sends bare code is taken at its
-// word.
-func CodeOf(args string) (string, error) {
-	var a struct {
-		Code string `json:"code"`
-	}
-	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		if strings.TrimSpace(args) != "" && !strings.HasPrefix(strings.TrimSpace(args), "{") {
-			return args, nil
-		}
-		return "", fmt.Errorf("the call's arguments are not the JSON object {\"code\": \"...\"}: %v", err)
-	}
-	if strings.TrimSpace(a.Code) == "" {
-		return "", fmt.Errorf("the call gives no code")
-	}
-	return a.Code, nil
+	return w.cfg.Runs.RecordServerTools(ctx, ref, t, step, recorded, outputs, usage)
 }
 
 // codeImages returns the images the run's code wrote that no message of the run shows yet.

@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/contrailhq/contrail/domain/thread"
+	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/livejoin"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/runlive"
@@ -23,12 +24,10 @@ type publisher struct {
 	at      int64
 	logger  *slog.Logger
 
-	textSent     int
+	pieces       turn.Pieces      // where each frame's text goes in the answer's text or its call's arguments
 	text         *livejoin.Joiner // the answer's text, joined when its pieces come close together
 	announcedMsg bool
 	announcedStp bool
-	args         map[int]int
-	callIDs      map[int]string
 }
 
 func (p *publisher) delta(d llm.Delta) {
@@ -39,8 +38,7 @@ func (p *publisher) delta(d llm.Delta) {
 			p.publish(runlive.Frame{Kind: runlive.KindMessage, StepID: thread.TurnMessageStepID(p.turn),
 				MessageID: thread.TurnMessageID(p.turn)})
 			p.text = livejoin.New(func(text string) {
-				p.publish(runlive.Frame{Kind: runlive.KindText, MessageID: thread.TurnMessageID(p.turn), Offset: p.textSent, Text: text})
-				p.textSent += len(text)
+				p.publish(runlive.Frame{Kind: runlive.KindText, MessageID: thread.TurnMessageID(p.turn), Offset: p.pieces.AddText(text), Text: text})
 			})
 		}
 		p.text.Write(d.Text)
@@ -49,16 +47,14 @@ func (p *publisher) delta(d llm.Delta) {
 		step := thread.TurnToolStepID(p.turn)
 		if !p.announcedStp {
 			p.announcedStp = true
-			p.args, p.callIDs = map[int]int{}, map[int]string{}
 			p.publish(runlive.Frame{Kind: runlive.KindToolStep, StepID: step})
 		}
 		c := d.ToolCall
-		fr := runlive.Frame{Kind: runlive.KindTool, StepID: step, Index: c.Index, Offset: p.args[c.Index], Text: c.Arguments}
-		if _, seen := p.callIDs[c.Index]; !seen {
-			p.callIDs[c.Index] = callID(p.turn, c.Index, c.ID)
-			fr.CallID, fr.Name = p.callIDs[c.Index], c.Name
+		offset, first := p.pieces.AddCall(*c)
+		fr := runlive.Frame{Kind: runlive.KindTool, StepID: step, Index: c.Index, Offset: offset, Text: c.Arguments}
+		if first {
+			fr.CallID, fr.Name = callID(p.turn, c.Index, c.ID), c.Name
 		}
-		p.args[c.Index] += len(c.Arguments)
 		p.publish(fr)
 	}
 }

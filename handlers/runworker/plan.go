@@ -7,6 +7,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/tokens"
 )
@@ -22,12 +23,11 @@ type plan struct {
 	capped bool
 }
 
-// entry is a piece of the conversation placed by when it entered the thread.
+// entry is a piece of the conversation placed by when it entered the thread; a thread message is droppable (what
+// truncation may drop), the run's own tool calls are not.
 type entry struct {
-	seq  uint64
-	msgs []llm.Message
-	// thread marks a thread message (what truncation may drop), as opposed to the run's own tool calls.
-	thread bool
+	seq uint64
+	turn.Entry
 }
 
 // planTurn builds the model request of the run's current turn: the instructions, the thread's messages, and the
@@ -37,20 +37,19 @@ func planTurn(t *thread.State, r *thread.Run) (plan, error) {
 	var p plan
 	req := llm.Request{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP}
 	for _, tool := range r.Tools {
-		if tool.Type == "file_search" {
-			req.Tools = append(req.Tools, FileSearchTool)
+		if tool.Type == turn.FileSearch {
+			req.Tools = append(req.Tools, fileSearchTool)
 			continue
 		}
-		if tool.Type == "code_interpreter" {
-			req.Tools = append(req.Tools, CodeTool)
+		if tool.Type == turn.CodeInterpreter {
+			req.Tools = append(req.Tools, turn.CodeTool)
 			continue
 		}
 		if tool.Type != "function" || tool.Function == nil {
 			continue
 		}
-		strict := tool.Function.Strict != nil && *tool.Function.Strict
-		req.Tools = append(req.Tools, llm.Tool{Name: tool.Function.Name, Description: tool.Function.Description,
-			Parameters: tool.Function.Parameters, Strict: strict})
+		req.Tools = append(req.Tools, turn.FunctionTool(tool.Function.Name, tool.Function.Description,
+			tool.Function.Parameters, tool.Function.Strict))
 	}
 	if len(req.Tools) > 0 {
 		choice, err := thread.ToolChoiceOf(r.ToolChoice, r.Tools)
@@ -68,7 +67,7 @@ func planTurn(t *thread.State, r *thread.Run) (plan, error) {
 	var entries []entry
 	for _, m := range t.Live() {
 		if text := m.Text(); text != "" {
-			entries = append(entries, entry{seq: m.Seq, thread: true, msgs: []llm.Message{{Role: m.Role, Content: text}}})
+			entries = append(entries, entry{seq: m.Seq, Entry: turn.Entry{Droppable: true, Messages: []llm.Message{{Role: m.Role, Content: text}}}})
 		}
 	}
 	for _, id := range r.Steps {
@@ -83,24 +82,25 @@ func planTurn(t *thread.State, r *thread.Run) (plan, error) {
 			msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: s.Outputs[c.ID]})
 		}
 		msgs[0].ToolCalls = calls
-		entries = append(entries, entry{seq: s.Seq, msgs: msgs})
+		entries = append(entries, entry{seq: s.Seq, Entry: turn.Entry{Messages: msgs}})
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
+	conv := make([]turn.Entry, len(entries))
+	for i, e := range entries {
+		conv[i] = e.Entry
+	}
 	if r.Truncation.Type == "last_messages" && r.Truncation.LastMessages != nil {
-		entries = keepLastThreadMessages(entries, *r.Truncation.LastMessages)
+		conv = turn.KeepLast(conv, *r.Truncation.LastMessages)
 	}
 
-	build := func(es []entry) []llm.Message {
+	build := func(es []turn.Entry) []llm.Message {
 		var msgs []llm.Message
 		if r.Instructions != "" {
 			msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: r.Instructions})
 		}
-		for _, e := range es {
-			msgs = append(msgs, e.msgs...)
-		}
-		return msgs
+		return append(msgs, turn.Flatten(es)...)
 	}
-	req.Messages = build(entries)
+	req.Messages = build(conv)
 
 	if r.MaxPromptTokens != nil {
 		budget := *r.MaxPromptTokens - r.Usage.PromptTokens
@@ -108,60 +108,20 @@ func planTurn(t *thread.State, r *thread.Run) (plan, error) {
 			return tokens.CountMessages(r.Model, msgs) + tokens.CountTools(r.Model, req.Tools)
 		}
 		// "auto" drops the oldest thread messages until the prompt fits; the newest one always stays.
-		for count(req.Messages) > budget && r.Truncation.Type != "last_messages" && dropOldestThreadMessage(&entries) {
-			req.Messages = build(entries)
+		for count(req.Messages) > budget && r.Truncation.Type != "last_messages" && turn.DropOldest(&conv) {
+			req.Messages = build(conv)
 		}
 		if count(req.Messages) > budget {
 			p.incomplete = "max_prompt_tokens"
 			return p, nil
 		}
 	}
-	if r.MaxCompletionTokens != nil {
-		left := *r.MaxCompletionTokens - r.Usage.CompletionTokens
-		if left <= 0 {
-			p.incomplete = "max_completion_tokens"
-			return p, nil
-		}
-		req.MaxTokens, p.capped = left, true
+	capped, spent := turn.CapCompletion(&req, r.MaxCompletionTokens, r.Usage.CompletionTokens)
+	if spent {
+		p.incomplete = "max_completion_tokens"
+		return p, nil
 	}
+	p.capped = capped
 	p.req = req
 	return p, nil
-}
-
-// keepLastThreadMessages keeps the n most recent thread messages (and every tool call of the run).
-func keepLastThreadMessages(entries []entry, n int) []entry {
-	kept := make([]entry, 0, len(entries))
-	seen := 0
-	for i := len(entries) - 1; i >= 0; i-- {
-		e := entries[i]
-		if e.thread {
-			if seen >= n {
-				continue
-			}
-			seen++
-		}
-		kept = append(kept, e)
-	}
-	slices.Reverse(kept)
-	return kept
-}
-
-// dropOldestThreadMessage removes the oldest thread message unless it is the last one left; it reports whether it
-// removed one.
-func dropOldestThreadMessage(entries *[]entry) bool {
-	threadMsgs := 0
-	first := -1
-	for i, e := range *entries {
-		if e.thread {
-			threadMsgs++
-			if first < 0 {
-				first = i
-			}
-		}
-	}
-	if threadMsgs <= 1 {
-		return false
-	}
-	*entries = slices.Delete(*entries, first, first+1)
-	return true
 }

@@ -10,7 +10,9 @@
 // timeout sweeper that hands a run left active with no driver to a worker again (and expires it if nobody can
 // finish it in time).
 //
-// It imports events, commands, projections (for the run an event names), llm and runlive; never a face.
+// It imports events, domain/thread, llm, runlive and handlers/turn (the turn machinery it shares with the Responses
+// model loop, handlers/responder); never a face, a command or a read model (what it asks of them is Recorder,
+// FileSearcher, CodeRunner).
 package runworker
 
 import (
@@ -29,6 +31,7 @@ import (
 	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/runtime"
+	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
@@ -251,9 +254,9 @@ func (w *Worker) work(ctx context.Context, ref thread.RunRef) (ended bool, err e
 // turn asks the model once and records its answer, returning the thread after. A turn that recorded its first
 // event before an interruption is finished from the log without asking again.
 func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, stop *signal) (*thread.State, error) {
-	turn := r.Turn
+	step := r.Turn
 	if res, ok := t.RecordedTurn(r); ok {
-		return w.cfg.Runs.RecordTurn(ctx, ref, t, turn, res)
+		return w.cfg.Runs.RecordTurn(ctx, ref, t, step, res)
 	}
 	if stop.fired() {
 		// Something that may end the run came in after the thread was read: read it again and see.
@@ -261,71 +264,53 @@ func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r
 		return w.afterStop(ctx, ref, t)
 	}
 	if tool, ok := fileSearchOf(r); ok && r.Model == llm.ProviderOffline && w.cfg.Files != nil {
-		return w.offlineFileSearch(ctx, ref, t, r, turn, tool)
+		return w.offlineFileSearch(ctx, ref, t, r, step, tool)
 	}
 	plan, err := planTurn(t, r)
 	if err != nil {
 		return nil, fmt.Errorf("plan turn of run %s: %w", ref.RunID, err)
 	}
 	if plan.incomplete != "" {
-		return w.cfg.Runs.Incomplete(ctx, ref, t, turn, plan.incomplete)
+		return w.cfg.Runs.Incomplete(ctx, ref, t, step, plan.incomplete)
 	}
 
-	callCtx, stopCall := context.WithCancel(ctx)
-	defer stopCall()
-	go func() {
-		select {
-		case <-stop.done():
-			stopCall()
-		case <-callCtx.Done():
-		}
-	}()
-	pub := &publisher{nc: w.cfg.NC, subject: w.cfg.Names.LiveSubject("thread", ref.ThreadID), run: r, turn: turn,
+	pub := &publisher{nc: w.cfg.NC, subject: w.cfg.Names.LiveSubject("thread", ref.ThreadID), run: r, turn: step,
 		after: t.Seq, at: w.cfg.Now().Unix(), logger: w.cfg.Logger}
-	resp, err := w.cfg.Models.Complete(callCtx, plan.req, pub.delta)
+	resp, err := turn.Ask(ctx, w.cfg.Models, plan.req, stop.done(), pub.delta)
 	pub.flush()
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return nil, ctx.Err() // the node is stopping or the lock was lost: someone else finishes the turn
-	}
-	if callCtx.Err() != nil {
+	case errors.Is(err, turn.ErrStopped):
 		stop.reset()
 		return w.afterStop(ctx, ref, t) // the run was cancelled or expired: see how it stands
-	}
-	if err != nil {
-		code := "server_error"
-		switch {
-		case errors.Is(err, llm.ErrRateLimited):
-			code = "rate_limit_exceeded"
-		case errors.Is(err, llm.ErrBadRequest):
-			code = "invalid_prompt"
-		}
+	case err != nil:
 		w.cfg.Logger.Warn("run worker: model call failed", "run", ref.RunID, "model", r.Model, "err", err)
-		return w.cfg.Runs.Fail(ctx, ref, t, turn, code, err.Error())
+		return w.cfg.Runs.Fail(ctx, ref, t, step, turn.FailureCode(err), err.Error())
 	}
-	usage := events.TokenUsage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-		TotalTokens: resp.Usage.TotalTokens}
+	usage := turn.Usage(resp.Usage)
 	if tool, ok := fileSearchOf(r); ok && w.cfg.Files != nil {
 		// Searches are answered here and the run goes on; a function called alongside them is asked again, if
 		// still wanted, once the model has read what the search found.
 		var searches []llm.ToolCall
 		for _, c := range resp.ToolCalls {
-			if c.Name == thread.FileSearchTool {
+			if c.Name == turn.FileSearch {
 				searches = append(searches, c)
 			}
 		}
 		if len(searches) > 0 {
-			return w.fileSearch(ctx, ref, t, r, turn, tool, searches, usage)
+			return w.fileSearch(ctx, ref, t, r, step, tool, searches, usage)
 		}
 	}
-	if hasTool(r, "code_interpreter") && w.cfg.Code != nil {
+	if hasTool(r, turn.CodeInterpreter) && w.cfg.Code != nil {
 		var code []llm.ToolCall
 		for _, c := range resp.ToolCalls {
-			if c.Name == thread.CodeInterpreterTool {
+			if c.Name == turn.CodeInterpreter {
 				code = append(code, c)
 			}
 		}
 		if len(code) > 0 {
-			return w.runCode(ctx, ref, t, r, turn, code, usage)
+			return w.runCode(ctx, ref, t, r, step, code, usage)
 		}
 	}
 	res := thread.TurnResult{Text: resp.Text, Usage: usage, Annotations: citations(resp.Text, searchCalls(t, r))}
@@ -335,12 +320,12 @@ func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r
 		slices.SortFunc(res.Annotations, func(a, b events.Annotation) int { return cmp.Compare(a.StartIndex, b.StartIndex) })
 	}
 	for i, c := range resp.ToolCalls {
-		res.ToolCalls = append(res.ToolCalls, events.ToolCall{ID: callID(turn, i, c.ID), Type: "function", Name: c.Name, Arguments: c.Arguments})
+		res.ToolCalls = append(res.ToolCalls, events.ToolCall{ID: callID(step, i, c.ID), Type: "function", Name: c.Name, Arguments: c.Arguments})
 	}
-	if resp.FinishReason == llm.FinishLength && plan.capped && len(res.ToolCalls) == 0 {
+	if turn.CutShort(resp, plan.capped) && len(res.ToolCalls) == 0 {
 		res.Incomplete = "max_completion_tokens"
 	}
-	return w.cfg.Runs.RecordTurn(ctx, ref, t, turn, res)
+	return w.cfg.Runs.RecordTurn(ctx, ref, t, step, res)
 }
 
 // signal is a flag the thread's events raise: something came that may end the run.
@@ -395,11 +380,8 @@ func (w *Worker) afterStop(ctx context.Context, ref thread.RunRef, t *thread.Sta
 }
 
 // callID is the ID a tool call is known by: the model's, or one derived from the turn when the model gave none.
-func callID(turn string, index int, modelID string) string {
-	if modelID != "" {
-		return modelID
-	}
-	return fmt.Sprintf("call_%s", events.DeriveID(turn, fmt.Sprintf("call-%d", index)))
+func callID(step string, index int, modelID string) string {
+	return turn.CallID(modelID, step, fmt.Sprintf("call-%d", index))
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
@@ -524,7 +525,8 @@ func (f *Face) readResponseTools(r *http.Request, in fields) ([]events.ResponseT
 	return out, nil
 }
 
-// readToolChoice reads tool_choice; a named function must be among the tools.
+// readToolChoice reads tool_choice: its JSON types here, so that a wrong one is named as OpenAI names it, then what
+// it means against the tools (response.ToolChoiceOf, which the model loop reads it with too).
 func readToolChoice(in fields, tools []events.ResponseTool) (json.RawMessage, error) {
 	raw, err := in.raw("tool_choice", true)
 	if err != nil || raw == nil {
@@ -532,46 +534,16 @@ func readToolChoice(in fields, tools []events.ResponseTool) (json.RawMessage, er
 	}
 	if raw[0] == '"' {
 		var s string
-		if err := decodeValue(raw, "tool_choice", &s); err != nil {
-			return nil, err
-		}
-		switch s {
-		case "auto", "none", "required":
-			return raw, nil
-		}
-		return nil, errs.InvalidField("tool_choice", "Invalid value: '%s'. Supported values are: 'none', 'auto', and 'required'.", clip(s))
+		err = decodeValue(raw, "tool_choice", &s)
+	} else {
+		var o response.ToolChoiceObject
+		err = decodeValue(raw, "tool_choice", &o)
 	}
-	var o struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-		Mode string `json:"mode"`
-	}
-	if err := decodeValue(raw, "tool_choice", &o); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	has := func(typ, name string) bool {
-		return slices.ContainsFunc(tools, func(t events.ResponseTool) bool { return t.Type == typ && (name == "" || t.Name == name) })
-	}
-	switch o.Type {
-	case "function":
-		if o.Name == "" {
-			return nil, errs.Missing("tool_choice.name")
-		}
-		if !has("function", o.Name) {
-			return nil, errs.InvalidField("tool_choice.name", "Tool choice '%s' not found in 'tools' parameter.", clip(o.Name))
-		}
-	case "allowed_tools":
-		if o.Mode != "auto" && o.Mode != "required" {
-			return nil, errs.InvalidField("tool_choice.mode", "Invalid value: '%s'. Supported values are: 'auto' and 'required'.", clip(o.Mode))
-		}
-	case "file_search", "code_interpreter":
-		if !has(o.Type, "") {
-			return nil, errs.InvalidField("tool_choice.type", "Tool choice '%s' not found in 'tools' parameter.", o.Type)
-		}
-	case "":
-		return nil, errs.Missing("tool_choice.type")
-	default:
-		return nil, errs.InvalidField("tool_choice.type", "Invalid value: '%s'.", clip(o.Type))
+	if _, err := response.ToolChoiceOf(raw, tools); err != nil {
+		return nil, err
 	}
 	return raw, nil
 }

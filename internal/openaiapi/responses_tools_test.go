@@ -19,14 +19,7 @@ func TestResponsesFileSearchWithCitations(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	pdf := e.upload(t, "manual.pdf", manual())
-	store, err := e.client.VectorStores.New(ctx, openai.VectorStoreNewParams{FileIDs: []string{pdf}})
-	if err != nil {
-		t.Fatalf("create store: %v", apiErr(err))
-	}
-	if f, err := e.client.VectorStores.Files.PollStatus(ctx, store.ID, pdf, 20); err != nil || f.Status != "completed" {
-		t.Fatalf("process the PDF: %v", apiErr(err))
-	}
+	pdf, store := e.manualStore(t)
 	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
 		last := req.LastMessage()
 		if last.Role == llm.RoleTool {
@@ -136,4 +129,56 @@ func TestResponsesCodeInterpreterInAContainer(t *testing.T) {
 	}
 	_, err = e.client.Containers.Get(ctx, c.ID)
 	wantAPIError(t, err, 404, "")
+}
+
+// TestResponsesOfflineFileSearchQuotesOrSaysNothing: with the offline model, a response with file_search does as a
+// run does (the same answer, handlers/turn): it searches for the question, then quotes the best passage with its
+// citation, or says that nothing in the files matches; it never writes an answer of its own.
+func TestResponsesOfflineFileSearchQuotesOrSaysNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	pdf, store := e.manualStore(t)
+	ask := func(question string) *responses.Response {
+		r, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "offline", Input: textInput(question),
+			Tools: []responses.ToolUnionParam{responses.ToolParamOfFileSearch([]string{store.ID})}})
+		if err != nil {
+			t.Fatalf("create: %v", apiErr(err))
+		}
+		if r.Status != "completed" || len(r.Output) != 2 || r.Output[0].Type != "file_search_call" || r.Output[1].Type != "message" {
+			t.Fatalf("output: %s", r.RawJSON())
+		}
+		return r
+	}
+	r := ask("How do I get limescale out of the boiler?")
+	if q := r.Output[0].Queries; len(q) != 1 || q[0] != "How do I get limescale out of the boiler?" {
+		t.Fatalf("queries: %s", r.Output[0].RawJSON())
+	}
+	text := r.Output[1].Content[0]
+	if !strings.Contains(text.Text, "Every three months run the descaling solution") || len(text.Annotations) != 1 ||
+		text.Annotations[0].FileID != pdf || text.Annotations[0].Filename != "manual.pdf" {
+		t.Fatalf("the offline answer: %s", r.Output[1].RawJSON())
+	}
+	r = ask("What is the capital of Mongolia?")
+	if text := r.Output[1].Content[0]; !strings.Contains(text.Text, "found nothing that matches") || len(text.Annotations) != 0 {
+		t.Fatalf("an answer the files do not hold: %s", r.Output[1].RawJSON())
+	}
+	if n := len(e.model.Requests()); n != 0 {
+		t.Fatalf("the scripted model was asked %d times; the offline model answers here", n)
+	}
+}
+
+// manualStore uploads the boiler manual and returns it and a vector store holding it, processed.
+func (e *env) manualStore(t *testing.T) (string, openai.VectorStore) {
+	t.Helper()
+	ctx := ctxFor(t)
+	pdf := e.upload(t, "manual.pdf", manual())
+	store, err := e.client.VectorStores.New(ctx, openai.VectorStoreNewParams{FileIDs: []string{pdf}})
+	if err != nil {
+		t.Fatalf("create store: %v", apiErr(err))
+	}
+	if f, err := e.client.VectorStores.Files.PollStatus(ctx, store.ID, pdf, 20); err != nil || f.Status != "completed" {
+		t.Fatalf("process the PDF: %v", apiErr(err))
+	}
+	return pdf, *store
 }

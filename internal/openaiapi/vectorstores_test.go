@@ -305,14 +305,7 @@ func TestOfflineFileSearchQuotesOrSaysNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	pdf := e.upload(t, "manual.pdf", manual())
-	store, err := e.client.VectorStores.New(ctx, openai.VectorStoreNewParams{FileIDs: []string{pdf}})
-	if err != nil {
-		t.Fatalf("create store: %v", apiErr(err))
-	}
-	if _, err := e.client.VectorStores.Files.PollStatus(ctx, store.ID, pdf, 20); err != nil {
-		t.Fatal(apiErr(err))
-	}
+	pdf, store := e.manualStore(t)
 	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "offline",
 		Tools: []openai.AssistantToolUnionParam{{OfFileSearch: &openai.FileSearchToolParam{}}},
 		ToolResources: openai.BetaAssistantNewParamsToolResources{FileSearch: openai.BetaAssistantNewParamsToolResourcesFileSearch{

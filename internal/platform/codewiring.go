@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/handlers/runworker"
+	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/sandbox"
 	"github.com/contrailhq/contrail/projections"
@@ -107,15 +107,15 @@ const maxCodeInputs = 40
 
 // RunCode runs one code_interpreter call in the thread's warm sandbox.
 func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, attached []string,
-	code, key string) (runworker.CodeResult, error) {
+	code, key string) (turn.CodeResult, error) {
 	if _, err := s.get(); err != nil {
-		return runworker.CodeResult{}, err
+		return turn.CodeResult{}, err
 	}
 	ids := append(codeFileIDs(threadResources), attached...)
 	a, ok, err := projections.Get[projections.Listed[projections.AssistantView]](ctx, s.p.Views, "assistants",
 		projections.OwnedKey(account, assistantID))
 	if err != nil {
-		return runworker.CodeResult{}, err
+		return turn.CodeResult{}, err
 	}
 	if ok {
 		ids = append(ids, codeFileIDs(a.Obj.ToolResources)...)
@@ -125,10 +125,10 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 
 // Exec runs code in the warm sandbox of session (a thread, a container) with the account's files fileIDs at
 // /mnt/data; the files it writes are saved as the account's files with IDs derived from key.
-func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []string, code, key string) (runworker.CodeResult, error) {
+func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []string, code, key string) (turn.CodeResult, error) {
 	pool, err := s.get()
 	if err != nil {
-		return runworker.CodeResult{}, err
+		return turn.CodeResult{}, err
 	}
 	if len(ids) > maxCodeInputs {
 		ids = ids[:maxCodeInputs]
@@ -147,7 +147,7 @@ func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []s
 			continue // deleted since it was attached
 		}
 		if err != nil {
-			return runworker.CodeResult{}, err
+			return turn.CodeResult{}, err
 		}
 		bodies = append(bodies, body)
 		name = path.Base(strings.ReplaceAll(name, "\\", "/"))
@@ -159,9 +159,9 @@ func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []s
 	}
 	res, err := pool.ExecFor(ctx, account, session, sandbox.Cell{Code: code, Inputs: inputs})
 	if err != nil {
-		return runworker.CodeResult{}, err
+		return turn.CodeResult{}, err
 	}
-	out := runworker.CodeResult{Logs: res.StateLost}
+	out := turn.CodeResult{Logs: res.StateLost}
 	if out.Logs != "" {
 		out.Logs = "[sandbox: " + out.Logs + "]\n"
 	}
@@ -173,12 +173,12 @@ func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []s
 		saved, err := s.p.Commands.Files.SaveOutput(ctx, account, id, path.Base(f.Name), f.ContentType, f.Data)
 		err = s.p.Views.ShowsWrite(ctx, saved, err, projections.Files{})
 		if err != nil {
-			return runworker.CodeResult{}, fmt.Errorf("save %s: %w", f.Name, err)
+			return turn.CodeResult{}, fmt.Errorf("save %s: %w", f.Name, err)
 		}
 		if f.Image {
 			out.Images = append(out.Images, id)
 		} else {
-			out.Files = append(out.Files, runworker.SavedFile{Path: sandbox.WorkDir + "/" + f.Name, FileID: id})
+			out.Files = append(out.Files, events.CodeFile{Path: sandbox.WorkDir + "/" + f.Name, FileID: id})
 		}
 	}
 	for _, o := range res.Omitted {

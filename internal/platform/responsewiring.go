@@ -3,21 +3,14 @@ package platform
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"regexp"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/contrailhq/contrail/domain/response"
-	"github.com/contrailhq/contrail/domain/vectorstore"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/responder"
-	"github.com/contrailhq/contrail/handlers/runworker"
-	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/docindex"
-	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/sandbox"
@@ -54,17 +47,14 @@ type responseFiles struct{ p *Platform }
 
 func (responseFiles) ItemType() string { return "file_search_call" }
 
+// Offer offers file_search; its markers name a call by its item's ID.
 func (responseFiles) Offer(events.ResponseTool) (llm.Tool, bool) {
-	t := runworker.FileSearchTool
-	t.Description = "Search the files the user has provided. Each result starts with a marker such as " +
-		"【fs_1:0†manual.pdf】; when you use a result, cite it by copying its marker into your answer. If nothing " +
-		"relevant is found, say so rather than answer from memory."
-	return t, true
+	return turn.FileSearchTool("【fs_1:0†manual.pdf】"), true
 }
 
 func (f responseFiles) Run(ctx context.Context, s response.State, tool events.ResponseTool, call llm.ToolCall, itemID string) (events.Item, error) {
 	it := events.Item{Type: "file_search_call", ID: itemID, Status: events.ResponseStatusCompleted, Results: []events.FileSearchResult{}}
-	queries, err := runworker.SearchQueries(call.Arguments)
+	queries, err := turn.SearchQueries(call.Arguments)
 	if err != nil {
 		it.Status = events.ResponseStatusFailed
 		return it, err
@@ -80,25 +70,15 @@ func (f responseFiles) Run(ctx context.Context, s response.State, tool events.Re
 }
 
 func (f responseFiles) search(ctx context.Context, account string, tool events.ResponseTool, queries []string) ([]events.FileSearchResult, error) {
-	actor := auth.Principal{AccountID: account}
-	var stores []vectorstore.State
-	for _, id := range tool.VectorStoreIDs {
-		s, err := f.p.Vectors.Commands.Get(ctx, actor, id)
-		if errs.CodeOf(err) == errs.NotFound {
-			continue // deleted since the response was made
-		}
-		if err != nil {
-			return nil, err
-		}
-		stores = append(stores, s)
+	var ro struct {
+		Ranker         string  `json:"ranker"`
+		ScoreThreshold float64 `json:"score_threshold"`
 	}
-	if len(stores) == 0 {
-		return nil, nil
+	if len(tool.RankingOptions) > 0 {
+		_ = json.Unmarshal(tool.RankingOptions, &ro) // checked by the face
 	}
-	req := commands.SearchRequest{Queries: queries, Limit: 20}
-	if tool.MaxNumResults > 0 {
-		req.Limit = tool.MaxNumResults
-	}
+	opts := turn.NewSearchOptions(tool.MaxNumResults, ro.ScoreThreshold, ro.Ranker)
+	req := commands.SearchRequest{Queries: queries, Limit: opts.Limit, MinScore: opts.Threshold}
 	if len(tool.Filters) > 0 {
 		filter, err := docindex.ParseFilter(tool.Filters, "filters")
 		if err != nil {
@@ -106,63 +86,32 @@ func (f responseFiles) search(ctx context.Context, account string, tool events.R
 		}
 		req.Filter = filter
 	}
-	if len(tool.RankingOptions) > 0 {
-		var ro struct {
-			ScoreThreshold float64 `json:"score_threshold"`
-		}
-		if json.Unmarshal(tool.RankingOptions, &ro) == nil {
-			req.MinScore = ro.ScoreThreshold
-		}
-	}
-	hits, err := f.p.Vectors.Commands.SearchStores(ctx, stores, req)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]events.FileSearchResult, len(hits))
-	for i, h := range hits {
-		out[i] = events.FileSearchResult{FileID: h.FileID, FileName: h.Filename, Score: h.Score, Text: h.Text}
-	}
-	return out, nil
+	out, _, err := f.p.searchFiles(ctx, account, tool.VectorStoreIDs, req)
+	return out, err
 }
 
 // Output is what the model reads of a search: each result under its marker.
 func (responseFiles) Output(it events.Item) string {
 	if it.Status == events.ResponseStatusFailed {
-		return "file_search failed."
+		return turn.SearchFailure(nil)
 	}
-	if len(it.Results) == 0 {
-		return "file_search found nothing in the files that matches these queries."
-	}
-	var b strings.Builder
-	for j, r := range it.Results {
-		fmt.Fprintf(&b, "【%s:%d†%s】\n%s\n\n", it.ID, j, r.FileName, r.Text)
-	}
-	return b.String()
+	return turn.SearchReport(it.ID, it.Results)
 }
 
-// marker is a citation the model copied from a search result: 【<item>:<index>†<file name>】.
-var marker = regexp.MustCompile(`【([A-Za-z0-9_-]+):(\d+)†[^】]*】`)
-
-// Cite turns the markers of a text into file_citation annotations for the results the response's searches found;
-// index is where the marker begins in the text, in characters. A marker naming no result is left as text.
+// Cite turns the markers of a text into file_citation annotations (with the file's name and where the marker
+// begins, as the Responses API gives them) for the results the response's searches found.
 func (responseFiles) Cite(text string, items []events.Item) []events.ItemAnnotation {
-	byID := map[string]events.Item{}
-	for _, it := range items {
-		if it.Type == "file_search_call" {
-			byID[it.ID] = it
-		}
-	}
 	var out []events.ItemAnnotation
-	for _, m := range marker.FindAllStringSubmatchIndex(text, -1) {
-		it, ok := byID[text[m[2]:m[3]]]
-		var j int
-		_, _ = fmt.Sscan(text[m[4]:m[5]], &j)
-		if !ok || j >= len(it.Results) {
-			continue
+	for _, c := range turn.Citations(text, func(key string) []events.FileSearchResult {
+		for _, it := range items {
+			if it.Type == "file_search_call" && it.ID == key {
+				return it.Results
+			}
 		}
-		r := it.Results[j]
-		out = append(out, events.ItemAnnotation{Type: "file_citation", FileID: r.FileID, Filename: r.FileName,
-			Index: utf8.RuneCountInString(text[:m[0]])})
+		return nil
+	}) {
+		out = append(out, events.ItemAnnotation{Type: "file_citation", FileID: c.Result.FileID, Filename: c.Result.FileName,
+			Index: c.Start})
 	}
 	return out
 }
@@ -175,7 +124,7 @@ type responseCode struct{ p *Platform }
 func (responseCode) ItemType() string { return "code_interpreter_call" }
 
 func (c responseCode) Offer(events.ResponseTool) (llm.Tool, bool) {
-	return runworker.CodeTool, true
+	return turn.CodeTool, true
 }
 
 // containerOf reads the tool's container: an ID, or {"type": "auto", "file_ids": [...]}.
@@ -195,10 +144,10 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 	it := events.Item{Type: "code_interpreter_call", ID: itemID, Status: events.ResponseStatusCompleted, Outputs: []events.CodeOutput{}}
 	fail := func(err error) (events.Item, error) {
 		it.Status = events.ResponseStatusFailed
-		it.Outputs = append(it.Outputs, events.CodeOutput{Type: "logs", Logs: "code_interpreter could not run the code: " + err.Error()})
+		it.Outputs = turn.CodeOutputs(turn.CodeResult{}, err)
 		return it, err
 	}
-	code, err := runworker.CodeOf(call.Arguments)
+	code, err := turn.CodeOf(call.Arguments)
 	it.Code = code
 	if err != nil {
 		return fail(err)
@@ -223,12 +172,9 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 	if err != nil {
 		return fail(err)
 	}
-	if res.Logs != "" {
-		it.Outputs = append(it.Outputs, events.CodeOutput{Type: "logs", Logs: res.Logs})
-	}
+	it.Outputs = turn.CodeOutputs(res, nil)
 	var added []events.ContainerFileAdded
 	for _, img := range res.Images {
-		it.Outputs = append(it.Outputs, events.CodeOutput{Type: "image", FileID: img})
 		added = append(added, events.ContainerFileAdded{FileID: img, Path: sandbox.WorkDir + "/" + img + ".png", Source: "assistant"})
 	}
 	for _, f := range res.Files {
@@ -240,19 +186,8 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 	return it, nil
 }
 
-// Output is what the model reads of a code call: its logs, and what it wrote.
+// Output is what the model reads of a code call: its logs, and what it wrote (the files it wrote other than images
+// are the container's, not the item's).
 func (responseCode) Output(it events.Item) string {
-	var b strings.Builder
-	images := 0
-	for _, o := range it.Outputs {
-		if o.Type == "logs" {
-			b.WriteString(o.Logs)
-		} else {
-			images++
-		}
-	}
-	if images > 0 {
-		fmt.Fprintf(&b, "\n[%d image(s) written; they are shown to the user with your answer]\n", images)
-	}
-	return b.String()
+	return turn.CodeReport(it.Outputs, nil)
 }

@@ -97,30 +97,40 @@ func (f runFiles) SearchRunFiles(ctx context.Context, account, threadID, assista
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
+	out, searched, err := f.p.searchFiles(ctx, account, ids, commands.SearchRequest{Queries: queries, Limit: limit, MinScore: threshold})
+	if err == nil && !searched {
+		return nil, errs.E(errs.Invalid, "no vector store is attached to this assistant or thread: set tool_resources.file_search.vector_store_ids")
+	}
+	return out, err
+}
+
+// searchFiles is file_search over the account's stores ids, for runs and responses alike; a store deleted since it
+// was named is skipped. searched says whether any store was left to search.
+func (p *Platform) searchFiles(ctx context.Context, account string, ids []string, req commands.SearchRequest) (out []events.FileSearchResult, searched bool, err error) {
 	actor := auth.Principal{AccountID: account}
 	var stores []vectorstore.State
 	for _, id := range ids {
-		s, err := f.p.Vectors.Commands.Get(ctx, actor, id)
+		s, err := p.Vectors.Commands.Get(ctx, actor, id)
 		if errs.CodeOf(err) == errs.NotFound {
-			continue // deleted since it was attached
+			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		stores = append(stores, s)
 	}
 	if len(stores) == 0 {
-		return nil, errs.E(errs.Invalid, "no vector store is attached to this assistant or thread: set tool_resources.file_search.vector_store_ids")
+		return nil, false, nil
 	}
-	hits, err := f.p.Vectors.Commands.SearchStores(ctx, stores, commands.SearchRequest{Queries: queries, Limit: limit, MinScore: threshold})
+	hits, err := p.Vectors.Commands.SearchStores(ctx, stores, req)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	out := make([]events.FileSearchResult, len(hits))
+	out = make([]events.FileSearchResult, len(hits))
 	for i, h := range hits {
 		out[i] = events.FileSearchResult{FileID: h.FileID, FileName: h.Filename, Score: h.Score, Text: h.Text}
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // vectorStoreIDs reads tool_resources.file_search.vector_store_ids.
