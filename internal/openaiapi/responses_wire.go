@@ -48,7 +48,7 @@ func wireResponse(s *response.State) obj {
 		out["conversation"] = obj{"id": rq.ConversationID}
 	}
 	if len(rq.Reasoning) > 0 {
-		out["reasoning"] = rq.Reasoning
+		out["reasoning"] = withDefaults(rq.Reasoning, obj{"effort": nil, "summary": nil})
 	}
 	if rq.ServiceTier != "" {
 		out["service_tier"] = rq.ServiceTier
@@ -66,14 +66,7 @@ func wireResponse(s *response.State) obj {
 		out["truncation"] = rq.Truncation
 	}
 	if len(rq.Text) > 0 {
-		var t map[string]json.RawMessage
-		if json.Unmarshal(rq.Text, &t) == nil {
-			text := obj{"format": obj{"type": "text"}, "verbosity": "medium"}
-			for k, v := range t {
-				text[k] = v
-			}
-			out["text"] = text
-		}
+		out["text"] = withDefaults(rq.Text, obj{"format": obj{"type": "text"}, "verbosity": "medium"})
 	}
 	if rq.User != "" {
 		out["user"] = rq.User
@@ -94,6 +87,22 @@ func wireResponse(s *response.State) obj {
 		out["incomplete_details"] = obj{"reason": s.IncompleteReason}
 	}
 	return out
+}
+
+// withDefaults is a request's object as the response echoes it: the fields it gave over the defaults, so that a
+// field the specification requires (reasoning's summary beside its effort) is there even when the request left it
+// out. A field given as null keeps its default.
+func withDefaults(raw json.RawMessage, defaults obj) obj {
+	var given map[string]json.RawMessage
+	if json.Unmarshal(raw, &given) != nil {
+		return defaults
+	}
+	for k, v := range given {
+		if string(v) != "null" {
+			defaults[k] = v
+		}
+	}
+	return defaults
 }
 
 func wireTools(tools []events.ResponseTool) []obj {
