@@ -430,9 +430,20 @@ func readContent(raw json.RawMessage, at, role string) ([]events.ItemContent, er
 		case "refusal":
 			out = append(out, events.ItemContent{Type: p.Type, Refusal: p.Refusal})
 		case "input_image":
-			out = append(out, events.ItemContent{Type: p.Type, ImageURL: clipURL(p.ImageURL), FileID: p.FileID, Detail: p.Detail})
+			if err := checkURL(pat+".image_url", p.ImageURL, maxImageURL); err != nil {
+				return nil, err
+			}
+			switch p.Detail {
+			case "", "auto", "low", "high":
+			default:
+				return nil, errs.InvalidField(pat+".detail", "Invalid value: '%s'. Supported values are: 'low', 'high', and 'auto'.", clip(p.Detail))
+			}
+			out = append(out, events.ItemContent{Type: p.Type, ImageURL: p.ImageURL, FileID: p.FileID, Detail: p.Detail})
 		case "input_file":
-			out = append(out, events.ItemContent{Type: p.Type, FileID: p.FileID, FileURL: clipURL(p.FileURL), Filename: p.Filename})
+			if err := checkURL(pat+".file_url", p.FileURL, maxFileURL); err != nil {
+				return nil, err
+			}
+			out = append(out, events.ItemContent{Type: p.Type, FileID: p.FileID, FileURL: p.FileURL, Filename: p.Filename})
 		case "":
 			return nil, errs.Missing(pat + ".type")
 		default:
@@ -447,12 +458,20 @@ func readContent(raw json.RawMessage, at, role string) ([]events.ItemContent, er
 	return out, nil
 }
 
-// clipURL keeps a URL, but not a data URL's megabytes in the log.
-func clipURL(u string) string {
-	if len(u) > 8192 {
-		return u[:8192]
+// An image's URL is kept whole in the response's first event, as the model is to be sent it: a data URL clipped
+// would be a broken image. Its bound leaves room in the event (at most 1 MiB, JetStream's default max_payload) for
+// the rest of the request. A file's URL is a link, not data.
+const (
+	maxImageURL = 512 << 10
+	maxFileURL  = 8 << 10
+)
+
+// checkURL refuses a URL longer than max, naming the parameter.
+func checkURL(param, u string, max int) error {
+	if len(u) > max {
+		return errs.InvalidField(param, "Invalid '%s': at most %d bytes on this server, got %d.", param, max, len(u))
 	}
-	return u
+	return nil
 }
 
 // readResponseTools reads tools: function tools always, server tools this node can run.
