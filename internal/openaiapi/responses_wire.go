@@ -15,7 +15,8 @@ type obj = map[string]any
 
 // wireResponse is the Response object as openai-node 7.x types it. Where OpenAI gives a value, so does this (1 for
 // temperature and top_p, "auto", "disabled", false, []), never null: the Open Responses validator refuses nulls
-// there.
+// there. Every field the Open Responses specification requires of a ResponseResource is present, null only where
+// it allows (responses_compliance_test.go checks them).
 func wireResponse(s *response.State) obj {
 	rq := s.Request
 	out := obj{
@@ -28,6 +29,8 @@ func wireResponse(s *response.State) obj {
 		"tools": wireTools(rq.Tools), "truncation": "disabled", "top_logprobs": 0, "frequency_penalty": 0.0,
 		"presence_penalty": 0.0, "text": obj{"format": obj{"type": "text"}, "verbosity": "medium"}, "usage": nil,
 		"user": nil, "completed_at": nil, "safety_identifier": nil, "prompt_cache_key": nil,
+		// openai-node 7 types it as required; null is OpenAI's "no access program asked for"
+		"access_programs": nil,
 	}
 	if rq.Instructions != "" {
 		out["instructions"] = rq.Instructions
