@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openai/openai-go/v3/responses"
+
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 )
@@ -387,6 +389,13 @@ func TestResponsesCompliance(t *testing.T) {
 					sc.model(t, reqs[before])
 				}
 				id, _ := resp["id"].(string)
+				if stream {
+					// the replay of the stream, from the log, passes the same checks
+					replayed, _ := e.complianceSSE(t, "GET", "/v1/responses/"+id+"?stream=true", "")
+					if errs := responseResource("replayed", replayed); len(errs) > 0 {
+						t.Errorf("replayed:\n%s", strings.Join(errs, "\n"))
+					}
+				}
 				got := e.complianceGet(t, id)
 				if errs := responseResource("retrieved", got); len(errs) > 0 {
 					t.Errorf("retrieved:\n%s", strings.Join(errs, "\n"))
@@ -411,6 +420,13 @@ func TestResponsesCompliance(t *testing.T) {
 		}
 		if i := slices.Index(seen, "error"); i < 0 || i+1 >= len(seen) || seen[i+1] != "response.failed" {
 			t.Errorf("events %q: want error, then response.failed", seen)
+		}
+		// openai-go ends a stream at a frame with an error object, with that error: the failure is its Err().
+		stream := e.client.Responses.NewStreaming(ctxFor(t), responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("fail")})
+		for stream.Next() {
+		}
+		if err := stream.Err(); err == nil || !strings.Contains(err.Error(), "This model cannot answer that.") {
+			t.Errorf("openai-go stream of a failed response: %v", err)
 		}
 	})
 
@@ -553,7 +569,12 @@ func (e *env) complianceJSON(t *testing.T, method, path, body string) map[string
 // the terminal event and the events' types (an output item's with its item's type: "response.output_item.added:message").
 func (e *env) complianceStream(t *testing.T, body string) (map[string]any, []string) {
 	t.Helper()
-	resp := e.complianceDo(t, "POST", "/v1/responses", body)
+	return e.complianceSSE(t, "POST", "/v1/responses", body)
+}
+
+func (e *env) complianceSSE(t *testing.T, method, path, body string) (map[string]any, []string) {
+	t.Helper()
+	resp := e.complianceDo(t, method, path, body)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
