@@ -447,6 +447,29 @@ func TestResponsesCompliance(t *testing.T) {
 		}
 	})
 
+	// The settings the specification defines and the node does not apply are still checked: a wrong type or range
+	// is a 400 naming the field; a right one is accepted.
+	t.Run("unapplied-settings", func(t *testing.T) {
+		for body, param := range map[string]string{
+			`"presence_penalty":"high"`: "presence_penalty", `"frequency_penalty":3`: "frequency_penalty",
+			`"top_logprobs":1.5`: "top_logprobs", `"top_logprobs":21`: "top_logprobs",
+			`"safety_identifier":7`: "safety_identifier", `"prompt_cache_key":{}`: "prompt_cache_key",
+		} {
+			r := e.complianceDo(t, "POST", "/v1/responses", `{"model":"gpt-4o-mini","input":"hi",`+body+`}`)
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			got := checkErrorBody(t, r.StatusCode, b)
+			if r.StatusCode != http.StatusBadRequest || string(got.Error.Param) != `"`+param+`"` {
+				t.Errorf("%s: HTTP %d: %s", body, r.StatusCode, b)
+			}
+		}
+		resp := e.compliancePost(t, `{"model":"gpt-4o-mini","input":"hi","presence_penalty":0.5,"frequency_penalty":-1,
+			"top_logprobs":3,"safety_identifier":"user-1","prompt_cache_key":"k"}`)
+		if errs := responseResource("response", resp); len(errs) > 0 {
+			t.Errorf("response:\n%s", strings.Join(errs, "\n"))
+		}
+	})
+
 	// An image larger than a few kilobytes is kept whole (a clipped data URL is a broken image); one larger than an
 	// event can hold is refused, naming the parameter.
 	t.Run("image-kept-whole", func(t *testing.T) {

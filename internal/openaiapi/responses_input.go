@@ -105,6 +105,34 @@ func readSampling(in fields, rq *events.ResponseCreated) (err error) {
 	if rq.MaxToolCalls, err = in.optInt("max_tool_calls"); err != nil {
 		return err
 	}
+	return checkUnused(in)
+}
+
+// checkUnused checks the settings the API defines and Contrail does not pass on to the model (the penalties,
+// top_logprobs) or keep (safety_identifier, prompt_cache_key): a wrong type or range is a 400 naming the field, as
+// OpenAI answers it; a right one is accepted, and the response says what was used (0, null).
+func checkUnused(in fields) error {
+	for _, name := range []string{"presence_penalty", "frequency_penalty"} {
+		v, err := in.optFloat(name)
+		if err != nil {
+			return err
+		}
+		if v != nil && (*v < -2 || *v > 2) {
+			return errs.InvalidField(name, "Invalid '%s': expected a value between -2 and 2, but got %g instead.", name, *v)
+		}
+	}
+	n, err := in.optInt("top_logprobs")
+	if err != nil {
+		return err
+	}
+	if n != nil && (*n < 0 || *n > 20) {
+		return errs.InvalidField("top_logprobs", "Invalid 'top_logprobs': expected a value between 0 and 20, but got %d instead.", *n)
+	}
+	for _, name := range []string{"safety_identifier", "prompt_cache_key"} {
+		if _, err := in.str(name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
