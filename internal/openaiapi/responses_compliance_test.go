@@ -209,7 +209,8 @@ var (
 	textField = object(fields{"format": byType(map[string]check{
 		"text":        object(fields{"type": isString}, nil),
 		"json_object": object(fields{"type": isString}, nil),
-		"json_schema": object(fields{"type": isString, "name": isString}, nil),
+		"json_schema": object(fields{"type": isString, "name": isString, "description": nullable(isString),
+			"schema": object(nil, nil), "strict": isBool}, nil),
 	})}, fields{"verbosity": oneOf("low", "medium", "high")})
 	usage = object(fields{"input_tokens": isInteger, "output_tokens": isInteger, "total_tokens": isInteger,
 		"input_tokens_details":  object(fields{"cached_tokens": isInteger}, nil),
@@ -444,6 +445,11 @@ func TestResponsesCompliance(t *testing.T) {
 		text, _ := resp["text"].(map[string]any)
 		if text["verbosity"] != "low" {
 			t.Errorf("text %v", resp["text"])
+		}
+		resp = e.compliancePost(t, `{"model":"gpt-4o-mini","input":"hi","text":{"format":{"type":"json_schema","name":"city",
+			"schema":{"type":"object","properties":{"city":{"type":"string"}}}}}}`)
+		if errs := responseResource("response", resp); len(errs) > 0 {
+			t.Errorf("response:\n%s", strings.Join(errs, "\n"))
 		}
 	})
 

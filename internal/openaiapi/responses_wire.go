@@ -69,7 +69,17 @@ func wireResponse(s *response.State) obj {
 		out["truncation"] = rq.Truncation
 	}
 	if len(rq.Text) > 0 {
-		out["text"] = withDefaults(rq.Text, obj{"format": obj{"type": "text"}, "verbosity": "medium"})
+		text := withDefaults(rq.Text, obj{"format": obj{"type": "text"}, "verbosity": "medium"})
+		if f, ok := text["format"].(json.RawMessage); ok {
+			var head struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(f, &head) == nil && head.Type == "json_schema" {
+				// the model was given no description and strict false (Chat's default) when the request left them out
+				text["format"] = withDefaults(f, obj{"description": nil, "strict": false})
+			}
+		}
+		out["text"] = text
 	}
 	if rq.User != "" {
 		out["user"] = rq.User
