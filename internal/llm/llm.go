@@ -34,6 +34,16 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID ties a tool message to the call it answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Images are pictures a user message shows the model, after its text. The openai provider sends them as
+	// image_url parts; the offline model does not see them.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is a picture in a message: an https URL or a data URL (base64), and the detail the model looks at it in
+// ("low", "high", "auto"; empty is the provider's default).
+type Image struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Tool is a function the model may call.

@@ -128,7 +128,13 @@ func (f *Face) streamResponse(w http.ResponseWriter, r *http.Request, watch *eve
 			if it.err != nil {
 				f.d.Logger.Warn("responses: follow", "err", it.err)
 				_, o := errorFor(it.err)
-				out.send("error", obj{"type": "error", "code": o.Code, "message": o.Message, "param": nil, "sequence_number": fr.seq})
+				code := ""
+				if o.Code != nil {
+					code = *o.Code
+				}
+				frame := errorFrame(o.Type, code, o.Message)
+				frame["type"], frame["sequence_number"] = "error", fr.seq
+				out.send("error", frame)
 				out.flush()
 				return
 			}

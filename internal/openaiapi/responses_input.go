@@ -106,6 +106,34 @@ func readSampling(in fields, rq *events.ResponseCreated) (err error) {
 	if rq.MaxToolCalls, err = in.optInt("max_tool_calls"); err != nil {
 		return err
 	}
+	return checkUnused(in)
+}
+
+// checkUnused checks the settings the API defines and Contrail does not pass on to the model (the penalties,
+// top_logprobs) or keep (safety_identifier, prompt_cache_key): a wrong type or range is a 400 naming the field, as
+// OpenAI answers it; a right one is accepted, and the response says what was used (0, null).
+func checkUnused(in fields) error {
+	for _, name := range []string{"presence_penalty", "frequency_penalty"} {
+		v, err := in.optFloat(name)
+		if err != nil {
+			return err
+		}
+		if v != nil && (*v < -2 || *v > 2) {
+			return errs.InvalidField(name, "Invalid '%s': expected a value between -2 and 2, but got %g instead.", name, *v)
+		}
+	}
+	n, err := in.optInt("top_logprobs")
+	if err != nil {
+		return err
+	}
+	if n != nil && (*n < 0 || *n > 20) {
+		return errs.InvalidField("top_logprobs", "Invalid 'top_logprobs': expected a value between 0 and 20, but got %d instead.", *n)
+	}
+	for _, name := range []string{"safety_identifier", "prompt_cache_key"} {
+		if _, err := in.str(name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -431,9 +459,20 @@ func readContent(raw json.RawMessage, at, role string) ([]events.ItemContent, er
 		case "refusal":
 			out = append(out, events.ItemContent{Type: p.Type, Refusal: p.Refusal})
 		case "input_image":
-			out = append(out, events.ItemContent{Type: p.Type, ImageURL: clipURL(p.ImageURL), FileID: p.FileID, Detail: p.Detail})
+			if err := checkURL(pat+".image_url", p.ImageURL, maxImageURL); err != nil {
+				return nil, err
+			}
+			switch p.Detail {
+			case "", "auto", "low", "high":
+			default:
+				return nil, errs.InvalidField(pat+".detail", "Invalid value: '%s'. Supported values are: 'low', 'high', and 'auto'.", clip(p.Detail))
+			}
+			out = append(out, events.ItemContent{Type: p.Type, ImageURL: p.ImageURL, FileID: p.FileID, Detail: p.Detail})
 		case "input_file":
-			out = append(out, events.ItemContent{Type: p.Type, FileID: p.FileID, FileURL: clipURL(p.FileURL), Filename: p.Filename})
+			if err := checkURL(pat+".file_url", p.FileURL, maxFileURL); err != nil {
+				return nil, err
+			}
+			out = append(out, events.ItemContent{Type: p.Type, FileID: p.FileID, FileURL: p.FileURL, Filename: p.Filename})
 		case "":
 			return nil, errs.Missing(pat + ".type")
 		default:
@@ -448,12 +487,20 @@ func readContent(raw json.RawMessage, at, role string) ([]events.ItemContent, er
 	return out, nil
 }
 
-// clipURL keeps a URL, but not a data URL's megabytes in the log.
-func clipURL(u string) string {
-	if len(u) > 8192 {
-		return u[:8192]
+// An image's URL is kept whole in the response's first event, as the model is to be sent it: a data URL clipped
+// would be a broken image. Its bound leaves room in the event (at most 1 MiB, JetStream's default max_payload) for
+// the rest of the request. A file's URL is a link, not data.
+const (
+	maxImageURL = 512 << 10
+	maxFileURL  = 8 << 10
+)
+
+// checkURL refuses a URL longer than max, naming the parameter.
+func checkURL(param, u string, max int) error {
+	if len(u) > max {
+		return errs.InvalidField(param, "Invalid '%s': at most %d bytes on this server, got %d.", param, max, len(u))
 	}
-	return u
+	return nil
 }
 
 // readResponseTools reads tools: function tools always, server tools this node can run.

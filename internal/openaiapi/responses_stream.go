@@ -128,7 +128,7 @@ func (f *frames) event(e events.Envelope) bool {
 		return f.emit("response.incomplete", obj{"response": wireResponse(s)})
 	case events.ResponseFailed:
 		f.ended = true
-		if !f.emit("error", obj{"code": d.Code, "message": d.Message, "param": nil}) {
+		if !f.emit("error", errorFrame(failureType(d.Code), d.Code, d.Message)) {
 			return false
 		}
 		return f.emit("response.failed", obj{"response": wireResponse(s)})
@@ -235,6 +235,30 @@ func (f *frames) item(index int, it events.Item) bool {
 	}
 	step("response.output_item.done", obj{"output_index": index, "item": done})
 	return ok
+}
+
+// errorFrame is an error event's body in both shapes clients read: openai-node's and openai-go's types have code,
+// message and param at the top, as OpenAI sends them; the Open Responses specification has them in an error
+// object with a type, which is also what openai-node's stream throws as its APIError when present (openai-go ends
+// the stream with the event as its error, as it does for any frame with an error field). An empty code is null.
+func errorFrame(typ, code, message string) obj {
+	var c any
+	if code != "" {
+		c = code
+	}
+	return obj{"code": c, "message": message, "param": nil,
+		"error": obj{"type": typ, "code": c, "message": message, "param": nil}}
+}
+
+// failureType is the error type of a failed response's code, as OpenAI types its errors.
+func failureType(code string) string {
+	switch code {
+	case "invalid_prompt":
+		return "invalid_request_error"
+	case "rate_limit_exceeded":
+		return "requests"
+	}
+	return "server_error"
 }
 
 // sse writes a response's frames as server-sent events: `event:` is the frame's type, as Open Responses asks.

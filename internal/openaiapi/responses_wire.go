@@ -15,7 +15,8 @@ type obj = map[string]any
 
 // wireResponse is the Response object as openai-node 7.x types it. Where OpenAI gives a value, so does this (1 for
 // temperature and top_p, "auto", "disabled", false, []), never null: the Open Responses validator refuses nulls
-// there.
+// there. Every field the Open Responses specification requires of a ResponseResource is present, null only where
+// it allows (responses_compliance_test.go checks them).
 func wireResponse(s *response.State) obj {
 	rq := s.Request
 	out := obj{
@@ -28,6 +29,8 @@ func wireResponse(s *response.State) obj {
 		"tools": wireTools(rq.Tools), "truncation": "disabled", "top_logprobs": 0, "frequency_penalty": 0.0,
 		"presence_penalty": 0.0, "text": obj{"format": obj{"type": "text"}, "verbosity": "medium"}, "usage": nil,
 		"user": nil, "completed_at": nil, "safety_identifier": nil, "prompt_cache_key": nil,
+		// openai-node 7 types it as required; null is OpenAI's "no access program asked for"
+		"access_programs": nil,
 	}
 	if rq.Instructions != "" {
 		out["instructions"] = rq.Instructions
@@ -48,7 +51,7 @@ func wireResponse(s *response.State) obj {
 		out["conversation"] = obj{"id": rq.ConversationID}
 	}
 	if len(rq.Reasoning) > 0 {
-		out["reasoning"] = rq.Reasoning
+		out["reasoning"] = withDefaults(rq.Reasoning, obj{"effort": nil, "summary": nil})
 	}
 	if rq.ServiceTier != "" {
 		out["service_tier"] = rq.ServiceTier
@@ -66,14 +69,17 @@ func wireResponse(s *response.State) obj {
 		out["truncation"] = rq.Truncation
 	}
 	if len(rq.Text) > 0 {
-		var t map[string]json.RawMessage
-		if json.Unmarshal(rq.Text, &t) == nil {
-			text := obj{"format": obj{"type": "text"}, "verbosity": "medium"}
-			for k, v := range t {
-				text[k] = v
+		text := withDefaults(rq.Text, obj{"format": obj{"type": "text"}, "verbosity": "medium"})
+		if f, ok := text["format"].(json.RawMessage); ok {
+			var head struct {
+				Type string `json:"type"`
 			}
-			out["text"] = text
+			if json.Unmarshal(f, &head) == nil && head.Type == "json_schema" {
+				// the model was given no description and strict false (Chat's default) when the request left them out
+				text["format"] = withDefaults(f, obj{"description": nil, "strict": false})
+			}
 		}
+		out["text"] = text
 	}
 	if rq.User != "" {
 		out["user"] = rq.User
@@ -94,6 +100,22 @@ func wireResponse(s *response.State) obj {
 		out["incomplete_details"] = obj{"reason": s.IncompleteReason}
 	}
 	return out
+}
+
+// withDefaults is a request's object as the response echoes it: the fields it gave over the defaults, so that a
+// field the specification requires (reasoning's summary beside its effort) is there even when the request left it
+// out. A field given as null keeps its default.
+func withDefaults(raw json.RawMessage, defaults obj) obj {
+	var given map[string]json.RawMessage
+	if json.Unmarshal(raw, &given) != nil {
+		return defaults
+	}
+	for k, v := range given {
+		if string(v) != "null" {
+			defaults[k] = v
+		}
+	}
+	return defaults
 }
 
 func wireTools(tools []events.ResponseTool) []obj {

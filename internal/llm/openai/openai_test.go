@@ -198,6 +198,43 @@ func TestSettingsSentOnTheWire(t *testing.T) {
 	}
 }
 
+// TestImagesSentAsParts: a message with images goes as a list of parts, its text then an image_url part per image,
+// as OpenAI's vision models take them; one without stays a plain string.
+func TestImagesSentAsParts(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	srv.Enqueue(llmtest.Text("A red heart."))
+	p := newProvider(t, srv)
+	const png = "data:image/png;base64,iVBORw0KGgo="
+	req := llm.Request{Model: "gpt-4o", Messages: []llm.Message{
+		{Role: llm.RoleSystem, Content: "Be brief."},
+		{Role: llm.RoleUser, Content: "What is this?", Images: []llm.Image{{URL: png, Detail: "low"}, {URL: "https://example.test/b.png"}}},
+	}}
+	if _, err := p.Complete(t.Context(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Requests()[0]
+	if !reflect.DeepEqual(got.Messages, req.Messages) {
+		t.Errorf("messages = %+v\nwant %+v", got.Messages, req.Messages)
+	}
+	var raw struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(got.Body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"type":"text","text":"What is this?"},{"type":"image_url","image_url":{"url":"` + png + `","detail":"low"}},` +
+		`{"type":"image_url","image_url":{"url":"https://example.test/b.png"}}]`
+	if c := string(raw.Messages[1].Content); c != want {
+		t.Errorf("content = %s\nwant %s", c, want)
+	}
+	if c := string(raw.Messages[0].Content); c != `"Be brief."` {
+		t.Errorf("content of a message without images = %s", c)
+	}
+}
+
 func TestStopSequenceEndsTheAnswer(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)

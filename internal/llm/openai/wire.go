@@ -31,8 +31,9 @@ type streamOptions struct {
 
 type wireMessage struct {
 	Role string `json:"role"`
-	// Content is null only for an assistant message that made tool calls and said nothing.
-	Content    *string        `json:"content"`
+	// Content is a string, a list of parts (text and images) when the message has images, or null only for an
+	// assistant message that made tool calls and said nothing.
+	Content    any            `json:"content"`
 	Name       string         `json:"name,omitempty"`
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
@@ -138,9 +139,11 @@ func wireRequest(req llm.Request, stream, completionTokensField bool) chatReques
 	}
 	for _, m := range req.Messages {
 		wm := wireMessage{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID}
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			content := m.Content
-			wm.Content = &content
+		switch {
+		case len(m.Images) > 0:
+			wm.Content = contentParts(m)
+		case m.Content != "" || len(m.ToolCalls) == 0:
+			wm.Content = m.Content
 		}
 		for _, c := range m.ToolCalls {
 			var wc wireToolCall
@@ -169,4 +172,29 @@ func wireRequest(req llm.Request, stream, completionTokensField bool) chatReques
 		w.ParallelToolCalls = req.ParallelToolCalls
 	}
 	return w
+}
+
+// contentPart is a part of a message's content: {"type":"text","text":...} or
+// {"type":"image_url","image_url":{"url":...,"detail":...}}.
+type contentPart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// contentParts is a message with images as parts: its text first (when it has any), then each image.
+func contentParts(m llm.Message) []contentPart {
+	parts := make([]contentPart, 0, len(m.Images)+1)
+	if m.Content != "" {
+		parts = append(parts, contentPart{Type: "text", Text: m.Content})
+	}
+	for _, im := range m.Images {
+		parts = append(parts, contentPart{Type: "image_url", ImageURL: &wireImageURL{URL: im.URL, Detail: im.Detail}})
+	}
+	return parts
 }

@@ -129,11 +129,11 @@ func DecodeRequest(body []byte) (Request, error) {
 		req.N = *w.N
 	}
 	for i, m := range w.Messages {
-		content, err := messageText(m.Content)
+		content, images, err := messageContent(m.Content)
 		if err != nil {
 			return Request{}, reject(fmt.Sprintf("messages[%d].content", i), "Invalid type for 'messages[%d].content': %v", i, err)
 		}
-		msg := llm.Message{Role: m.Role, Content: content, Name: m.Name, ToolCallID: m.ToolCallID}
+		msg := llm.Message{Role: m.Role, Content: content, Name: m.Name, ToolCallID: m.ToolCallID, Images: images}
 		for _, c := range m.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 		}
@@ -154,27 +154,40 @@ func DecodeRequest(body []byte) (Request, error) {
 	return req, nil
 }
 
-// messageText reads a message's content: a string, null, or text parts joined.
-func messageText(raw json.RawMessage) (string, error) {
+// messageContent reads a message's content: a string, null, or parts: text parts joined, image_url parts
+// ({"type":"image_url","image_url":{"url","detail"}}) as the message's images.
+func messageContent(raw json.RawMessage) (string, []llm.Image, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+		return "", nil, nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
+		return s, nil, nil
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL    string `json:"url"`
+			Detail string `json:"detail"`
+		} `json:"image_url"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("expected a string or an array of content parts")
+		return "", nil, errors.New("expected a string or an array of content parts")
 	}
 	var b bytes.Buffer
+	var images []llm.Image
 	for _, p := range parts {
+		if p.Type == "image_url" {
+			if p.ImageURL == nil || p.ImageURL.URL == "" {
+				return "", nil, errors.New("an image_url part needs image_url.url")
+			}
+			images = append(images, llm.Image{URL: p.ImageURL.URL, Detail: p.ImageURL.Detail})
+			continue
+		}
 		b.WriteString(p.Text)
 	}
-	return b.String(), nil
+	return b.String(), images, nil
 }
 
 // LLM is the request as the model providers take it: the tool choice as a word or a function's name, and the
