@@ -157,7 +157,7 @@ func (l *Loop) messages(items []events.Item) []llm.Message {
 			default:
 				role = llm.RoleUser
 			}
-			out = append(out, llm.Message{Role: role, Content: it.Text()})
+			out = append(out, llm.Message{Role: role, Content: it.Text(), Images: images(it)})
 		case "function_call":
 			call(llm.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 		case "function_call_output":
@@ -249,4 +249,15 @@ func MCPOutput(it events.Item) string {
 		return text
 	}
 	return string(it.Output)
+}
+
+// images are a message's input_image parts given by URL, as the model is shown them.
+func images(it events.Item) []llm.Image {
+	var out []llm.Image
+	for _, c := range it.Content {
+		if c.Type == "input_image" && c.ImageURL != "" {
+			out = append(out, llm.Image{URL: c.ImageURL, Detail: c.Detail})
+		}
+	}
+	return out
 }

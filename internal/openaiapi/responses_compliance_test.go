@@ -319,7 +319,13 @@ func complianceScenarios() []complianceScenario {
 			}},
 		{name: "image-input", body: `{"model":"gpt-4o-mini","input":[{"type":"message","role":"user","content":[
 			{"type":"input_text","text":"What do you see in this image? Answer in one sentence."},
-			{"type":"input_image","image_url":"` + pixelPNG + `"}]}]}`, wantType: "message"},
+			{"type":"input_image","image_url":"` + pixelPNG + `"}]}]}`, wantType: "message",
+			model: func(t *testing.T, req llmtest.Request) {
+				m := req.LastMessage()
+				if m.Content != "What do you see in this image? Answer in one sentence." || len(m.Images) != 1 || m.Images[0].URL != pixelPNG {
+					t.Errorf("the model got %+v", m)
+				}
+			}},
 		{name: "multi-turn", body: `{"model":"gpt-4o-mini","input":[{"type":"message","role":"user","content":"My name is Alice."},
 			{"type":"message","role":"assistant","content":"Hello Alice! Nice to meet you. How can I help you today?"},
 			{"type":"message","role":"user","content":"What is my name?"}]}`, wantType: "message",
