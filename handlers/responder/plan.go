@@ -9,6 +9,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/llm/tokens"
 )
 
 // plan is what a turn asks the model.
@@ -102,8 +103,7 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 	}
 	conv := l.messages(items)
 	if rq.Truncation == "auto" {
-		// The oldest items go first; a call goes with its output (turn.Group).
-		conv = turn.Flatten(turn.KeepLast(turn.Group(conv), autoTruncation))
+		conv = fit(req, conv, rq.MaxOutputTokens)
 	}
 	req.Messages = append(req.Messages, conv...)
 
@@ -114,9 +114,34 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 	return p, nil
 }
 
-// autoTruncation is how many pieces of the context (a message, or a call with its output) "truncation": "auto"
-// keeps, the oldest dropped first.
-const autoTruncation = 400
+// fit is what "truncation": "auto" sends of conv after req's messages (the instructions) and tools: the oldest items
+// are dropped, a call with its outputs (turn.Group), until the request fits the model's context window with room
+// for the answer (max_output_tokens, or outputReserve); the newest item always stays. The tokens are counted as
+// OpenAI's tokenizers count them, an estimate for other models (internal/llm/tokens).
+func fit(req llm.Request, conv []llm.Message, maxOutput *int) []llm.Message {
+	window, _ := tokens.ContextWindow(req.Model)
+	reserve := outputReserve
+	if maxOutput != nil {
+		reserve = *maxOutput
+	}
+	budget := window - reserve - tokens.CountMessages(req.Model, req.Messages) - tokens.CountTools(req.Model, req.Tools)
+	entries := turn.Group(conv)
+	sizes := make([]int, len(entries))
+	total := 0
+	for i, e := range entries {
+		sizes[i] = tokens.CountMessages(req.Model, e.Messages)
+		total += sizes[i]
+	}
+	first := 0
+	for total > budget && first < len(entries)-1 {
+		total -= sizes[first]
+		first++
+	}
+	return turn.Flatten(entries[first:])
+}
+
+// outputReserve is the room "truncation": "auto" leaves for the answer when the request sets no max_output_tokens.
+const outputReserve = 4096
 
 // messages turns items into chat messages: consecutive function calls become one assistant message with its tool
 // calls, each output a tool message; an item_reference stands for the earlier item of its ID.

@@ -3,6 +3,7 @@ package openaiapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/llm/tokens"
 )
 
 func textInput(s string) responses.ResponseNewParamsInputUnion {
@@ -487,5 +489,43 @@ func TestResponsesAllowedTools(t *testing.T) {
 	got := e.model.Requests()[0]
 	if len(got.Tools) != 1 || got.Tools[0].Name != "get_time" || string(got.ToolChoice) != `"required"` {
 		t.Fatalf("the model was offered %+v with tool_choice %s", got.Tools, got.ToolChoice)
+	}
+}
+
+// TestResponsesAutoTruncationFitsTheContextWindow: with "truncation": "auto" the oldest items are dropped until the
+// request fits the model's context window with room for the answer; the newest stays. "disabled" sends them all.
+func TestResponsesAutoTruncationFitsTheContextWindow(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	// gpt-4 takes 8,192 tokens; twelve messages of about a thousand do not fit.
+	var input responses.ResponseInputParam
+	for i := range 12 {
+		text := fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 500))
+		input = append(input, responses.ResponseInputItemParamOfMessage(text, responses.EasyInputMessageRoleUser))
+	}
+	e.model.Enqueue(llmtest.Text("fits"), llmtest.Text("all of it"))
+	for _, mode := range []responses.ResponseNewParamsTruncation{responses.ResponseNewParamsTruncationAuto, responses.ResponseNewParamsTruncationDisabled} {
+		r, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4", Instructions: openai.String("Be brief."),
+			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input}, Truncation: mode})
+		if err != nil || r.Status != "completed" || string(r.Truncation) != string(mode) {
+			t.Fatalf("%s: %v: %s", mode, apiErr(err), raw(r))
+		}
+	}
+	reqs := e.model.Requests()
+	auto, all := reqs[len(reqs)-2], reqs[len(reqs)-1]
+	if len(all.Messages) != 13 {
+		t.Fatalf("disabled sent %d messages, want the instructions and all 12", len(all.Messages))
+	}
+	n := len(auto.Messages)
+	if n < 2 || n >= 13 || auto.Messages[0].Content != "Be brief." || !strings.HasPrefix(auto.Messages[n-1].Content, "message 11:") ||
+		!strings.HasPrefix(auto.Messages[1].Content, fmt.Sprintf("message %d:", 12-(n-1))) {
+		t.Fatalf("auto sent %d messages: the instructions, then the newest ones in order, were expected", n)
+	}
+	msgs := make([]llm.Message, n)
+	for i, m := range auto.Messages {
+		msgs[i] = llm.Message{Role: m.Role, Content: m.Content}
+	}
+	if used := tokens.CountMessages("gpt-4", msgs); used > 8192-4096 {
+		t.Fatalf("auto sent %d tokens; gpt-4 takes 8,192 with 4,096 left for the answer", used)
 	}
 }

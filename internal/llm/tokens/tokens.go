@@ -397,3 +397,42 @@ func (c *Counter) Usage(req llm.Request, resp llm.Response) llm.Usage {
 	}
 	return llm.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 }
+
+// contextWindows are the context windows of OpenAI's model families, in tokens (input and output together); a
+// prefix comes before any shorter prefix of it.
+var contextWindows = []struct {
+	prefix string
+	tokens int
+}{
+	{"gpt-4.1", 1_047_576},
+	{"gpt-5", 400_000},
+	{"gpt-4o", 128_000},
+	{"gpt-4.5", 128_000},
+	{"gpt-4-turbo", 128_000},
+	{"gpt-4-1106", 128_000},
+	{"gpt-4-0125", 128_000},
+	{"gpt-4", 8_192},
+	{"gpt-3.5", 16_385},
+	{"o1", 200_000},
+	{"o3", 200_000},
+	{"o4", 200_000},
+}
+
+// DefaultContextWindow is what ContextWindow assumes of a model it does not know (most served models today take
+// at least this much; a smaller one answers a request that does not fit with its own error).
+const DefaultContextWindow = 128_000
+
+// ContextWindow is how many tokens model takes in one request, input and output together, and whether it knows
+// the model (otherwise DefaultContextWindow). A provider's prefix ("openai/gpt-4o") is ignored.
+func ContextWindow(model string) (int, bool) {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, w := range contextWindows {
+		if strings.HasPrefix(m, w.prefix) {
+			return w.tokens, true
+		}
+	}
+	return DefaultContextWindow, false
+}

@@ -203,3 +203,19 @@ func TestCounterUsageIsUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestContextWindowByFamily(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		want  int
+		known bool
+	}{
+		{"gpt-4o-mini", 128_000, true}, {"openai/gpt-4.1-nano", 1_047_576, true}, {"gpt-4", 8_192, true},
+		{"gpt-4-0613", 8_192, true}, {"gpt-4-turbo-2024-04-09", 128_000, true}, {"gpt-5-mini", 400_000, true},
+		{"o3-mini", 200_000, true}, {"llama3.1:8b", tokens.DefaultContextWindow, false},
+	} {
+		if got, known := tokens.ContextWindow(c.model); got != c.want || known != c.known {
+			t.Errorf("ContextWindow(%q) = %d, %v; want %d, %v", c.model, got, known, c.want, c.known)
+		}
+	}
+}
