@@ -195,6 +195,7 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		<-retired
 	}()
 	subs := make(map[string]*subscriber, len(rt.order))
+	redrives := make(map[string]*subscriber, len(rt.order))
 	var conns []*nats.Conn
 	defer func() {
 		for _, c := range conns {
@@ -212,17 +213,22 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		if err != nil {
 			return fmt.Errorf("handlers: jetstream for %s: %w", name, err)
 		}
-		subs[name] = &subscriber{
-			js:           js,
-			consumer:     rt.consumerFor,
-			unmarshal:    unmarshaler{rt: rt}.Unmarshal,
-			nakDelay:     time.Second,
-			drainTimeout: rt.cfg.CloseTimeout,
-			workers:      workers(h),
-			opts:         []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(pullBatch(h))},
-			log:          rt.cfg.Logger,
-			closing:      make(chan struct{}),
+		newSub := func(pulls int) *subscriber {
+			return &subscriber{
+				js:           js,
+				consumer:     rt.consumerFor,
+				unmarshal:    unmarshaler{rt: rt}.Unmarshal,
+				nakDelay:     time.Second,
+				drainTimeout: rt.cfg.CloseTimeout,
+				workers:      workers(h),
+				pulls:        pulls,
+				opts:         []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(pullBatch(h))},
+				log:          rt.cfg.Logger,
+				closing:      make(chan struct{}),
+			}
 		}
+		// Re-driven events are few: one pull serves them.
+		subs[name], redrives[name] = newSub(h.Concurrency/workers(h)), newSub(1)
 	}
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: rt.cfg.CloseTimeout}, rt.wmLog)
 	if err != nil {
@@ -238,11 +244,11 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	for _, name := range rt.order {
 		h := rt.handlers[name]
 		fn := rt.wrap(h)
-		for i := 0; i < h.Concurrency/workers(h); i++ {
-			wh := router.AddNoPublisherHandler(fmt.Sprintf("%s#%d", name, i), "events:"+name, subs[name], fn)
-			rt.addHandlerMiddleware(wh, h)
-		}
-		wh := router.AddNoPublisherHandler(name+"#redrive", "redrive:"+name, subs[name], fn)
+		// One router handler per consumer, whatever the workers: the router runs each message it is handed in a
+		// goroutine of its own, and the subscription hands over no more than the workers can take on.
+		wh := router.AddNoPublisherHandler(name, "events:"+name, subs[name], fn)
+		rt.addHandlerMiddleware(wh, h)
+		wh = router.AddNoPublisherHandler(name+"#redrive", "redrive:"+name, redrives[name], fn)
 		rt.addHandlerMiddleware(wh, h)
 	}
 	go func() {
@@ -271,16 +277,16 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	return nil
 }
 
-// sharedPull is the Concurrency from which a node serves all of a handler's workers with one subscription, when
-// the handler may hold events beyond its busy workers (Prefetch above 1). Below it, or with Prefetch 1, each worker
-// has a subscription of its own whose callback waits for the handler's answer, so that a node asks for an event only
-// when a worker is free. A shared subscription asks for Concurrency×(Prefetch−1) events at a time, so at least this
+// sharedPull is the Concurrency from which a node serves all of a handler's workers with one pull, when the handler
+// may hold events beyond its busy workers (Prefetch above 1). Below it, or with Prefetch 1, each worker has a pull of
+// its own whose callback waits for the handler's answer, so that a node asks for an event only when a worker is free
+// (the pulls of one handler share its subscription, router handler and connection). A shared subscription asks for Concurrency×(Prefetch−1) events at a time, so at least this
 // many: nats.go asks for more only when a delivery's callback returns, and a callback that returns the moment it
 // hands an event over can do so before the request that brought it is marked sent, which leaves a batch of one
 // waiting for nothing until the heartbeat check (30 s).
 const sharedPull = 8
 
-// workers is how many of a handler's workers one subscription serves.
+// workers is how many of a handler's workers one pull serves.
 func workers(h Handler) int {
 	if h.Concurrency < sharedPull || h.Prefetch <= 1 {
 		return 1

@@ -22,12 +22,17 @@ type subscriber struct {
 	nakDelay  time.Duration
 	// drainTimeout bounds how long a stop waits for deliveries in hand to be answered.
 	drainTimeout time.Duration
-	// workers is how many deliveries of one subscription are handled at once; the consumer's callback waits for a
-	// free worker, which holds further deliveries in the client (at most the pull's batch) and keeps the rest on
-	// the server for other nodes.
+	// workers is how many deliveries of one pull are handled at once; the consumer's callback waits for a free
+	// worker, which holds further deliveries in the client (at most the pull's batch) and keeps the rest on the
+	// server for other nodes. With one, the callback waits for the handler's answer.
 	workers int
-	opts    []jetstream.PullConsumeOpt
-	log     *slog.Logger
+	// pulls is how many pulls (nats.go Consume calls, each with its own pull request) one subscription makes on
+	// the consumer: a handler whose workers each ask for an event only when free has a pull per worker, all of
+	// them handing over on one subscription, so that the router runs one handler and the consumer is created (and
+	// its config written by the server) once per node rather than once per worker.
+	pulls int
+	opts  []jetstream.PullConsumeOpt
+	log   *slog.Logger
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -40,6 +45,8 @@ type subscription struct {
 	stop    chan struct{} // closed first: nothing new is handed over
 	abandon chan struct{} // closed if draining takes too long: stop waiting for handlers' answers
 	workers chan struct{} // one token per delivery handed over and not yet answered
+	// waitAnswer: each pull serves one worker, so its callback waits for the handler's answer.
+	waitAnswer bool
 	// answering counts the deliveries handed over whose answer is not yet sent to the server.
 	answering sync.WaitGroup
 
@@ -58,12 +65,20 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	workers, pulls := max(1, s.workers), max(1, s.pulls)
 	sub := &subscription{out: make(chan *message.Message), stop: make(chan struct{}), abandon: make(chan struct{}),
-		workers: make(chan struct{}, max(1, s.workers))}
-	cc, err := cons.Consume(func(msg jetstream.Msg) { s.deliver(ctx, sub, msg) }, s.opts...)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("consume %s: %w", topic, err)
+		workers: make(chan struct{}, workers*pulls), waitAnswer: workers == 1}
+	ccs := make([]jetstream.ConsumeContext, 0, pulls)
+	for range pulls {
+		cc, err := cons.Consume(func(msg jetstream.Msg) { s.deliver(ctx, sub, msg) }, s.opts...)
+		if err != nil {
+			for _, cc := range ccs {
+				cc.Stop()
+			}
+			cancel()
+			return nil, fmt.Errorf("consume %s: %w", topic, err)
+		}
+		ccs = append(ccs, cc)
 	}
 	s.stopped.Add(1)
 	go func() {
@@ -77,11 +92,20 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		// Drain rather than stop: deliveries the client already holds reach deliver, which hands them back at
 		// once, and those being handled are answered as their handler answers (the runtime cancels their work
 		// first); dropped, either would wait out its ack wait on the server before another node could take it.
-		cc.Drain()
+		for _, cc := range ccs {
+			cc.Drain()
+		}
+		drained := make(chan struct{})
+		go func() {
+			for _, cc := range ccs {
+				<-cc.Closed()
+			}
+			close(drained)
+		}()
 		deadline := time.NewTimer(s.drainTimeout)
 		defer deadline.Stop()
 		select {
-		case <-cc.Closed():
+		case <-drained:
 			// Nothing more is handed over: wait, in the same time, for the handlers' answers to reach the server.
 			answered := make(chan struct{})
 			go func() {
@@ -111,7 +135,7 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 
 // deliver hands one delivery to the router and answers the server as the handler answers the message. It runs on
 // the consumer's callback goroutine and waits there while every worker of the subscription is busy; with several
-// workers the answer is awaited in a goroutine of its own, so one subscription per node serves all of a handler's
+// workers on one pull the answer is awaited in a goroutine of its own, so one pull per node serves all of a handler's
 // workers and the server keeps one pull request for them rather than one per worker, which it would walk on every
 // event.
 func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstream.Msg) {
@@ -162,7 +186,7 @@ func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstre
 		defer cancel()
 		s.answer(sub, m, msg)
 	}
-	if cap(sub.workers) == 1 {
+	if sub.waitAnswer {
 		// One worker: the callback waits for the answer, so the client asks the server for more only once the
 		// worker is free (nats.go counts a delivery as held until its callback returns).
 		answer()
