@@ -2,11 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,35 +23,64 @@ import (
 )
 
 // newBenchStartupCmd measures what a new node costs: the time from exec to a ready /readyz on an empty data dir,
-// and its resident memory once idle. It runs this very binary as `contrail serve`.
+// what each part of the start took (the node's "startup steps" log line), and its resident memory once idle, split
+// into the node's own (anonymous: heap, stacks) and the pages of the binary it has touched (file-backed: shared with
+// the page cache, dropped first under memory pressure). It runs this very binary as `contrail serve`.
 func newBenchStartupCmd() *cobra.Command {
 	var runs int
 	var idle time.Duration
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "startup",
-		Short: "Start-to-ready time on an empty data dir and idle resident memory of `contrail serve`",
+		Short: "Start-to-ready time on an empty data dir, the cost of each part, and idle resident memory of `contrail serve`",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			self, err := os.Executable()
 			if err != nil {
 				return err
 			}
-			var ready []time.Duration
-			var rss []float64
+			var ready, cpu, beforeServe []time.Duration
+			var rss, anon, file []float64
+			steps := map[string][]time.Duration{}
+			heaps := map[string][]float64{}
+			var order []string
 			for i := 0; i < runs; i++ {
-				d, kb, err := measureStartup(self, idle)
+				m, err := measureStartup(cmd.Context(), self, idle)
 				if err != nil {
 					return err
 				}
-				ready = append(ready, d)
-				rss = append(rss, kb/1024)
+				ready, cpu = append(ready, m.ready), append(cpu, m.cpu)
+				beforeServe = append(beforeServe, m.beforeServe)
+				rss, anon, file = append(rss, m.rssKB/1024), append(anon, m.anonKB/1024), append(file, m.fileKB/1024)
+				for _, st := range m.steps {
+					if _, seen := steps[st.name]; !seen {
+						order = append(order, st.name)
+					}
+					steps[st.name] = append(steps[st.name], st.took)
+					heaps[st.name] = append(heaps[st.name], st.heapMiB)
+				}
 			}
 			rep := bench.Report{Title: fmt.Sprintf("contrail bench startup: %d starts on empty data dirs, RSS after %v idle", runs, idle)}
+			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 			rep.Figures = append(rep.Figures,
-				bench.Figure{Name: "exec to ready, p50", Value: float64(bench.Percentile(ready, 50)) / 1e6, Unit: "ms"},
-				bench.Figure{Name: "exec to ready, max", Value: float64(bench.Percentile(ready, 100)) / 1e6, Unit: "ms"},
+				bench.Figure{Name: "exec to ready, p50", Value: ms(bench.Percentile(ready, 50)), Unit: "ms"},
+				bench.Figure{Name: "exec to ready, max", Value: ms(bench.Percentile(ready, 100)), Unit: "ms"},
+				bench.Figure{Name: "CPU time to ready, p50", Value: ms(bench.Percentile(cpu, 50)), Unit: "ms",
+					Note: "user+system time of the node until ready: what the start costs, less the machine's other load"},
+				bench.Figure{Name: "part: exec to serve, p50", Value: ms(bench.Percentile(beforeServe, 50)), Unit: "ms",
+					Note: "loading the binary, package init, flags and config"},
+			)
+			for _, name := range order {
+				rep.Figures = append(rep.Figures, bench.Figure{Name: "part: " + name + ", p50",
+					Value: ms(bench.Percentile(steps[name], 50)), Unit: "ms",
+					Note: fmt.Sprintf("heap %+.1f MiB (p50)", median(heaps[name]))})
+			}
+			rep.Figures = append(rep.Figures,
 				bench.Figure{Name: "idle resident memory, max", Value: maxOf(rss), Unit: "MiB"},
+				bench.Figure{Name: "idle resident, anonymous, max", Value: maxOf(anon), Unit: "MiB",
+					Note: "the node's own memory: Go heap, stacks, the embedded server's buffers"},
+				bench.Figure{Name: "idle resident, file-backed, max", Value: maxOf(file), Unit: "MiB",
+					Note: "pages of the binary touched: shared with the page cache and reclaimable"},
 			)
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), rep)
@@ -67,63 +102,216 @@ func maxOf(v []float64) float64 {
 	return m
 }
 
-func measureStartup(self string, idle time.Duration) (time.Duration, float64, error) {
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// startup is one start measured.
+type startup struct {
+	ready, cpu, beforeServe time.Duration
+	rssKB, anonKB, fileKB   float64
+	steps                   []startStep
+}
+
+// startStep is one part of the start as the node's "startup steps" line gives it.
+type startStep struct {
+	name    string
+	took    time.Duration
+	heapMiB float64
+}
+
+func measureStartup(ctx context.Context, self string, idle time.Duration) (startup, error) {
+	var m startup
 	dir, err := os.MkdirTemp("", "contrail-startup-")
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer os.RemoveAll(dir)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	addr := l.Addr().String()
 	l.Close()
 	cmd := exec.Command(self, "serve", "--addr", addr, "--data-dir", dir, "--nats-listen", "off", "--log-format", "json")
 	cmd.Env = append(os.Environ(), "CONTRAIL_ADMIN_KEY=")
+	logs, err := cmd.StderrPipe()
+	if err != nil {
+		return m, err
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	}()
+	lines := make(chan startupLog, 2)
+	go readStartupLog(logs, lines)
 	c := &http.Client{Timeout: time.Second}
-	var ready time.Duration
 	for deadline := start.Add(30 * time.Second); ; {
 		if resp, err := c.Get("http://" + addr + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				ready = time.Since(start)
+				m.ready = time.Since(start)
 				break
 			}
 		}
 		if time.Now().After(deadline) {
-			return 0, 0, fmt.Errorf("not ready after 30s")
+			return m, fmt.Errorf("not ready after 30s")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+	if m.cpu, err = cpuTime(cmd.Process.Pid); err != nil {
+		return m, err
+	}
+	// The node logs its parts and then "contrail ready" with the time since serve began.
+	wait := time.NewTimer(5 * time.Second)
+	defer wait.Stop()
+	for got := 0; got < 2; got++ {
+		select {
+		case l := <-lines:
+			if l.steps != nil {
+				m.steps = l.steps
+			} else {
+				m.beforeServe = max(0, m.ready-l.startup)
+			}
+		case <-wait.C:
+			return m, fmt.Errorf("the node did not log its startup steps")
+		case <-ctx.Done():
+			return m, ctx.Err()
+		}
+	}
 	time.Sleep(idle)
-	kb, err := residentKB(cmd.Process.Pid)
-	return ready, kb, err
+	m.rssKB, m.anonKB, m.fileKB, err = residentKB(cmd.Process.Pid)
+	return m, err
 }
 
-// residentKB reads VmRSS from /proc (Linux).
-func residentKB(pid int) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, fmt.Errorf("read memory of pid %d: %w", pid, err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+// startupLog is what the node's log says of its start: the parts, or the time from serve to ready.
+type startupLog struct {
+	steps   []startStep
+	startup time.Duration
+}
+
+// readStartupLog reads the node's JSON log for its "startup steps" and "contrail ready" lines, and reads on (to the
+// end) so that the node never blocks on a full pipe.
+func readStartupLog(r io.Reader, out chan<- startupLog) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			fields := strings.Fields(rest)
-			if len(fields) > 0 {
-				return strconv.ParseFloat(fields[0], 64)
+		var line struct {
+			Msg       string  `json:"msg"`
+			StartupMS float64 `json:"startup_ms"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		switch line.Msg {
+		case "startup steps":
+			out <- startupLog{steps: startSteps(sc.Bytes())}
+		case "contrail ready":
+			out <- startupLog{startup: time.Duration(line.StartupMS * 1e6)}
+		}
+	}
+	_, _ = io.Copy(io.Discard, r)
+}
+
+// startSteps reads the parts of a "startup steps" line in the order logged: each is an object {"ms", "heap_mib"}.
+func startSteps(line []byte) []startStep {
+	var parts map[string]json.RawMessage
+	if json.Unmarshal(line, &parts) != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	var steps []startStep
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return steps
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' {
+				depth++
+			} else if t == '}' {
+				depth--
+			}
+		case string:
+			raw, ok := parts[t]
+			if depth != 1 || !ok || len(raw) == 0 || raw[0] != '{' {
+				continue
+			}
+			var part struct {
+				MS      float64 `json:"ms"`
+				HeapMiB float64 `json:"heap_mib"`
+			}
+			if json.Unmarshal(raw, &part) == nil {
+				steps = append(steps, startStep{name: t, took: time.Duration(part.MS * 1e6), heapMiB: part.HeapMiB})
 			}
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
+
+// cpuTime reads the user and system time a process has used so far from /proc (Linux; in ticks of 1/100 s).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read CPU time of pid %d: %w", pid, err)
+	}
+	// The command name may hold spaces: the fields that follow it start after its closing parenthesis.
+	end := bytes.LastIndexByte(b, ')')
+	fields := strings.Fields(string(b[end+1:]))
+	if end < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("read CPU time of pid %d: unexpected /proc stat", pid)
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("read CPU time of pid %d: %w", pid, err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// residentKB reads VmRSS and its anonymous and file-backed parts from /proc (Linux).
+func residentKB(pid int) (rss, anon, file float64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("read memory of pid %d: %w", pid, err)
+	}
+	defer f.Close()
+	found := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		key, rest, ok := strings.Cut(sc.Text(), ":")
+		fields := strings.Fields(rest)
+		if !ok || len(fields) == 0 {
+			continue
+		}
+		var into *float64
+		switch key {
+		case "VmRSS":
+			into = &rss
+		case "RssAnon":
+			into = &anon
+		case "RssFile":
+			into = &file
+		default:
+			continue
+		}
+		if *into, err = strconv.ParseFloat(fields[0], 64); err != nil {
+			return 0, 0, 0, fmt.Errorf("read memory of pid %d: %s: %w", pid, key, err)
+		}
+		found++
+	}
+	if found < 3 {
+		return 0, 0, 0, fmt.Errorf("no VmRSS, RssAnon and RssFile for pid %d", pid)
+	}
+	return rss, anon, file, nil
 }
