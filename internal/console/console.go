@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -20,16 +21,19 @@ import (
 //go:embed dist
 var dist embed.FS
 
-// asset is one file of the console, ready to serve.
+// asset is one file of the console, ready to serve. Its gzipped form is made at its first request asking for it,
+// not at start: the best compression of the script costs a node's start some milliseconds and a megabyte of
+// compressor state that most nodes (behind a load balancer, or never opened in a browser) have no use for.
 type asset struct {
-	body, gzipped []byte
-	contentType   string
-	etag          string
+	body        []byte
+	gzipped     func() ([]byte, error)
+	contentType string
+	etag        string
 }
 
 // Console serves the page and its assets.
 type Console struct {
-	assets map[string]asset // by name in dist/
+	assets map[string]*asset // by name in dist/
 	csp    string
 }
 
@@ -42,7 +46,7 @@ type Config struct {
 
 // New loads the embedded assets.
 func New(cfg Config) (*Console, error) {
-	c := &Console{assets: map[string]asset{}, csp: contentSecurityPolicy(cfg.PublicURL)}
+	c := &Console{assets: map[string]*asset{}, csp: contentSecurityPolicy(cfg.PublicURL)}
 	err := fs.WalkDir(dist, "dist", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -51,11 +55,7 @@ func New(cfg Config) (*Console, error) {
 		if err != nil {
 			return err
 		}
-		a, err := newAsset(path.Base(p), body)
-		if err != nil {
-			return err
-		}
-		c.assets[path.Base(p)] = a
+		c.assets[path.Base(p)] = newAsset(path.Base(p), body)
 		return nil
 	})
 	if err != nil {
@@ -67,21 +67,26 @@ func New(cfg Config) (*Console, error) {
 	return c, nil
 }
 
-func newAsset(name string, body []byte) (asset, error) {
-	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
-	if _, err := zw.Write(body); err != nil {
-		return asset{}, err
-	}
-	if err := zw.Close(); err != nil {
-		return asset{}, err
-	}
+func newAsset(name string, body []byte) *asset {
 	sum := sha256.Sum256(body)
 	ct := mime.TypeByExtension(path.Ext(name))
 	if ct == "" {
 		ct = "application/octet-stream"
 	}
-	return asset{body: body, gzipped: z.Bytes(), contentType: ct, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}, nil
+	return &asset{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:12]) + `"`,
+		gzipped: sync.OnceValues(func() ([]byte, error) { return gzipped(body) })}
+}
+
+func gzipped(body []byte) ([]byte, error) {
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	if _, err := zw.Write(body); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return z.Bytes(), nil
 }
 
 // contentSecurityPolicy allows the page's own scripts, styles and connections only: no inline script, no other
@@ -140,8 +145,10 @@ func (c *Console) serve(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	body := a.body
 	if acceptsGzip(r) {
-		h.Set("Content-Encoding", "gzip")
-		body = a.gzipped
+		if z, err := a.gzipped(); err == nil {
+			h.Set("Content-Encoding", "gzip")
+			body = z
+		}
 	}
 	h.Set("Content-Length", fmt.Sprint(len(body)))
 	w.WriteHeader(http.StatusOK)
