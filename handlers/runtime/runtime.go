@@ -15,6 +15,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
@@ -202,6 +203,19 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 			c.Close()
 		}
 	}()
+	// The consumers are made side by side before the router subscribes, which it does one handler after another:
+	// each is a request the server answers once it has written the consumer's state to disk.
+	var madeMu sync.Mutex
+	made := make(map[string]jetstream.Consumer, 2*len(rt.order))
+	premade := func(ctx context.Context, js jetstream.JetStream, topic string) (jetstream.Consumer, error) {
+		madeMu.Lock()
+		c, ok := made[topic]
+		madeMu.Unlock()
+		if ok {
+			return c, nil
+		}
+		return rt.consumerFor(ctx, js, topic)
+	}
 	for _, name := range rt.order {
 		h := rt.handlers[name]
 		conn, err := rt.cfg.Connect()
@@ -216,7 +230,7 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		newSub := func(pulls int) *subscriber {
 			return &subscriber{
 				js:           js,
-				consumer:     rt.consumerFor,
+				consumer:     premade,
 				unmarshal:    unmarshaler{rt: rt}.Unmarshal,
 				nakDelay:     time.Second,
 				drainTimeout: rt.cfg.CloseTimeout,
@@ -229,6 +243,25 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		}
 		// Re-driven events are few: one pull serves them.
 		subs[name], redrives[name] = newSub(h.Concurrency/workers(h)), newSub(1)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, name := range rt.order {
+		for topic, sub := range map[string]*subscriber{"events:" + name: subs[name], "redrive:" + name: redrives[name]} {
+			g.Go(func() error {
+				c, err := rt.consumerFor(gctx, sub.js, topic)
+				if err != nil {
+					return err
+				}
+				madeMu.Lock()
+				made[topic] = c
+				madeMu.Unlock()
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("handlers: %w", err)
 	}
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: rt.cfg.CloseTimeout}, rt.wmLog)
 	if err != nil {
