@@ -25,19 +25,23 @@ import (
 // newBenchStartupCmd measures what a new node costs: the time from exec to a ready /readyz on an empty data dir,
 // what each part of the start took (the node's "startup steps" log line), and its resident memory once idle, split
 // into the node's own (anonymous: heap, stacks) and the pages of the binary it has touched (file-backed: shared with
-// the page cache, dropped first under memory pressure). It runs this very binary as `contrail serve`.
+// the page cache, dropped first under memory pressure). It runs this very binary as `contrail serve`, or --binary.
 func newBenchStartupCmd() *cobra.Command {
 	var runs int
 	var idle time.Duration
 	var asJSON bool
+	var binary string
 	cmd := &cobra.Command{
 		Use:   "startup",
 		Short: "Start-to-ready time on an empty data dir, the cost of each part, and idle resident memory of `contrail serve`",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			self, err := os.Executable()
-			if err != nil {
-				return err
+			self := binary
+			if self == "" {
+				var err error
+				if self, err = os.Executable(); err != nil {
+					return err
+				}
 			}
 			var ready, cpu, beforeServe []time.Duration
 			var rss, anon, file []float64
@@ -91,6 +95,7 @@ func newBenchStartupCmd() *cobra.Command {
 	cmd.Flags().IntVar(&runs, "runs", 5, "how many starts")
 	cmd.Flags().DurationVar(&idle, "idle", 3*time.Second, "how long the node idles before its memory is read")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&binary, "binary", "", "measure this contrail binary instead of this one (to compare builds in the same minute)")
 	return cmd
 }
 
