@@ -588,3 +588,45 @@ func TestARenamedHandlersConsumerTakesOverFromItsOldOne(t *testing.T) {
 		t.Fatalf("the event the old consumer had handled was handled %d times", seen["before"])
 	}
 }
+
+// A handler whose many workers each ask for an event only when free is one subscription on its consumer, which the
+// node makes once: not once per worker, each a request the server answers by writing the consumer's state to disk
+// (what made a node's start slow). Its workers still all work at once.
+func TestAHandlersConsumerIsMadeOncePerNodeWhateverItsWorkers(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	const workers = 16
+	apiCalls := func() uint64 {
+		info, err := e.srv.JS.AccountInfo(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.API.Total
+	}
+	before := apiCalls()
+	started := make(chan struct{}, workers)
+	release := make(chan struct{})
+	e.run(t, runtime.Handler{
+		Name: "wide", EventTypes: []string{"job.submitted"}, Concurrency: workers, Prefetch: 1,
+		Handle: e.held(new(atomic.Int32), started, release),
+	})
+	// The handler's two consumers (the log's and the re-driven events'), and this count's own request.
+	if calls := apiCalls() - before; calls > 3 {
+		t.Errorf("%d JetStream API requests to start one handler of %d workers, want 3 at most", calls, workers)
+	}
+	for i := range workers {
+		e.submit(t, fmt.Sprintf("w%d", i))
+	}
+	for i := range workers {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d of %d events in hand at once, want all", i, workers)
+		}
+	}
+	close(release)
+	for i := range workers {
+		id := fmt.Sprintf("w%d", i)
+		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
+	}
+}
