@@ -211,7 +211,11 @@ func (r *Runner) currentGeneration(ctx context.Context, name string) (int, error
 	e, err := r.meta.Get(ctx, name)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		body, _ := json.Marshal(generation{Generation: 1})
-		if _, err := r.meta.Create(ctx, name, body); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		_, err = r.meta.Create(ctx, name, body)
+		if err == nil {
+			return 1, nil // what it recorded: no need to read it back
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
 			return 0, fmt.Errorf("record generation of %s: %w", name, err)
 		}
 		e, err = r.meta.Get(ctx, name)
