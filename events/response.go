@@ -162,6 +162,17 @@ type ResponseItemAdded struct {
 
 func (ResponseItemAdded) EventType() string { return "response.item_added" }
 
+// ResponseCallStarted records that a server tool's call with effects outside Contrail (an mcp call, code run in a
+// sandbox) is about to be made, before it is: Item is the call as its ResponseItemAdded will record it, in_progress,
+// with the same ID. A loop driven again after a crash that finds a call started in the current turn and never
+// recorded knows it may have run, and records it as interrupted rather than make it a second time.
+type ResponseCallStarted struct {
+	Item Item `json:"item"`
+	Turn int  `json:"turn"`
+}
+
+func (ResponseCallStarted) EventType() string { return "response.call_started" }
+
 // ResponseTurnRecorded closes a model call that produced nothing to show (its usage counts) or whose items are
 // all recorded: the next turn's number is one more.
 type ResponseTurnRecorded struct {
@@ -214,6 +225,6 @@ type ResponseDeleted struct{}
 func (ResponseDeleted) EventType() string { return "response.deleted" }
 
 func responseEvents() []Event {
-	return []Event{ResponseCreated{}, ResponseStarted{}, ResponseItemAdded{}, ResponseTurnRecorded{},
+	return []Event{ResponseCreated{}, ResponseStarted{}, ResponseItemAdded{}, ResponseCallStarted{}, ResponseTurnRecorded{},
 		ResponseCompleted{}, ResponseIncomplete{}, ResponseFailed{}, ResponseCancelled{}, ResponseDeleted{}}
 }

@@ -7,6 +7,7 @@
 package response
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -28,6 +29,8 @@ type State struct {
 	Output      []events.Item
 	// outputTurns is the turn of each output item.
 	outputTurns []int
+	// started are the server tool calls recorded as started (ResponseCallStarted), with their turns.
+	started []startedCall
 	// Turns counts the model calls recorded (each closed by ResponseTurnRecorded).
 	Turns int
 	Usage events.TokenUsage
@@ -47,7 +50,13 @@ func (s *State) Clone() State {
 	out := *s
 	out.Output = slices.Clip(s.Output)
 	out.outputTurns = slices.Clip(s.outputTurns)
+	out.started = slices.Clip(s.started)
 	return out
+}
+
+type startedCall struct {
+	item events.Item
+	turn int
 }
 
 // Apply folds one event.
@@ -67,6 +76,8 @@ func (s *State) Apply(e events.Envelope) {
 	case events.ResponseItemAdded:
 		s.Output = append(s.Output, d.Item)
 		s.outputTurns = append(s.outputTurns, d.Turn)
+	case events.ResponseCallStarted:
+		s.started = append(s.started, startedCall{item: d.Item, turn: d.Turn})
 	case events.ResponseTurnRecorded:
 		s.Turns = d.Turn + 1
 		s.Usage = s.Usage.Add(d.Usage)
@@ -133,6 +144,52 @@ func (s *State) PartialTurn() []events.Item {
 	return out
 }
 
+// Interrupted returns the calls the current turn started (ResponseCallStarted) that no item records yet: the loop
+// stopped between a call's start and the record of its turn (a crash, a node stopped). Each may have run, so none
+// is made again: the loop records them as Interrupt makes them.
+func (s *State) Interrupted() []events.Item {
+	var out []events.Item
+	for _, c := range s.started {
+		if c.turn == s.Turns && !slices.ContainsFunc(s.Output, func(o events.Item) bool { return o.ID == c.item.ID }) {
+			out = append(out, c.item)
+		}
+	}
+	return out
+}
+
+// InterruptedError is the error an interrupted call is recorded with; the model reads it as the call's output.
+const InterruptedError = "The call was interrupted by a restart of the server and was not run again: it may or may not have taken effect."
+
+// Interrupt is the item an interrupted call records: failed, with InterruptedError (a code_interpreter_call's model
+// reads its logs, so they say it too).
+func Interrupt(it events.Item) events.Item {
+	it.Status, it.Error = events.ResponseStatusFailed, InterruptedError
+	if it.Type == "code_interpreter_call" {
+		it.Outputs = append(slices.Clip(it.Outputs), events.CodeOutput{Type: "logs", Logs: InterruptedError})
+	}
+	return it
+}
+
+// ErrNotStarted says a call is not to be made: CallStarted recorded nothing for it.
+var ErrNotStarted = errors.New("the call is not to be made: its turn moved on, or it was started already")
+
+// CallStarted is what records that the call it (its ID derived from the turn) is about to be made in turn, and
+// whether the caller may make it: not when the turn was recorded already, the response ended, or the call was
+// started already (by a loop that stopped, or one that still runs elsewhere): a call is made at most once.
+func CallStarted(s *State, turn int, it events.Item) ([]events.Event, bool) {
+	if s.Ended() || s.Status != events.ResponseStatusInProgress || s.Turns != turn {
+		return nil, false
+	}
+	for _, c := range s.started {
+		if c.item.ID == it.ID {
+			return nil, false
+		}
+	}
+	it.Status = events.ResponseStatusInProgress
+	id := events.DeriveID(s.CreatedBy, fmt.Sprintf("turn-%d-start-%s", turn, it.ID))
+	return []events.Event{events.WithID(id, events.ResponseCallStarted{Item: it, Turn: turn})}, true
+}
+
 // Start is what puts a queued response in progress; nothing for one in any other status.
 func Start(s *State) []events.Event {
 	if s.Status != events.ResponseStatusQueued {
@@ -157,7 +214,7 @@ type End struct {
 
 // Turn is what a model call records: its items, the close of the turn with its usage and how it ends the response,
 // and with finish the end itself. A turn recorded already (a redelivery), or a response that ended, records
-// nothing.
+// nothing. Items follow those the turn recorded before it was interrupted (PartialTurn), if any.
 func Turn(s *State, turn int, items []events.Item, usage events.TokenUsage, end End, finish bool) []events.Event {
 	if s.Ended() || s.Status != events.ResponseStatusInProgress || s.Turns != turn {
 		return nil
@@ -166,8 +223,9 @@ func Turn(s *State, turn int, items []events.Item, usage events.TokenUsage, end 
 	add := func(label string, e events.Event) {
 		evs = append(evs, events.WithID(events.DeriveID(s.CreatedBy, fmt.Sprintf("turn-%d-%s", turn, label)), e))
 	}
+	recorded := len(s.PartialTurn())
 	for i, it := range items {
-		add(fmt.Sprintf("item-%d", i), events.ResponseItemAdded{Item: it, Turn: turn})
+		add(fmt.Sprintf("item-%d", recorded+i), events.ResponseItemAdded{Item: it, Turn: turn})
 	}
 	add("recorded", events.ResponseTurnRecorded{Turn: turn, Usage: usage, End: end.Status, Reason: end.Reason})
 	if end.Status != "" && finish {

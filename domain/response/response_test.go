@@ -75,3 +75,52 @@ func TestCancelAndPendingEnd(t *testing.T) {
 		t.Fatalf("after cancel: %s", s.Status)
 	}
 }
+
+// TestAStartedCallIsMadeOnce: a call recorded as started and never recorded is interrupted; it cannot be started a
+// second time, a turn moved on starts nothing, and the interrupted item follows the items the turn recorded.
+func TestAStartedCallIsMadeOnce(t *testing.T) {
+	var s response.State
+	fold(&s, events.WithID("created", events.ResponseCreated{Model: "m", Store: true}))
+	call := events.Item{Type: "mcp_call", ID: "mcp_1", Name: "charge", Arguments: "{}"}
+	evs, ok := response.CallStarted(&s, 0, call)
+	if !ok || len(evs) != 1 {
+		t.Fatalf("start: %v %v", evs, ok)
+	}
+	fold(&s, evs...)
+	if evs, ok := response.CallStarted(&s, 0, call); ok || evs != nil {
+		t.Fatal("a call was started twice")
+	}
+	if _, ok := response.CallStarted(&s, 1, events.Item{Type: "mcp_call", ID: "mcp_2"}); ok {
+		t.Fatal("a call of a turn not yet reached was started")
+	}
+	// The turn's message is in, the call is not: the call is interrupted.
+	first := response.Turn(&s, 0, []events.Item{msg("a"), call}, events.TokenUsage{}, response.End{}, false)[0]
+	fold(&s, first)
+	got := s.Interrupted()
+	if len(got) != 1 || got[0].ID != "mcp_1" || got[0].Status != events.ResponseStatusInProgress {
+		t.Fatalf("interrupted: %+v", got)
+	}
+	it := response.Interrupt(got[0])
+	if it.Status != events.ResponseStatusFailed || it.Error != response.InterruptedError {
+		t.Fatalf("interrupted item: %+v", it)
+	}
+	evs = response.Turn(&s, 0, []events.Item{it}, events.TokenUsage{}, response.End{}, false)
+	// Its event follows the turn's recorded item, under an ID of its own (the log drops a repeated ID).
+	firstID, _ := events.Unwrap(first)
+	nextID, _ := events.Unwrap(evs[0])
+	if firstID == "" || firstID == nextID {
+		t.Fatal("the interrupted item's event has the ID of the turn's first item")
+	}
+	fold(&s, evs...)
+	if len(s.Output) != 2 || s.Output[1].Error == "" || len(s.Interrupted()) != 0 || s.Turns != 1 {
+		t.Fatalf("after the close: %+v", s)
+	}
+	if _, ok := response.CallStarted(&s, 0, events.Item{Type: "mcp_call", ID: "mcp_3"}); ok {
+		t.Fatal("a call was started in a recorded turn")
+	}
+	// A code call's model reads its logs: they say it too.
+	code := response.Interrupt(events.Item{Type: "code_interpreter_call", ID: "ci_1"})
+	if len(code.Outputs) != 1 || code.Outputs[0].Logs != response.InterruptedError {
+		t.Fatalf("code item: %+v", code)
+	}
+}

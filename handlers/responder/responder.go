@@ -40,6 +40,8 @@ type Recorder interface {
 	Load(ctx context.Context, id string, atLeast uint64) (response.State, error)
 	Start(ctx context.Context, s response.State) (response.State, error)
 	RecordTurn(ctx context.Context, s response.State, turn int, items []events.Item, usage events.TokenUsage, end response.End, finish bool) (response.State, error)
+	// RecordStart records a call's start before it is made; response.ErrNotStarted says not to make it.
+	RecordStart(ctx context.Context, s response.State, turn int, it events.Item) (response.State, error)
 	Finish(ctx context.Context, s response.State, end response.End) (response.State, error)
 	History(ctx context.Context, s response.State) ([]events.Item, error)
 	AppendToConversation(ctx context.Context, s response.State) error
@@ -67,11 +69,22 @@ type MultiOfferer interface {
 	OfferAll(tool events.ResponseTool, context []events.Item) []llm.Tool
 }
 
+// Starter is an executor whose calls act outside Contrail (an mcp call; code run in a sandbox): the loop records
+// each call's start before Run makes it, so that a call a crash interrupted is found on the next delivery and
+// recorded as interrupted (response.Interrupt), never made twice. Started is the call as Run will record it (its
+// type, itemID, what was asked), or ok false when Run makes no outside call (an approval request, arguments that
+// do not read).
+type Starter interface {
+	Started(tool events.ResponseTool, call llm.ToolCall, itemID string) (it events.Item, ok bool)
+}
+
 // Preparer is an executor that records items before the model is asked (mcp: the server's tools, listed once per
 // context; the calls the user approved since the last response). itemID names the i-th item it returns. end, when
-// set, ends the response with those items (a server that cannot be listed fails it).
+// set, ends the response with those items (a server that cannot be listed fails it). start records a call's start
+// before the call is made (see Starter); it returns an error when the call must not be made.
 type Preparer interface {
-	Prepare(ctx context.Context, s response.State, tool events.ResponseTool, context []events.Item, itemID func(i int, prefix string) string) (items []events.Item, end response.End)
+	Prepare(ctx context.Context, s response.State, tool events.ResponseTool, context []events.Item, itemID func(i int, prefix string) string,
+		start func(events.Item) error) (items []events.Item, end response.End)
 }
 
 // Config wires a Loop.
@@ -143,7 +156,7 @@ func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
 			if err = rs.AppendToConversation(ctx, s); err == nil {
 				s, err = rs.Finish(ctx, s, s.PendingEnd)
 			}
-		case len(s.PartialTurn()) > 0:
+		case len(s.PartialTurn()) > 0 || len(s.Interrupted()) > 0:
 			s, err = l.closePartial(ctx, s)
 		case s.Turns >= maxTurns:
 			s, err = rs.Finish(ctx, s, response.End{Status: events.ResponseStatusIncomplete, Reason: "max_tool_calls"})
@@ -163,9 +176,16 @@ func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
 	return ctx.Err()
 }
 
-// closePartial closes a turn whose items were recorded but not its close (see response.State.PartialTurn).
+// closePartial closes a turn whose items were recorded but not its close (see response.State.PartialTurn), or
+// that started calls it did not record (response.State.Interrupted): those are recorded as interrupted, not made
+// again, and the model reads that on the next turn.
 func (l *Loop) closePartial(ctx context.Context, s response.State) (response.State, error) {
-	items := s.PartialTurn()
+	var interrupted []events.Item
+	for _, it := range s.Interrupted() {
+		l.cfg.Logger.Warn("responder: a call was interrupted; it is not made again", "response", s.ID, "item", it.ID, "type", it.Type)
+		interrupted = append(interrupted, response.Interrupt(it))
+	}
+	items := slices.Concat(s.PartialTurn(), interrupted)
 	end := response.End{Status: events.ResponseStatusCompleted}
 	for _, it := range items {
 		if _, server := l.executorFor(it.Type); server || it.Type == "mcp_list_tools" {
@@ -175,7 +195,7 @@ func (l *Loop) closePartial(ctx context.Context, s response.State) (response.Sta
 	if hasFunctionCall(items) {
 		end = response.End{Status: events.ResponseStatusCompleted}
 	}
-	return l.cfg.Responses.RecordTurn(ctx, s, s.Turns, nil, events.TokenUsage{}, end, s.Request.ConversationID == "")
+	return l.cfg.Responses.RecordTurn(ctx, s, s.Turns, interrupted, events.TokenUsage{}, end, s.Request.ConversationID == "")
 }
 
 func (l *Loop) executorFor(itemType string) (Executor, bool) {
@@ -191,11 +211,18 @@ func (l *Loop) executorFor(itemType string) (Executor, bool) {
 func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item) (response.State, error) {
 	rs := l.cfg.Responses
 	step := s.Turns
-	if prep, end := l.prepare(ctx, s, history); len(prep) > 0 || end.Status != "" {
+	prep, prepEnd, err := l.prepare(ctx, s, history)
+	if errors.Is(err, response.ErrNotStarted) {
+		return rs.Load(ctx, s.ID, 0) // another delivery moved the turn on: the loop looks again
+	}
+	if err != nil {
+		return s, err
+	}
+	if len(prep) > 0 || prepEnd.Status != "" {
 		if ctx.Err() != nil {
 			return s, ctx.Err()
 		}
-		return rs.RecordTurn(ctx, s, step, prep, events.TokenUsage{}, end, end.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
+		return rs.RecordTurn(ctx, s, step, prep, events.TokenUsage{}, prepEnd, prepEnd.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
 	}
 	if tool, x, ok := l.offlineSearch(s); ok {
 		return l.offlineFileSearch(ctx, s, history, tool, x)
@@ -243,7 +270,22 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 	}
 	for i, c := range resp.ToolCalls {
 		if tool, x, ok := p.server(c.Name); ok {
-			it, err := x.Run(ctx, s, tool, c, response.ItemID(&s, step, len(items), itemPrefix(x.ItemType())))
+			id := response.ItemID(&s, step, len(items), itemPrefix(x.ItemType()))
+			if st, ok := x.(Starter); ok {
+				if started, ok := st.Started(tool, c, id); ok {
+					if started.CallID == "" {
+						started.CallID = c.ID
+					}
+					s, err = rs.RecordStart(ctx, s, step, started)
+					if errors.Is(err, response.ErrNotStarted) {
+						return rs.Load(ctx, s.ID, 0) // another delivery moved the turn on: the loop looks again
+					}
+					if err != nil {
+						return s, err
+					}
+				}
+			}
+			it, err := x.Run(ctx, s, tool, c, id)
 			if ctx.Err() != nil {
 				return s, ctx.Err()
 			}
@@ -324,10 +366,25 @@ func (l *Loop) offlineFileSearch(ctx context.Context, s response.State, history 
 	return rs.RecordTurn(ctx, s, step, []events.Item{msg}, events.TokenUsage{}, response.End{Status: events.ResponseStatusCompleted}, finish)
 }
 
-// prepare gathers what the executors record before the model is asked, in the order of the tools.
-func (l *Loop) prepare(ctx context.Context, s response.State, history []events.Item) ([]events.Item, response.End) {
+// prepare gathers what the executors record before the model is asked, in the order of the tools. An error is
+// the log's, or response.ErrNotStarted: a call is not to be made, the turn moved on.
+func (l *Loop) prepare(ctx context.Context, s response.State, history []events.Item) ([]events.Item, response.End, error) {
 	var items []events.Item
 	context := slices.Concat(history, s.Request.Input, s.Output)
+	step := s.Turns
+	var failed error
+	start := func(it events.Item) error {
+		if failed != nil {
+			return failed
+		}
+		next, err := l.cfg.Responses.RecordStart(ctx, s, step, it)
+		if err != nil {
+			failed = err
+			return err
+		}
+		s = next
+		return nil
+	}
 	for _, t := range s.Request.Tools {
 		p, ok := l.cfg.Executors[t.Type].(Preparer)
 		if !ok {
@@ -335,14 +392,17 @@ func (l *Loop) prepare(ctx context.Context, s response.State, history []events.I
 		}
 		base := len(items)
 		got, end := p.Prepare(ctx, s, t, context, func(i int, prefix string) string {
-			return response.ItemID(&s, s.Turns, base+i, prefix)
-		})
+			return response.ItemID(&s, step, base+i, prefix)
+		}, start)
+		if failed != nil {
+			return nil, response.End{}, failed
+		}
 		items = append(items, got...)
 		if end.Status != "" {
-			return items, end
+			return items, end, nil
 		}
 	}
-	return items, response.End{}
+	return items, response.End{}, nil
 }
 
 // hasFunctionCall reports whether the turn's items wait for the client: a function call, or an MCP call that

@@ -206,6 +206,24 @@ func (c *Responses) RecordTurn(ctx context.Context, s response.State, turn int, 
 	})
 }
 
+// RecordStart records that a server tool's call is about to be made in turn (response.CallStarted), before it is.
+// It returns response.ErrNotStarted when the call must not be made.
+func (c *Responses) RecordStart(ctx context.Context, s response.State, turn int, it events.Item) (response.State, error) {
+	var ok bool
+	st, err := c.update(ctx, s, func(st *response.State) []events.Event {
+		var evs []events.Event
+		evs, ok = response.CallStarted(st, turn, it)
+		return evs
+	})
+	if err != nil {
+		return st, err
+	}
+	if !ok {
+		return st, response.ErrNotStarted
+	}
+	return st, nil
+}
+
 // Finish ends the response in progress.
 func (c *Responses) Finish(ctx context.Context, s response.State, end response.End) (response.State, error) {
 	return c.update(ctx, s, func(st *response.State) []events.Event {

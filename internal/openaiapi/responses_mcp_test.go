@@ -352,3 +352,74 @@ func TestResponsesMCPCrash(t *testing.T) {
 		t.Errorf("the log holds %d mcp_call items", calls)
 	}
 }
+
+// TestResponsesMCPInterruptedCall kills the node while an MCP tool (one with effects: it charges) is being called,
+// before its result is recorded, and starts another node on the same data: the call's start was recorded before it
+// was made, so the response goes on there with the call recorded as failed, interrupted by the restart, and the
+// tool is not called a second time. The model reads that it was interrupted.
+func TestResponsesMCPInterruptedCall(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bank", Version: "1"}, nil)
+	var charges atomic.Int32
+	inCall := make(chan struct{}, 8)
+	release := make(chan struct{})
+	mcp.AddTool(s, &mcp.Tool{Name: "charge", Description: "Charges the card"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		charges.Add(1)
+		inCall <- struct{}{}
+		select { // the node is killed meanwhile
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "charged"}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	var releaseOnce sync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+
+	model := llmtest.NewServer(t)
+	model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		if last := req.LastMessage(); last.Role == llm.RoleTool {
+			return llmtest.Text("Told: " + last.Content)
+		}
+		return call("charge", `{}`)
+	})
+	dir := t.TempDir()
+	cfg := platformtest.WithConfig(func(c *config.Config) {
+		c.OpenAIBaseURL, c.OpenAIAPIKey = model.URL, "sk-test"
+		c.MCPHosts = []string{strings.TrimPrefix(srv.URL, "http://")}
+	})
+	n := platformtest.Start(t, platformtest.WithDataDir(dir), cfg)
+	_, key := n.NewAccount(t, "payer")
+	ctx := ctxFor(t)
+	tool := responses.ToolUnionParam{OfMcp: &responses.ToolMcpParam{ServerLabel: "bank", ServerURL: openai.String(srv.URL),
+		RequireApproval: responses.ToolMcpRequireApprovalUnionParam{OfMcpToolApprovalSetting: openai.String("never")}}}
+	client := sdk(n, key)
+	r, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("pay"),
+		Background: openai.Bool(true), Tools: []responses.ToolUnionParam{tool}})
+	if err != nil {
+		t.Fatal(apiErr(err))
+	}
+	select {
+	case <-inCall: // the tool is being called
+	case <-ctx.Done():
+		t.Fatal("the tool was not called")
+	}
+	n.Crash()
+	releaseOnce.Do(func() { close(release) })
+
+	n2 := platformtest.Start(t, platformtest.WithDataDir(dir), cfg)
+	done := waitResponse(t, sdk(n2, key), r.ID)
+	if got := charges.Load(); got != 1 {
+		t.Fatalf("the tool was called %d times", got)
+	}
+	if done.Status != "completed" || strings.Join(itemTypes(done.Output), ",") != "mcp_list_tools,mcp_call,message" {
+		t.Fatalf("after the restart: %s", done.RawJSON())
+	}
+	c := done.Output[1].AsMcpCall()
+	if c.Name != "charge" || c.Status != "failed" || !strings.Contains(done.Output[1].RawJSON(), `"error":"The call was interrupted by a restart`) || c.Output != "" {
+		t.Errorf("the interrupted call: %s", done.Output[1].RawJSON())
+	}
+	if !strings.Contains(done.OutputText(), "Told: Error: The call was interrupted by a restart") {
+		t.Errorf("the model read: %q", done.OutputText())
+	}
+}

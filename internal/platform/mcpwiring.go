@@ -146,7 +146,8 @@ func (x responseMCP) server(t events.ResponseTool) (mcpclient.Server, error) {
 	return mcpclient.Server{URL: t.ServerURL, Headers: h}, err
 }
 
-func (x responseMCP) Prepare(ctx context.Context, s response.State, t events.ResponseTool, context []events.Item, itemID func(int, string) string) ([]events.Item, response.End) {
+func (x responseMCP) Prepare(ctx context.Context, s response.State, t events.ResponseTool, context []events.Item, itemID func(int, string) string,
+	start func(events.Item) error) ([]events.Item, response.End) {
 	var items []events.Item
 	srv, err := x.server(t)
 	if _, ok := listed(t.ServerLabel, context); !ok {
@@ -183,16 +184,33 @@ func (x responseMCP) Prepare(ctx context.Context, s response.State, t events.Res
 		}
 		call := events.Item{Type: "mcp_call", ID: itemID(len(items), "mcp_"), ServerLabel: t.ServerLabel, Name: req.Name,
 			Arguments: req.Arguments, ApprovalRequestID: req.ID}
+		// Recorded as started before it is made: after a crash it is not made again.
+		if start(call) != nil {
+			return nil, response.End{}
+		}
 		items = append(items, x.call(ctx, srv, err, call))
 	}
 	return items, response.End{}
 }
 
-func (x responseMCP) Run(ctx context.Context, s response.State, t events.ResponseTool, c llm.ToolCall, itemID string) (events.Item, error) {
-	args := c.Arguments
-	if strings.TrimSpace(args) == "" {
-		args = "{}"
+// Started is the call Run makes, recorded before it is made; none when it asks for approval instead.
+func (responseMCP) Started(t events.ResponseTool, c llm.ToolCall, itemID string) (events.Item, bool) {
+	if needsApproval(t.RequireApproval, c.Name) {
+		return events.Item{}, false
 	}
+	return events.Item{Type: "mcp_call", ID: itemID, ServerLabel: t.ServerLabel, Name: c.Name, Arguments: mcpArguments(c)}, true
+}
+
+// mcpArguments are a call's arguments as sent: none is {}.
+func mcpArguments(c llm.ToolCall) string {
+	if strings.TrimSpace(c.Arguments) == "" {
+		return "{}"
+	}
+	return c.Arguments
+}
+
+func (x responseMCP) Run(ctx context.Context, s response.State, t events.ResponseTool, c llm.ToolCall, itemID string) (events.Item, error) {
+	args := mcpArguments(c)
 	if needsApproval(t.RequireApproval, c.Name) {
 		return events.Item{Type: "mcp_approval_request", ID: "mcpr_" + strings.TrimPrefix(itemID, "mcp_"), ServerLabel: t.ServerLabel,
 			Name: c.Name, Arguments: args}, nil

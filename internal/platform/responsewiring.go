@@ -140,6 +140,15 @@ func containerOf(raw json.RawMessage) (id string, auto bool, fileIDs []string) {
 	return "", true, o.FileIDs
 }
 
+// Started is the call Run makes, recorded before the code runs; none for arguments that do not read (nothing runs).
+func (responseCode) Started(_ events.ResponseTool, call llm.ToolCall, itemID string) (events.Item, bool) {
+	code, err := turn.CodeOf(call.Arguments)
+	if err != nil {
+		return events.Item{}, false
+	}
+	return events.Item{Type: "code_interpreter_call", ID: itemID, Code: code, Outputs: []events.CodeOutput{}}, true
+}
+
 func (c responseCode) Run(ctx context.Context, s response.State, tool events.ResponseTool, call llm.ToolCall, itemID string) (events.Item, error) {
 	it := events.Item{Type: "code_interpreter_call", ID: itemID, Status: events.ResponseStatusCompleted, Outputs: []events.CodeOutput{}}
 	fail := func(err error) (events.Item, error) {
