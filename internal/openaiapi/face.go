@@ -75,10 +75,11 @@ type FileCommands interface {
 
 // Deps are what the /v1 face uses.
 // MCPServers is what the face asks of the node's MCP client: whether a server may be called (a refusal names
-// field, before any request), and the request's headers sealed for the response's event.
+// field, before any request), and the request's headers sealed for the response's event, bound to the account and
+// the server_url they are given for.
 type MCPServers interface {
 	Check(field, serverURL string) error
-	SealHeaders(headers map[string]string) (string, error)
+	SealHeaders(account, serverURL string, headers map[string]string) (string, error)
 }
 
 type Deps struct {

@@ -559,7 +559,7 @@ func (f *Face) readResponseTools(r *http.Request, in fields) ([]events.ResponseT
 				return nil, err
 			}
 		case "mcp":
-			if err := f.readMCPTool(raw, at, &t, labels); err != nil {
+			if err := f.readMCPTool(raw, at, principal(r).AccountID, &t, labels); err != nil {
 				return nil, err
 			}
 		case "":
@@ -634,8 +634,8 @@ func readTextConfig(in fields) (json.RawMessage, error) {
 
 // readMCPTool reads an mcp tool: server_label (unique among the request's), server_url (one of the hosts this
 // node may call: a refusal names tools[i].server_url and no request is made), allowed_tools, require_approval, and
-// headers, sealed here so that no event holds them in clear.
-func (f *Face) readMCPTool(raw json.RawMessage, at string, t *events.ResponseTool, labels map[string]bool) error {
+// headers, sealed here for the account and server_url so that no event holds them in clear.
+func (f *Face) readMCPTool(raw json.RawMessage, at, account string, t *events.ResponseTool, labels map[string]bool) error {
 	var w struct {
 		ConnectorID     string            `json:"connector_id"`
 		Authorization   string            `json:"authorization"`
@@ -682,7 +682,7 @@ func (f *Face) readMCPTool(raw json.RawMessage, at string, t *events.ResponseToo
 		w.Headers["Authorization"] = "Bearer " + w.Authorization
 	}
 	if len(w.Headers) > 0 {
-		sealed, err := f.d.MCP.SealHeaders(w.Headers)
+		sealed, err := f.d.MCP.SealHeaders(account, t.ServerURL, w.Headers)
 		if err != nil {
 			return err
 		}

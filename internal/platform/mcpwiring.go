@@ -58,7 +58,9 @@ type mcpServers struct{ p *Platform }
 
 func (m mcpServers) Check(field, serverURL string) error { return m.p.MCP.Check(field, serverURL) }
 
-func (m mcpServers) SealHeaders(h map[string]string) (string, error) { return m.p.mcpSeal.Seal(h) }
+func (m mcpServers) SealHeaders(account, serverURL string, h map[string]string) (string, error) {
+	return m.p.mcpSeal.Seal(h, account, serverURL)
+}
 
 // responseMCP runs a response's mcp tools: it lists a server's tools once per context (the mcp_list_tools item,
 // which a follow-up finds in its history), offers the allowed ones to the model, and calls them, or asks for the
@@ -141,15 +143,16 @@ func needsApproval(raw json.RawMessage, name string) bool {
 	return !slices.Contains(names(o.Never), name)
 }
 
-func (x responseMCP) server(t events.ResponseTool) (mcpclient.Server, error) {
-	h, err := x.p.mcpSeal.Open(t.SealedHeaders)
+// server is the tool's server with its headers, opened for the response's account and the tool's server_url only.
+func (x responseMCP) server(account string, t events.ResponseTool) (mcpclient.Server, error) {
+	h, err := x.p.mcpSeal.Open(t.SealedHeaders, account, t.ServerURL)
 	return mcpclient.Server{URL: t.ServerURL, Headers: h}, err
 }
 
 func (x responseMCP) Prepare(ctx context.Context, s response.State, t events.ResponseTool, context []events.Item, itemID func(int, string) string,
 	start func(events.Item) error) ([]events.Item, response.End) {
 	var items []events.Item
-	srv, err := x.server(t)
+	srv, err := x.server(s.Account, t)
 	if _, ok := listed(t.ServerLabel, context); !ok {
 		it := events.Item{Type: "mcp_list_tools", ID: itemID(0, "mcpl_"), ServerLabel: t.ServerLabel, Tools: json.RawMessage(`[]`)}
 		var tools []mcpclient.Tool
@@ -215,7 +218,7 @@ func (x responseMCP) Run(ctx context.Context, s response.State, t events.Respons
 		return events.Item{Type: "mcp_approval_request", ID: "mcpr_" + strings.TrimPrefix(itemID, "mcp_"), ServerLabel: t.ServerLabel,
 			Name: c.Name, Arguments: args}, nil
 	}
-	srv, err := x.server(t)
+	srv, err := x.server(s.Account, t)
 	it := x.call(ctx, srv, err, events.Item{Type: "mcp_call", ID: itemID, ServerLabel: t.ServerLabel, Name: c.Name, Arguments: args})
 	if it.Error != "" {
 		return it, errors.New(it.Error)

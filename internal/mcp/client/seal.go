@@ -13,7 +13,9 @@ import (
 )
 
 // Sealer seals the headers of an mcp tool (tokens) for the log, with AES-256-GCM, so that no event holds them in
-// clear; the node that runs the tool opens them.
+// clear; the node that runs the tool opens them. A box is bound to the account and the server_url it was sealed
+// for (GCM's additional data): one copied into another account's tool, or a tool of another server, does not open,
+// so a token given for one server never goes to another.
 type Sealer struct{ aead cipher.AEAD }
 
 // sealInfo binds the derived key to this one use.
@@ -40,19 +42,30 @@ func NewSealer(material []byte, secret string) (*Sealer, error) {
 	return &Sealer{aead: aead}, nil
 }
 
-// Seal returns the headers sealed: base64(nonce || ciphertext).
-func (s *Sealer) Seal(headers map[string]string) (string, error) {
+// binding is the additional data a box is sealed with: the account and the server's URL, each length-prefixed so
+// that no two pairs give the same bytes.
+func binding(account, serverURL string) []byte {
+	return fmt.Appendf(nil, "%d:%s%d:%s", len(account), account, len(serverURL), serverURL)
+}
+
+// ErrSealedElsewhere is Open's error for a box sealed for another account or server_url (or under another
+// deployment's key).
+var ErrSealedElsewhere = errors.New("mcp headers: the sealed headers were not sealed for this account and server_url, or not with this deployment's key")
+
+// Seal returns the headers sealed for account's tool of serverURL: base64(nonce || ciphertext).
+func (s *Sealer) Seal(headers map[string]string, account, serverURL string) (string, error) {
 	plain, err := json.Marshal(headers)
 	if err != nil {
 		return "", err
 	}
 	nonce := make([]byte, s.aead.NonceSize())
 	_, _ = rand.Read(nonce)
-	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, nil)), nil
+	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, binding(account, serverURL))), nil
 }
 
-// Open reverses Seal; "" opens to no headers.
-func (s *Sealer) Open(box string) (map[string]string, error) {
+// Open reverses Seal for the account and serverURL the box was sealed for (ErrSealedElsewhere otherwise); ""
+// opens to no headers.
+func (s *Sealer) Open(box, account, serverURL string) (map[string]string, error) {
 	if box == "" {
 		return nil, nil
 	}
@@ -60,9 +73,9 @@ func (s *Sealer) Open(box string) (map[string]string, error) {
 	if err != nil || len(raw) < s.aead.NonceSize() {
 		return nil, errors.New("mcp headers: the sealed headers are malformed")
 	}
-	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], nil)
+	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], binding(account, serverURL))
 	if err != nil {
-		return nil, errors.New("mcp headers: the sealed headers do not open with this deployment's key")
+		return nil, ErrSealedElsewhere
 	}
 	var h map[string]string
 	if err := json.Unmarshal(plain, &h); err != nil {
