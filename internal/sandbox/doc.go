@@ -42,7 +42,8 @@
 //   - watched by the platform for the number of files in its tmpfs (Limits.FileCount), which no mount option
 //     bubblewrap offers can bound and which costs kernel memory; past it the sandbox is killed.
 //   - watched as a whole by the platform's watchdog (watchdog.go), which looks every quarter of a second at the
-//     processes of the sandbox's pid namespace in /proc: past Limits.SandboxMemory of resident memory in all,
+//     processes of the sandbox's pid namespace in /proc (its init and the init's descendants, not every process
+//     of the host): past Limits.SandboxMemory of resident memory in all,
 //     Limits.Processes processes and threads, Limits.SandboxCPUTime of CPU time in all, or 5 s of CPU time
 //     between calls, it kills the sandbox. (A cgroup would do this in the kernel; the hosts Contrail runs on
 //     mostly do not delegate one.)

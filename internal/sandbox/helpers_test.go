@@ -123,7 +123,7 @@ func (o *ownSandboxes) leftovers() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var found []string
-	for _, ps := range scanProcs(func(ns uint64) bool { return o.ns[ns] }) {
+	for _, ps := range scanProcs(func(ns uint64) bool { return o.ns[ns] }, nil) {
 		for _, p := range ps {
 			found = append(found, strconv.Itoa(p.pid))
 		}

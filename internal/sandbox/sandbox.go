@@ -61,6 +61,11 @@ type Runner struct {
 	missing []string
 	// watchdog accounts for the memory, processes and CPU time of each sandbox as a whole.
 	watchdog *watchdog
+	// walk says the watchdog finds a sandbox's processes from its init down (childrenListed), not by scanning
+	// every process of the host.
+	walk bool
+	// looked, when set (by tests), is told of each pid whose /proc entry the watchdog reads.
+	looked func(pid int)
 	// started, when set (by tests), is told of each sandbox once it is ready.
 	started func(*Kernel)
 }
@@ -69,7 +74,7 @@ type Runner struct {
 // build one with no network and the code running as nobody) and returns a Runner. When they cannot, the error
 // (code errs.Unavailable) says what is missing and how to install it: code never runs unsandboxed.
 func New(ctx context.Context, cfg Config) (*Runner, error) {
-	r := &Runner{bwrap: cfg.Bwrap, python: cfg.Python, log: cfg.Logger, watchdog: &watchdog{}}
+	r := &Runner{bwrap: cfg.Bwrap, python: cfg.Python, log: cfg.Logger, watchdog: &watchdog{}, walk: childrenListed()}
 	if r.bwrap == "" {
 		r.bwrap = DefaultBwrap
 	}

@@ -30,7 +30,7 @@ const watchEvery = 250 * time.Millisecond
 // clockTick is USER_HZ, the unit of the times in /proc/<pid>/stat: 100 on every Linux architecture Go supports.
 const clockTick = time.Second / 100
 
-// watchdog looks at every live sandbox of a Runner with one scan of /proc per tick.
+// watchdog looks at every live sandbox of a Runner on each tick, at its processes only (Kernel.processes).
 type watchdog struct {
 	mu      sync.Mutex
 	kernels map[*Kernel]struct{}
@@ -62,23 +62,22 @@ func (w *watchdog) loop() {
 	defer tick.Stop()
 	for range tick.C {
 		w.mu.Lock()
-		byNS := make(map[uint64]*Kernel, len(w.kernels))
+		live := make([]*Kernel, 0, len(w.kernels))
 		for k := range w.kernels {
 			if k.Ended() {
 				delete(w.kernels, k)
 				continue
 			}
-			byNS[k.pidNS] = k
+			live = append(live, k)
 		}
-		if len(byNS) == 0 {
+		if len(live) == 0 {
 			w.running = false
 			w.mu.Unlock()
 			return
 		}
 		w.mu.Unlock()
-		found := scanProcs(func(ns uint64) bool { return byNS[ns] != nil })
-		for ns, k := range byNS {
-			k.check(found[ns])
+		for _, k := range live {
+			k.check(k.processes())
 		}
 	}
 }
@@ -106,8 +105,73 @@ func pidNamespace(pid int) (uint64, error) {
 	return ino, nil
 }
 
-// scanProcs lists the processes of the host whose pid namespace want accepts, by namespace.
-func scanProcs(want func(ns uint64) bool) map[uint64][]proc {
+// descendants lists the process init and every process descended from it that is in the pid namespace ns,
+// following /proc/<pid>/task/<tid>/children (each thread lists the children it made), so that a look costs a
+// sandbox's processes and not every process of the host. Every process of a sandbox is one: the code cannot leave
+// the sandbox's pid namespace, and the kernel gives an orphan to the namespace's init (or to a subreaper inside
+// it). A process moved to the init between the reads of its old parent's children and the init's is missed by
+// this look, and seen by the next. looked, when set (tests), is told of every pid whose /proc entry is read.
+func descendants(init int, ns uint64, looked func(pid int)) []proc {
+	page := int64(os.Getpagesize())
+	var out []proc
+	queue, seen := []int{init}, map[int]bool{init: true}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if looked != nil {
+			looked(pid)
+		}
+		// A pid outside the namespace is one that ended and was taken by another process of the host meanwhile.
+		if got, err := pidNamespace(pid); err != nil || got != ns {
+			continue
+		}
+		p, err := readProc(pid, page)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		out = append(out, p)
+		for _, c := range children(pid) {
+			if !seen[c] {
+				seen[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}
+
+// children lists the children of every thread of pid.
+func children(pid int) []int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// childrenListed reports whether this kernel lists a thread's children in /proc (CONFIG_PROC_CHILDREN, set by
+// every major distribution's kernel): without it the watchdog scans all of /proc.
+func childrenListed() bool {
+	_, err := os.Stat("/proc/thread-self/children")
+	return err == nil
+}
+
+// scanProcs lists the processes of the host whose pid namespace want accepts, by namespace: what the watchdog
+// does on a kernel that does not list children (see childrenListed), and the tests' view of what is left.
+func scanProcs(want func(ns uint64) bool, looked func(pid int)) map[uint64][]proc {
 	found := map[uint64][]proc{}
 	dir, err := os.Open("/proc")
 	if err != nil {
@@ -120,6 +184,9 @@ func scanProcs(want func(ns uint64) bool) map[uint64][]proc {
 		pid, err := strconv.Atoi(name)
 		if err != nil {
 			continue
+		}
+		if looked != nil {
+			looked(pid)
 		}
 		ns, err := pidNamespace(pid)
 		if err != nil || !want(ns) {
@@ -303,7 +370,10 @@ func (k *Kernel) killLeftovers(ps []proc) {
 	}
 }
 
-// processes lists the sandbox's processes now.
+// processes lists the sandbox's processes now: its init and the init's descendants.
 func (k *Kernel) processes() []proc {
-	return scanProcs(func(ns uint64) bool { return ns == k.pidNS })[k.pidNS]
+	if !k.r.walk {
+		return scanProcs(func(ns uint64) bool { return ns == k.pidNS }, k.r.looked)[k.pidNS]
+	}
+	return descendants(k.init, k.pidNS, k.r.looked)
 }
