@@ -14,6 +14,7 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
@@ -237,5 +238,60 @@ func TestResponsesTwoNodes(t *testing.T) {
 		if again[i] != first[i] {
 			t.Fatalf("frame %d differs:\n%s\n%s", i, first[i], again[i])
 		}
+	}
+}
+
+// TestCrashMidCodeInterpreterCall kills the node while a response's code runs in the sandbox, before its item is
+// recorded, and starts another node on the same data: the call was recorded as started, so the turn is not done
+// again (the model is not asked for the code again, nor is the code run again): the call is recorded as failed,
+// interrupted by the restart, and the model reads that.
+func TestCrashMidCodeInterpreterCall(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	model := llmtest.NewServer(t)
+	var restarted atomic.Bool
+	model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		if last := req.LastMessage(); last.Role == llm.RoleTool {
+			return llmtest.Text("Told: " + last.Content)
+		}
+		if restarted.Load() {
+			return codeCall("call_again", `print("ran again")`)
+		}
+		return codeCall("call_slow", "import time\ntime.sleep(600)")
+	})
+	dir := t.TempDir()
+	withModel := platformtest.WithConfig(func(c *config.Config) { c.OpenAIBaseURL, c.OpenAIAPIKey = model.URL, "sk-test" })
+	n := platformtest.Start(t, platformtest.WithDataDir(dir), withModel)
+	_, key := n.NewAccount(t, "coder")
+	ctx := ctxFor(t)
+	client := sdk(n, key)
+	tool := responses.ToolUnionParam{OfCodeInterpreter: &responses.ToolCodeInterpreterParam{
+		Container: responses.ToolCodeInterpreterContainerUnionParam{OfCodeInterpreterToolAuto: &responses.ToolCodeInterpreterContainerCodeInterpreterContainerAutoParam{}}}}
+	r, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("sleep"),
+		Background: openai.Bool(true), Tools: []responses.ToolUnionParam{tool}})
+	if err != nil {
+		t.Fatal(apiErr(err))
+	}
+	waitFor(t, func() bool { // the call's container is made: the code runs, or is about to
+		list, err := client.Containers.List(ctx, openai.ContainerListParams{})
+		return err == nil && len(list.Data) == 1
+	})
+	n.Crash()
+	restarted.Store(true)
+	n2 := platformtest.Start(t, platformtest.WithDataDir(dir), withModel)
+	done := waitResponse(t, sdk(n2, key), r.ID)
+	if done.Status != "completed" || strings.Join(itemTypes(done.Output), ",") != "code_interpreter_call,message" {
+		t.Fatalf("after the restart: %s", done.RawJSON())
+	}
+	if ci := done.Output[0]; ci.Status != "failed" || ci.Code != "import time\ntime.sleep(600)" {
+		t.Errorf("the interrupted call: %s", ci.RawJSON())
+	}
+	if !strings.HasPrefix(done.OutputText(), "Told: The call was interrupted by a restart") {
+		t.Errorf("the model read: %q", done.OutputText())
+	}
+	if got := len(model.Requests()); got != 2 {
+		t.Errorf("the model was asked %d times, want twice (the code once, then its output)", got)
 	}
 }

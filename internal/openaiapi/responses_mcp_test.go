@@ -356,25 +356,29 @@ func TestResponsesMCPCrash(t *testing.T) {
 // TestResponsesMCPInterruptedCall kills the node while an MCP tool (one with effects: it charges) is being called,
 // before its result is recorded, and starts another node on the same data: the call's start was recorded before it
 // was made, so the response goes on there with the call recorded as failed, interrupted by the restart, and the
-// tool is not called a second time. The model reads that it was interrupted.
+// tool is not called a second time. The model reads that it was interrupted. Then the same for a call the user
+// approved, which runs before the model is asked.
 func TestResponsesMCPInterruptedCall(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bank", Version: "1"}, nil)
 	var charges atomic.Int32
-	inCall := make(chan struct{}, 8)
-	release := make(chan struct{})
+	// The first call after hold is set is held until the node has been killed (the test closes the channel it
+	// passes on inCall then); any other call, such as one made again after a restart, answers at once.
+	var hold atomic.Bool
+	inCall := make(chan chan struct{}, 1)
 	mcp.AddTool(s, &mcp.Tool{Name: "charge", Description: "Charges the card"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		charges.Add(1)
-		inCall <- struct{}{}
-		select { // the node is killed meanwhile
-		case <-release:
-		case <-ctx.Done():
+		if hold.Swap(false) {
+			release := make(chan struct{})
+			inCall <- release
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "charged"}}}, nil, nil
 	})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(srv.Close)
-	var releaseOnce sync.Once
-	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 
 	model := llmtest.NewServer(t)
 	model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
@@ -391,35 +395,72 @@ func TestResponsesMCPInterruptedCall(t *testing.T) {
 	n := platformtest.Start(t, platformtest.WithDataDir(dir), cfg)
 	_, key := n.NewAccount(t, "payer")
 	ctx := ctxFor(t)
-	tool := responses.ToolUnionParam{OfMcp: &responses.ToolMcpParam{ServerLabel: "bank", ServerURL: openai.String(srv.URL),
-		RequireApproval: responses.ToolMcpRequireApprovalUnionParam{OfMcpToolApprovalSetting: openai.String("never")}}}
+	bank := func(approval string) []responses.ToolUnionParam {
+		return []responses.ToolUnionParam{{OfMcp: &responses.ToolMcpParam{ServerLabel: "bank", ServerURL: openai.String(srv.URL),
+			RequireApproval: responses.ToolMcpRequireApprovalUnionParam{OfMcpToolApprovalSetting: openai.String(approval)}}}}
+	}
+	// crash kills the node once the tool is being called, and starts another on the same data.
+	crash := func() {
+		t.Helper()
+		var release chan struct{}
+		select {
+		case release = <-inCall:
+		case <-ctx.Done():
+			t.Fatal("the tool was not called")
+		}
+		n.Crash()
+		close(release)
+		n = platformtest.Start(t, platformtest.WithDataDir(dir), cfg)
+	}
+	interrupted := func(r *responses.Response, types string, i int) {
+		t.Helper()
+		if r.Status != "completed" || strings.Join(itemTypes(r.Output), ",") != types {
+			t.Fatalf("after the restart: %s", r.RawJSON())
+		}
+		c := r.Output[i].AsMcpCall()
+		if c.Name != "charge" || c.Status != "failed" || !strings.Contains(r.Output[i].RawJSON(), `"error":"The call was interrupted by a restart`) || c.Output != "" {
+			t.Errorf("the interrupted call: %s", r.Output[i].RawJSON())
+		}
+		if !strings.Contains(r.OutputText(), "Told: Error: The call was interrupted by a restart") {
+			t.Errorf("the model read: %q", r.OutputText())
+		}
+	}
+
 	client := sdk(n, key)
+	hold.Store(true)
 	r, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("pay"),
-		Background: openai.Bool(true), Tools: []responses.ToolUnionParam{tool}})
+		Background: openai.Bool(true), Tools: bank("never")})
 	if err != nil {
 		t.Fatal(apiErr(err))
 	}
-	select {
-	case <-inCall: // the tool is being called
-	case <-ctx.Done():
-		t.Fatal("the tool was not called")
-	}
-	n.Crash()
-	releaseOnce.Do(func() { close(release) })
-
-	n2 := platformtest.Start(t, platformtest.WithDataDir(dir), cfg)
-	done := waitResponse(t, sdk(n2, key), r.ID)
+	crash()
+	interrupted(waitResponse(t, sdk(n, key), r.ID), "mcp_list_tools,mcp_call,message", 1)
 	if got := charges.Load(); got != 1 {
 		t.Fatalf("the tool was called %d times", got)
 	}
-	if done.Status != "completed" || strings.Join(itemTypes(done.Output), ",") != "mcp_list_tools,mcp_call,message" {
-		t.Fatalf("after the restart: %s", done.RawJSON())
+
+	// A call the user approves runs before the model is asked; killed while it runs, it is not made again either.
+	client = sdk(n, key)
+	asked, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("pay again"),
+		PreviousResponseID: openai.String(r.ID), Tools: bank("always")})
+	if err != nil || strings.Join(itemTypes(asked.Output), ",") != "mcp_approval_request" {
+		t.Fatalf("approval request: %v: %s", apiErr(err), raw(asked))
 	}
-	c := done.Output[1].AsMcpCall()
-	if c.Name != "charge" || c.Status != "failed" || !strings.Contains(done.Output[1].RawJSON(), `"error":"The call was interrupted by a restart`) || c.Output != "" {
-		t.Errorf("the interrupted call: %s", done.Output[1].RawJSON())
+	hold.Store(true)
+	approved, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini",
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			responses.ResponseInputItemParamOfMcpApprovalResponse(asked.Output[0].ID, true)}},
+		PreviousResponseID: openai.String(asked.ID), Background: openai.Bool(true), Tools: bank("always")})
+	if err != nil {
+		t.Fatal(apiErr(err))
 	}
-	if !strings.Contains(done.OutputText(), "Told: Error: The call was interrupted by a restart") {
-		t.Errorf("the model read: %q", done.OutputText())
+	crash()
+	done := waitResponse(t, sdk(n, key), approved.ID)
+	interrupted(done, "mcp_call,message", 0)
+	if id := done.Output[0].AsMcpCall().ApprovalRequestID; id != asked.Output[0].ID {
+		t.Errorf("the interrupted call answers %q", id)
+	}
+	if got := charges.Load(); got != 2 {
+		t.Fatalf("the tool was called %d times in all, want 2", got)
 	}
 }
