@@ -214,7 +214,8 @@ type End struct {
 
 // Turn is what a model call records: its items, the close of the turn with its usage and how it ends the response,
 // and with finish the end itself. A turn recorded already (a redelivery), or a response that ended, records
-// nothing. Items follow those the turn recorded before it was interrupted (PartialTurn), if any.
+// nothing. Items follow those the turn recorded before it was interrupted (PartialTurn), if any; one of those
+// given again is not recorded twice.
 func Turn(s *State, turn int, items []events.Item, usage events.TokenUsage, end End, finish bool) []events.Event {
 	if s.Ended() || s.Status != events.ResponseStatusInProgress || s.Turns != turn {
 		return nil
@@ -223,9 +224,14 @@ func Turn(s *State, turn int, items []events.Item, usage events.TokenUsage, end 
 	add := func(label string, e events.Event) {
 		evs = append(evs, events.WithID(events.DeriveID(s.CreatedBy, fmt.Sprintf("turn-%d-%s", turn, label)), e))
 	}
-	recorded := len(s.PartialTurn())
-	for i, it := range items {
-		add(fmt.Sprintf("item-%d", recorded+i), events.ResponseItemAdded{Item: it, Turn: turn})
+	partial := s.PartialTurn()
+	n := len(partial)
+	for _, it := range items {
+		if it.ID != "" && slices.ContainsFunc(partial, func(p events.Item) bool { return p.ID == it.ID }) {
+			continue // recorded already, by a loop that stopped before the turn's close
+		}
+		add(fmt.Sprintf("item-%d", n), events.ResponseItemAdded{Item: it, Turn: turn})
+		n++
 	}
 	add("recorded", events.ResponseTurnRecorded{Turn: turn, Usage: usage, End: end.Status, Reason: end.Reason})
 	if end.Status != "" && finish {

@@ -104,6 +104,10 @@ func TestAStartedCallIsMadeOnce(t *testing.T) {
 	if it.Status != events.ResponseStatusFailed || it.Error != response.InterruptedError {
 		t.Fatalf("interrupted item: %+v", it)
 	}
+	// The turn decided again with the item it recorded already: that one is not recorded twice.
+	if again := response.Turn(&s, 0, []events.Item{msg("a"), it}, events.TokenUsage{}, response.End{}, false); len(again) != 2 {
+		t.Fatalf("the turn decided again records %d events, want the interrupted item and the close", len(again))
+	}
 	evs = response.Turn(&s, 0, []events.Item{it}, events.TokenUsage{}, response.End{}, false)
 	// Its event follows the turn's recorded item, under an ID of its own (the log drops a repeated ID).
 	firstID, _ := events.Unwrap(first)
