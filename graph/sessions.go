@@ -22,6 +22,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
+	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -418,6 +419,9 @@ func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, af
 			return nil, nil, fmt.Errorf("await the reply to %s: %w", queryID, err)
 		}
 		subs = append(subs, sub)
+	}
+	if err := natsx.Registered(wctx, r.d.NC); err != nil {
+		return nil, nil, fmt.Errorf("await the reply to %s: %w", queryID, err)
 	}
 	find := func(atLeast uint64) (session.Message, bool, error) {
 		var found session.Message

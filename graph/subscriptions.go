@@ -15,6 +15,7 @@ import (
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
+	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // SessionMessages streams the session's new messages from the log, and the token deltas of replies from the
@@ -34,6 +35,10 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 	deltas := make(chan *nats.Msg, 256)
 	sub, err := r.d.NC.ChanSubscribe(r.d.Names.LiveSubject("session", handle), deltas)
 	if err != nil {
+		return nil, err
+	}
+	if err := natsx.Registered(ctx, r.d.NC); err != nil {
+		_ = sub.Unsubscribe()
 		return nil, err
 	}
 	// Watched before the read too: every event after the read's version is then in the watch.

@@ -19,6 +19,7 @@ import (
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/julepchat"
+	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // chatBody is Julep's ChatInput.
@@ -188,6 +189,10 @@ func (f *Face) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		subs = append(subs, sub)
+	}
+	if err := natsx.Registered(r.Context(), f.d.NC); err != nil {
+		f.WriteError(w, r, fmt.Errorf("await the chat: %w", err))
+		return
 	}
 	started, err := f.d.Sessions.Chat(r.Context(), principal(r), id, requestID, retry, req)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/tokens"
+	"github.com/contrailhq/contrail/internal/natsx"
 )
 
 // The Responses API (POST/GET/DELETE /v1/responses...). The face checks a request and records the response with
@@ -47,6 +48,10 @@ func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer func() { _ = sub.Unsubscribe() }()
+		if err := natsx.Registered(r.Context(), f.d.NC); err != nil {
+			f.WriteError(w, r, fmt.Errorf("listen to response %s: %w", id, err))
+			return
+		}
 	}
 	watch, err := f.d.Store.Watch(r.Context(), ref)
 	if err != nil {
