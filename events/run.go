@@ -145,6 +145,9 @@ type RunToolOutputsSubmitted struct {
 	RunID   string       `json:"run_id"`
 	StepID  string       `json:"step_id"`
 	Outputs []ToolOutput `json:"tool_outputs"`
+	// ToolCalls, for server tools whose step was recorded in progress before they ran (code_interpreter), are the
+	// step's calls as they ended, with what each gave: they replace the step's calls of the same IDs.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 func (RunToolOutputsSubmitted) EventType() string { return "thread.run_tool_outputs_submitted" }

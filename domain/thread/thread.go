@@ -246,6 +246,9 @@ func (t *State) applyRun(e events.Envelope) {
 		}
 		if s := t.step(d.StepID); s != nil {
 			s.Status, s.Outputs = events.StepStatusCompleted, OutputsByCall(d)
+			if len(d.ToolCalls) > 0 {
+				s.ToolCalls = EndedCalls(s.ToolCalls, d.ToolCalls)
+			}
 		}
 	case events.RunCancelling:
 		if r := t.run(d.RunID); r != nil {
@@ -278,6 +281,18 @@ func OutputsByCall(d events.RunToolOutputsSubmitted) map[string]string {
 		outputs[o.ToolCallID] = o.Output
 	}
 	return outputs
+}
+
+// EndedCalls replaces a step's calls with those of the same IDs in ended (a server tool's calls as they ended, in
+// RunToolOutputsSubmitted): the one merge, which the thread's fold and the step's view share.
+func EndedCalls(calls, ended []events.ToolCall) []events.ToolCall {
+	out := slices.Clone(calls)
+	for i, c := range out {
+		if j := slices.IndexFunc(ended, func(e events.ToolCall) bool { return e.ID == c.ID }); j >= 0 {
+			out[i] = ended[j]
+		}
+	}
+	return out
 }
 
 // RunStatus is the status an event leaves its run in: the one mapping of run events to statuses, which the read
@@ -521,18 +536,86 @@ func Start(r *Run) []events.Event {
 
 // ServerTools is what a turn records when the platform answered its tool calls itself (file_search,
 // code_interpreter): a tool-calls step with the calls and what each gave, completed at once with the outputs the
-// model reads, and the run queued for its next turn.
+// model reads, and the run queued for its next turn. A step StartServerTools recorded in progress is completed
+// with the calls as they ended.
 func ServerTools(t *State, r *Run, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) []events.Event {
 	if r.Status != events.RunStatusInProgress || r.Turn != turn {
 		return nil
 	}
 	step := TurnToolStepID(turn)
-	if t.Steps[step] != nil {
-		return nil
+	done := events.RunToolOutputsSubmitted{RunID: r.RunID, StepID: step, Outputs: outputs}
+	if s := t.Steps[step]; s != nil {
+		if s.Status != events.StepStatusInProgress || !startedServerCalls(s) {
+			return nil
+		}
+		done.ToolCalls = calls
+		return []events.Event{events.WithID(events.DeriveID(turn, "server-outputs"), done)}
 	}
 	return []events.Event{
 		events.WithID(events.DeriveID(turn, "tool-step"), events.StepCreated{StepID: step, RunID: r.RunID,
 			AssistantID: r.AssistantID, Type: events.StepTypeToolCalls, ToolCalls: calls, Usage: &usage}),
-		events.WithID(events.DeriveID(turn, "server-outputs"), events.RunToolOutputsSubmitted{RunID: r.RunID, StepID: step, Outputs: outputs}),
+		events.WithID(events.DeriveID(turn, "server-outputs"), done),
 	}
+}
+
+// StartServerTools is what records, before they run, server tool calls with effects outside Contrail
+// (code_interpreter's code, run in the thread's sandbox): the turn's tool-calls step, in progress, with the calls
+// as they are about to run. ServerTools completes it; a run driven again after a crash finds it in progress
+// (InterruptedCalls) and records its calls as interrupted rather than run them a second time. It records nothing
+// when the turn moved on or its step is recorded already: then the calls are not to be run.
+func StartServerTools(t *State, r *Run, turn string, calls []events.ToolCall, usage events.TokenUsage) []events.Event {
+	if r.Status != events.RunStatusInProgress || r.Turn != turn || t.Steps[TurnToolStepID(turn)] != nil {
+		return nil
+	}
+	return []events.Event{events.WithID(events.DeriveID(turn, "tool-step"), events.StepCreated{StepID: TurnToolStepID(turn),
+		RunID: r.RunID, AssistantID: r.AssistantID, Type: events.StepTypeToolCalls, ToolCalls: calls, Usage: &usage})}
+}
+
+// startedServerCalls reports whether a tool-calls step holds calls the run worker makes itself (code_interpreter),
+// so that in progress it was started by StartServerTools and does not wait on a client's outputs.
+func startedServerCalls(s *Step) bool {
+	return s.Type == events.StepTypeToolCalls && slices.ContainsFunc(s.ToolCalls, func(c events.ToolCall) bool {
+		return c.Type == codeInterpreter
+	})
+}
+
+// codeInterpreter is the type of a code_interpreter call (handlers/turn's name for the tool).
+const codeInterpreter = "code_interpreter"
+
+// InterruptedCalls returns the calls of the run's current turn that StartServerTools recorded and nothing ended:
+// the worker stopped while they ran (a crash, a node stopped). Each may have run, so none is run again: the worker
+// records them as Interrupt makes them, with the step's usage.
+func (t *State) InterruptedCalls(r *Run) ([]events.ToolCall, events.TokenUsage, bool) {
+	if r.Status != events.RunStatusInProgress || r.Turn == "" {
+		return nil, events.TokenUsage{}, false
+	}
+	s := t.Steps[TurnToolStepID(r.Turn)]
+	if s == nil || s.Status != events.StepStatusInProgress || !startedServerCalls(s) {
+		return nil, events.TokenUsage{}, false
+	}
+	var usage events.TokenUsage
+	if s.Usage != nil {
+		usage = *s.Usage
+	}
+	return s.ToolCalls, usage, true
+}
+
+// InterruptedError is what an interrupted call records as its output, and what the model reads of it: the same
+// words as the Responses loop's (domain/response).
+const InterruptedError = "The call was interrupted by a restart of the server and was not run again: it may or may not have taken effect."
+
+// Interrupt is what interrupted calls record: each call's logs say InterruptedError, and so does its output.
+func Interrupt(calls []events.ToolCall) ([]events.ToolCall, []events.ToolOutput) {
+	out := make([]events.ToolCall, len(calls))
+	outputs := make([]events.ToolOutput, len(calls))
+	for i, c := range calls {
+		if c.CodeInterpreter != nil {
+			ci := *c.CodeInterpreter
+			ci.Outputs = append(slices.Clip(ci.Outputs), events.CodeOutput{Type: "logs", Logs: InterruptedError})
+			c.CodeInterpreter = &ci
+		}
+		out[i] = c
+		outputs[i] = events.ToolOutput{ToolCallID: c.ID, Output: InterruptedError}
+	}
+	return out, outputs
 }

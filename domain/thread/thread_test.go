@@ -131,6 +131,44 @@ func TestServerToolsQueueTheRunAtOnceAndOnlyOnce(t *testing.T) {
 	}
 }
 
+// Code started and never recorded as ended is found interrupted, recorded once as such, and not started again.
+func TestStartedCodeIsRecordedInterruptedOnce(t *testing.T) {
+	l, r := newRun(t)
+	turn := r.Turn
+	started := []events.ToolCall{{ID: "call_c", Type: "code_interpreter", Name: "code_interpreter",
+		CodeInterpreter: &events.CodeInterpreterCall{Input: "import time", Outputs: []events.CodeOutput{}}}}
+	if _, _, ok := l.t.InterruptedCalls(r); ok {
+		t.Fatal("interrupted calls before any started")
+	}
+	l.apply(StartServerTools(&l.t, r, turn, started, events.TokenUsage{TotalTokens: 7})...)
+	if evs := StartServerTools(&l.t, r, turn, started, events.TokenUsage{}); evs != nil {
+		t.Fatalf("the same turn's code started again: %v", evs)
+	}
+	if _, ok := l.t.RecordedTurn(r); !ok {
+		t.Fatal("a started step is not the turn's record")
+	}
+	calls, usage, ok := l.t.InterruptedCalls(r)
+	if !ok || len(calls) != 1 || usage.TotalTokens != 7 || r.Usage.TotalTokens != 7 {
+		t.Fatalf("interrupted: %v %+v %v, run usage %+v", calls, usage, ok, r.Usage)
+	}
+	calls, outs := Interrupt(calls)
+	l.apply(ServerTools(&l.t, r, turn, calls, outs, usage)...)
+	s := l.t.Steps[TurnToolStepID(turn)]
+	if r.Status != events.RunStatusQueued || r.Usage.TotalTokens != 7 || s.Status != events.StepStatusCompleted ||
+		s.Outputs["call_c"] != InterruptedError || s.ToolCalls[0].CodeInterpreter.Outputs[0].Logs != InterruptedError {
+		t.Fatalf("after the interruption: run %+v step %+v", r, s)
+	}
+	if started[0].CodeInterpreter.Outputs == nil || len(started[0].CodeInterpreter.Outputs) != 0 {
+		t.Fatalf("Interrupt changed the calls it was given: %+v", started[0].CodeInterpreter)
+	}
+	if _, _, ok := l.t.InterruptedCalls(r); ok {
+		t.Fatal("interrupted calls after they were recorded")
+	}
+	if evs := ServerTools(&l.t, r, turn, calls, outs, usage); evs != nil {
+		t.Fatalf("the interrupted calls recorded again: %v", evs)
+	}
+}
+
 func TestEndingARunEndsItsStepsInProgress(t *testing.T) {
 	for _, c := range []struct {
 		status, run string

@@ -129,6 +129,15 @@ type StepCall struct {
 	Output *string `json:"output,omitempty"`
 }
 
+// calls are the tool calls of a step's view.
+func calls(sc []StepCall) []events.ToolCall {
+	out := make([]events.ToolCall, len(sc))
+	for i, c := range sc {
+		out[i] = c.ToolCall
+	}
+	return out
+}
+
 // NewStepView is the step a StepCreated event makes.
 func NewStepView(e events.Envelope, d events.StepCreated) StepView {
 	s := StepView{ID: d.StepID, CreatedAt: e.Time, RunID: d.RunID, AssistantID: d.AssistantID, ThreadID: e.AggregateID,
@@ -152,6 +161,12 @@ func ApplyStep(s *StepView, e events.Envelope) {
 		s.Status, s.CompletedAt = events.StepStatusCompleted, &at
 	case events.RunToolOutputsSubmitted:
 		outputs := OutputsByCall(d)
+		if len(d.ToolCalls) > 0 {
+			ended := EndedCalls(calls(s.ToolCalls), d.ToolCalls)
+			for i := range s.ToolCalls {
+				s.ToolCalls[i].ToolCall = ended[i]
+			}
+		}
 		for i, c := range s.ToolCalls {
 			if out, ok := outputs[c.ID]; ok {
 				s.ToolCalls[i].Output = &out
