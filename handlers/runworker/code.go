@@ -21,29 +21,43 @@ type CodeRunner interface {
 		code, key string) (turn.CodeResult, error)
 }
 
-// runCode answers the turn's code_interpreter calls and records them; the run goes on to its next turn.
+// runCode answers the turn's code_interpreter calls and records them; the run goes on to its next turn. The calls'
+// step is recorded in progress before any code runs, so that a worker that dies while the code runs leaves a record
+// of it: the run, driven again, records the calls as interrupted rather than run the code a second time.
 func (w *Worker) runCode(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, step string,
 	calls []llm.ToolCall, usage events.TokenUsage) (*thread.State, error) {
+	started := make([]events.ToolCall, len(calls))
+	codes := make([]string, len(calls))
+	errs := make([]error, len(calls))
+	for i, c := range calls {
+		codes[i], errs[i] = turn.CodeOf(c.Arguments)
+		started[i] = events.ToolCall{ID: callID(step, i, c.ID), Type: turn.CodeInterpreter, Name: c.Name, Arguments: c.Arguments,
+			CodeInterpreter: &events.CodeInterpreterCall{Input: codes[i], Outputs: []events.CodeOutput{}}}
+	}
+	t, ok, err := w.cfg.Runs.StartServerTools(ctx, ref, t, step, started, usage)
+	if err != nil || !ok {
+		return t, err // not to be run: the turn moved on, or its calls were started already
+	}
 	var recorded []events.ToolCall
 	var outputs []events.ToolOutput
-	for i, c := range calls {
-		id := callID(step, i, c.ID)
-		code, err := turn.CodeOf(c.Arguments)
+	for i, call := range started {
 		var res turn.CodeResult
+		err := errs[i]
 		if err == nil {
 			res, err = w.cfg.Code.RunCode(ctx, ref.Account, ref.ThreadID, r.AssistantID, t.ToolResources,
-				t.AttachedFiles(turn.CodeInterpreter), code, events.DeriveID(step, id))
+				t.AttachedFiles(turn.CodeInterpreter), codes[i], events.DeriveID(step, call.ID))
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		call := events.ToolCall{ID: id, Type: turn.CodeInterpreter, Name: c.Name, Arguments: c.Arguments,
-			CodeInterpreter: &events.CodeInterpreterCall{Input: code, Outputs: turn.CodeOutputs(res, err)}}
+		ci := *call.CodeInterpreter
+		ci.Outputs = turn.CodeOutputs(res, err)
 		if err == nil {
-			call.CodeInterpreter.Files = res.Files
+			ci.Files = res.Files
 		}
+		call.CodeInterpreter = &ci
 		recorded = append(recorded, call)
-		outputs = append(outputs, events.ToolOutput{ToolCallID: id, Output: turn.CodeReport(call.CodeInterpreter.Outputs, call.CodeInterpreter.Files)})
+		outputs = append(outputs, events.ToolOutput{ToolCallID: call.ID, Output: turn.CodeReport(ci.Outputs, ci.Files)})
 	}
 	return w.cfg.Runs.RecordServerTools(ctx, ref, t, step, recorded, outputs, usage)
 }

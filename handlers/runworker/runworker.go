@@ -45,6 +45,7 @@ type Recorder interface {
 	Start(ctx context.Context, ref thread.RunRef, t *thread.State) (*thread.State, error)
 	RecordTurn(ctx context.Context, ref thread.RunRef, t *thread.State, turn string, res thread.TurnResult) (*thread.State, error)
 	RecordServerTools(ctx context.Context, ref thread.RunRef, t *thread.State, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*thread.State, error)
+	StartServerTools(ctx context.Context, ref thread.RunRef, t *thread.State, turn string, calls []events.ToolCall, usage events.TokenUsage) (*thread.State, bool, error)
 	Fail(ctx context.Context, ref thread.RunRef, t *thread.State, turn, code, message string) (*thread.State, error)
 	Incomplete(ctx context.Context, ref thread.RunRef, t *thread.State, turn, reason string) (*thread.State, error)
 	FinishCancel(ctx context.Context, ref thread.RunRef, t *thread.State) (*thread.State, error)
@@ -255,6 +256,11 @@ func (w *Worker) work(ctx context.Context, ref thread.RunRef) (ended bool, err e
 // event before an interruption is finished from the log without asking again.
 func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, stop *signal) (*thread.State, error) {
 	step := r.Turn
+	if calls, usage, ok := t.InterruptedCalls(r); ok {
+		// Code started in this turn and never recorded as ended: it may have run, so it is not run again.
+		calls, outputs := thread.Interrupt(calls)
+		return w.cfg.Runs.RecordServerTools(ctx, ref, t, step, calls, outputs, usage)
+	}
 	if res, ok := t.RecordedTurn(r); ok {
 		return w.cfg.Runs.RecordTurn(ctx, ref, t, step, res)
 	}

@@ -105,11 +105,25 @@ func (c *Turns) RecordTurn(ctx context.Context, ref RunRef, t *Thread, turn stri
 
 // RecordServerTools records a turn whose tool calls the run worker answered itself (file_search): a tool-calls
 // step with the calls and what each found, completed at once with their outputs, and the run queued for its next
-// turn. One append: a crash before it asks the model again, a crash after it finds the turn recorded.
+// turn. One append: a crash before it asks the model again, a crash after it finds the turn recorded. A step
+// StartServerTools recorded (code_interpreter) is completed with the calls as they ended.
 func (c *Turns) RecordServerTools(ctx context.Context, ref RunRef, t *Thread, turn string, calls []events.ToolCall, outputs []events.ToolOutput, usage events.TokenUsage) (*Thread, error) {
 	return c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
 		return thread.ServerTools(t, r, turn, calls, outputs, usage)
 	})
+}
+
+// StartServerTools records, before they run, the turn's server tool calls with effects outside Contrail
+// (code_interpreter): their tool-calls step, in progress. started is false when it recorded nothing (the turn moved
+// on, or its step is recorded already): then the calls are not to be run.
+func (c *Turns) StartServerTools(ctx context.Context, ref RunRef, t *Thread, turn string, calls []events.ToolCall, usage events.TokenUsage) (*Thread, bool, error) {
+	started := false
+	t, err := c.advance(ctx, ref, t, ActorRunWorker, turn, func(t *Thread, r *ThreadRun) []events.Event {
+		evs := thread.StartServerTools(t, r, turn, calls, usage)
+		started = len(evs) > 0 // decide may run again after a conflict
+		return evs
+	})
+	return t, started && err == nil, err
 }
 
 // Fail ends the run's turn in failure (the model could not answer): code is "server_error",
