@@ -127,3 +127,62 @@ func assistantMessagesInLog(t *testing.T, n *platformtest.Node, threadID string)
 	}
 	return count
 }
+
+// TestCrashMidRunCode kills a node while a run's code_interpreter call runs (a real sandbox, sleeping), and starts
+// another node on the same data: the call's step, recorded in progress before the code ran, ends with the call
+// recorded as interrupted, the model reads that, and the run completes. The code is not run again, nor is the model
+// asked for it again.
+func TestCrashMidRunCode(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	model := llmtest.NewServer(t)
+	var restarted atomic.Bool
+	model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		if last := req.LastMessage(); last.Role == llm.RoleTool {
+			return llmtest.Text("Told: " + last.Content)
+		}
+		if restarted.Load() {
+			return codeCall("call_again", `print("ran again")`)
+		}
+		return codeCall("call_slow", "import time\ntime.sleep(600)")
+	})
+	dir := t.TempDir()
+	withModel := platformtest.WithConfig(func(c *config.Config) { c.OpenAIBaseURL, c.OpenAIAPIKey = model.URL, "sk-test" })
+	n := platformtest.Start(t, platformtest.WithDataDir(dir), withModel)
+	_, key := n.NewAccount(t, "coder")
+	e := &env{node: n, model: model, client: sdk(n, key), key: key}
+	ctx := ctxFor(t)
+	a := e.assistant(t, openai.AssistantToolUnionParam{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}})
+	th := e.thread(t, "sleep")
+	run := e.run(t, th.ID, a.ID)
+	waitFor(t, func() bool { // the call's step is recorded in progress: the code runs, or is about to
+		steps, err := e.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{})
+		return err == nil && len(steps.Data) == 1 && steps.Data[0].Status == openai.RunStepStatusInProgress
+	})
+	n.Crash()
+	restarted.Store(true)
+	n2 := platformtest.Start(t, platformtest.WithDataDir(dir), withModel)
+	e2 := &env{node: n2, model: model, client: sdk(n2, key), key: key}
+	if r := e2.waitRun(t, th.ID, run.ID); r.Status != openai.RunStatusCompleted {
+		t.Fatalf("after the restart: %s", r.RawJSON())
+	}
+	steps, err := e2.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{Order: openai.BetaThreadRunStepListParamsOrderAsc})
+	if err != nil || len(steps.Data) != 2 {
+		t.Fatalf("steps: %v %s", apiErr(err), steps.RawJSON())
+	}
+	calls := steps.Data[0].StepDetails.ToolCalls
+	if steps.Data[0].Status != openai.RunStepStatusCompleted || len(calls) != 1 || calls[0].ID != "call_slow" ||
+		calls[0].CodeInterpreter.Input != "import time\ntime.sleep(600)" || len(calls[0].CodeInterpreter.Outputs) != 1 ||
+		!strings.HasPrefix(calls[0].CodeInterpreter.Outputs[0].Logs, "The call was interrupted by a restart") {
+		t.Fatalf("the interrupted call's step: %s", steps.Data[0].RawJSON())
+	}
+	msgs, err := e2.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
+	if err != nil || len(msgs.Data) != 2 || !strings.HasPrefix(msgs.Data[0].Content[0].Text.Value, "Told: The call was interrupted by a restart") {
+		t.Fatalf("messages: %v %s", apiErr(err), msgs.RawJSON())
+	}
+	if got := len(model.Requests()); got != 2 {
+		t.Errorf("the model was asked %d times, want twice (the code once, then its output)", got)
+	}
+}
