@@ -273,3 +273,19 @@ func TestACloneSharesWhatEndedAndNeitherChangesItForTheOther(t *testing.T) {
 		}
 	}
 }
+
+// A step's view started with code_interpreter calls shows them, once ended, with what they gave and their outputs.
+func TestAStartedStepsViewEndsWithItsCallsAsTheyEnded(t *testing.T) {
+	at := time.Unix(1, 0)
+	started := events.StepCreated{StepID: "step_1", RunID: "run_1", Type: events.StepTypeToolCalls,
+		ToolCalls: []events.ToolCall{{ID: "call_c", Type: "code_interpreter", CodeInterpreter: &events.CodeInterpreterCall{Input: "print(1)", Outputs: []events.CodeOutput{}}}}}
+	v := NewStepView(events.Envelope{Time: at, AggregateID: "thread_1"}, started)
+	ended := []events.ToolCall{{ID: "call_c", Type: "code_interpreter", CodeInterpreter: &events.CodeInterpreterCall{Input: "print(1)",
+		Outputs: []events.CodeOutput{{Type: "logs", Logs: "1\n"}}}}}
+	ApplyStep(&v, events.Envelope{Time: at, Event: events.RunToolOutputsSubmitted{RunID: "run_1", StepID: "step_1",
+		Outputs: []events.ToolOutput{{ToolCallID: "call_c", Output: "1\n"}}, ToolCalls: ended}})
+	if v.Status != events.StepStatusCompleted || len(v.ToolCalls) != 1 || v.ToolCalls[0].Output == nil ||
+		!reflect.DeepEqual(v.ToolCalls[0].CodeInterpreter, ended[0].CodeInterpreter) {
+		t.Fatalf("the ended step's view: %+v", v)
+	}
+}
