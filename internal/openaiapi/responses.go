@@ -120,7 +120,7 @@ func (f *Face) streamResponse(w http.ResponseWriter, r *http.Request, watch *eve
 			return
 		case m := <-live:
 			var d response.LiveDelta
-			if json.Unmarshal(m.Data, &d) == nil && !fr.live(d) {
+			if json.Unmarshal(m.Data, &d) == nil && !fr.offer(d) {
 				return
 			}
 			if len(live) == 0 {

@@ -30,6 +30,51 @@ type frames struct {
 	liveFrom   int
 	livePieces []string
 	liveOff    bool
+	// held are pieces that came ahead of the events they follow (early), in the order they came.
+	held []response.LiveDelta
+}
+
+// maxHeld bounds the pieces a stream holds for a log that lags behind them (a model streams far fewer before its
+// response's start is folded).
+const maxHeld = 4096
+
+// offer takes a piece of the current turn's text from the live subject: it is sent at once (live), or held while
+// it came ahead of the log and sent once the log has caught up with it (release, after each event).
+func (f *frames) offer(d response.LiveDelta) bool {
+	if f.early(d) {
+		if len(f.held) < maxHeld {
+			f.held = append(f.held, d)
+		}
+		return true
+	}
+	return f.live(d)
+}
+
+// release sends the held pieces the log has caught up with.
+func (f *frames) release() bool {
+	kept := f.held[:0]
+	for _, d := range f.held {
+		if f.early(d) {
+			kept = append(kept, d)
+		} else if !f.live(d) {
+			return false
+		}
+	}
+	f.held = kept
+	return true
+}
+
+// early reports whether a piece of text came ahead of the log: the response's start, or the previous turn's record,
+// is not yet folded (the piece comes straight from the model loop over core NATS; the events it follows come
+// through the watch, later under load). Such a piece is held and given to live once the log has caught up; dropped,
+// a stream whose model had sent its first pieces showed nothing until the message was committed.
+func (f *frames) early(d response.LiveDelta) bool {
+	s := &f.s
+	if f.ended {
+		return false
+	}
+	return !s.Exists || s.Status == events.ResponseStatusQueued ||
+		(s.Status == events.ResponseStatusInProgress && d.Turn > s.Turns)
 }
 
 // live sends the frames of a piece of the current turn's text before its message is committed: the message's
@@ -104,6 +149,11 @@ func (f *frames) emit(typ string, data obj) bool {
 
 // event folds one event of the response and produces its frames.
 func (f *frames) event(e events.Envelope) bool {
+	return f.frame(e) && f.release()
+}
+
+// frame sends the frames of one event of the response.
+func (f *frames) frame(e events.Envelope) bool {
 	f.s.Apply(e)
 	s := &f.s
 	switch d := e.Event.(type) {
