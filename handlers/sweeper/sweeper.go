@@ -17,7 +17,6 @@ package sweeper
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -59,8 +58,7 @@ type Config struct {
 	// worker again (default: the lease TTL, the run lock's, past which a dead worker's lock has expired or is about
 	// to). Handing a run that a live worker drives is harmless: the worker elsewhere holds its lock, and the kick
 	// costs one refused lock. With twice the TTL and a sweep every TTL, a dead node's runs waited up to 9 s for
-	// their kick, and settled 10.6-12.8 s after a restart was ready. A run is kicked once per Stalled without a
-	// change, not on every sweep: a live worker on a long model call costs one refused lock per Stalled, not three.
+	// their kick, and settled 10.6-12.8 s after a restart was ready.
 	Stalled time.Duration
 	// Kick hands a run to the run worker; it does nothing when a worker already drives the run.
 	Kick   func(thread.RunRef) bool
@@ -69,15 +67,7 @@ type Config struct {
 }
 
 // Sweeper expires and re-drives runs.
-type Sweeper struct {
-	cfg Config
-	mu  sync.Mutex
-	// kicked is, by run ID, the last kick of each run that has not changed since (while this node leads).
-	kicked map[string]kick
-}
-
-// kick is when a run was kicked, and when it had last changed then.
-type kick struct{ changed, at time.Time }
+type Sweeper struct{ cfg Config }
 
 // New returns a sweeper; Run it.
 func New(cfg Config) *Sweeper {
@@ -96,7 +86,7 @@ func New(cfg Config) *Sweeper {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Sweeper{cfg: cfg, kicked: map[string]kick{}}
+	return &Sweeper{cfg: cfg}
 }
 
 // Run competes for the sweeper's lease and sweeps while it holds it, until ctx ends.
@@ -135,10 +125,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	now := s.cfg.Now()
-	stalled := make(map[string]bool, len(active))
 	for _, a := range active {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
@@ -156,25 +143,8 @@ func (s *Sweeper) Sweep(ctx context.Context) (Result, error) {
 			}
 			continue
 		}
-		if a.Status == events.RunStatusRequiresAction || now.Sub(a.Changed) < s.cfg.Stalled || s.cfg.Kick == nil {
-			continue
-		}
-		stalled[ref.RunID] = true
-		// Kicked for this stall already: a worker took it (its lock), or the kick found a live worker's lock. It
-		// is kicked again only once it stayed unchanged for another Stalled, by when a worker that died since
-		// has lost its lock.
-		if k, ok := s.kicked[ref.RunID]; ok && k.changed.Equal(a.Changed) && now.Sub(k.at) < s.cfg.Stalled {
-			continue
-		}
-		if s.cfg.Kick(ref) {
+		if a.Status != events.RunStatusRequiresAction && now.Sub(a.Changed) >= s.cfg.Stalled && s.cfg.Kick != nil && s.cfg.Kick(ref) {
 			res.Kicked++
-			s.kicked[ref.RunID] = kick{changed: a.Changed, at: now}
-		}
-	}
-	// A run that ended, or changed since, is forgotten: its next stall, if any, is a new one.
-	for id := range s.kicked {
-		if !stalled[id] {
-			delete(s.kicked, id)
 		}
 	}
 	return res, nil

@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
@@ -182,90 +181,5 @@ func TestARunExpiresThroughItsScheduledMessage(t *testing.T) {
 	}
 	if _, err := stream.GetLastMsgForSubject(ctx, names.RunExpirySubject(run)); err != nil {
 		t.Fatalf("the run's expiry message: %v", err)
-	}
-}
-
-// TestAStalledRunIsKickedOncePerStall: a run unchanged for Stalled is kicked once, not again on the sweeps that
-// follow (a live worker on a long model call holds its lock: each kick would be one more refused lock), then again
-// once it has stayed unchanged for another Stalled; a run that changed and stalled anew is kicked at once.
-func TestAStalledRunIsKickedOncePerStall(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	srv := natstest.Start(t)
-	names, _ := natsx.NewNames("")
-	layout := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
-	if err := natsx.Provision(ctx, srv.JS, layout, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	store := eventstore.NewStore(srv.JS, names, events.NewRegistry())
-	views := projections.NewRunner(projections.Config{JS: srv.JS, Store: store, Layout: layout, Holder: "views"}, projections.Runs{})
-	if err := views.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(views.Stop)
-	cmds := commands.New(commands.Config{Store: store, Views: views})
-	active := projections.ActiveRuns{Views: views}
-	// waitActive waits until the index of active runs shows the run changed at or after since.
-	waitActive := func(since time.Time) time.Time {
-		t.Helper()
-		for {
-			runs, err := active.ActiveRuns(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(runs) == 1 && !runs[0].Changed.Before(since) {
-				return runs[0].Changed
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("the run is not in the index: %+v", runs)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	threadRef := events.Ref{Type: "thread", ID: "thread_k"}
-	app, err := store.Append(ctx, threadRef, events.Version{}, events.Meta{Account: "acct_1"},
-		events.ThreadCreated{}, events.RunCreated{RunID: "run_k", ExpiresAt: time.Now().Add(time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	changed := waitActive(time.Time{})
-
-	const stalled = time.Minute
-	var now time.Time
-	kicks := 0
-	s := sweeper.New(sweeper.Config{Runs: cmds.Turns, Active: active, Stalled: stalled, Now: func() time.Time { return now },
-		Kick: func(thread.RunRef) bool { kicks++; return true }})
-	sweepAt := func(at time.Time) {
-		t.Helper()
-		now = at
-		if _, err := s.Sweep(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sweepAt(changed.Add(stalled / 2))
-	if kicks != 0 {
-		t.Fatalf("a run that has not stalled was kicked %d times", kicks)
-	}
-	// Sweeps every third of Stalled, as the sweeper's own ticks.
-	for i := range 3 {
-		sweepAt(changed.Add(stalled + time.Duration(i)*stalled/3))
-	}
-	if kicks != 1 {
-		t.Fatalf("over one stall the run was kicked %d times, want once", kicks)
-	}
-	sweepAt(changed.Add(2*stalled + time.Second))
-	if kicks != 2 {
-		t.Fatalf("after another stall the run was kicked %d times, want twice", kicks)
-	}
-	// The run changes (a worker started it) and stalls again: a new stall, kicked at once.
-	if _, err := store.Append(ctx, threadRef, app.Version, events.Meta{Account: "acct_1"}, events.RunStarted{RunID: "run_k"}); err != nil {
-		t.Fatal(err)
-	}
-	changed = waitActive(changed.Add(time.Nanosecond))
-	sweepAt(changed.Add(stalled))
-	sweepAt(changed.Add(stalled + stalled/3))
-	if kicks != 3 {
-		t.Fatalf("after it changed and stalled again the run was kicked %d times in all, want 3", kicks)
 	}
 }
