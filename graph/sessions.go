@@ -420,9 +420,7 @@ func (r *Resolver) awaitReply(ctx context.Context, sessionID, queryID string, af
 		}
 		subs = append(subs, sub)
 	}
-	if err := natsx.Registered(wctx, r.d.NC); err != nil {
-		return nil, nil, fmt.Errorf("await the reply to %s: %w", queryID, err)
-	}
+	natsx.Registered(wctx, r.d.NC)
 	find := func(atLeast uint64) (session.Message, bool, error) {
 		var found session.Message
 		ok := false

@@ -37,10 +37,7 @@ func (r subscriptionResolver) SessionMessages(ctx context.Context, handle string
 	if err != nil {
 		return nil, err
 	}
-	if err := natsx.Registered(ctx, r.d.NC); err != nil {
-		_ = sub.Unsubscribe()
-		return nil, err
-	}
+	natsx.Registered(ctx, r.d.NC)
 	// Watched before the read too: every event after the read's version is then in the watch.
 	watch, err := r.d.Store.Watch(ctx, events.Ref{Type: "session", ID: handle})
 	if err != nil {

@@ -190,10 +190,7 @@ func (f *Face) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		subs = append(subs, sub)
 	}
-	if err := natsx.Registered(r.Context(), f.d.NC); err != nil {
-		f.WriteError(w, r, fmt.Errorf("await the chat: %w", err))
-		return
-	}
+	natsx.Registered(r.Context(), f.d.NC)
 	started, err := f.d.Sessions.Chat(r.Context(), principal(r), id, requestID, retry, req)
 	if err != nil {
 		f.WriteError(w, r, err)

@@ -48,10 +48,7 @@ func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer func() { _ = sub.Unsubscribe() }()
-		if err := natsx.Registered(r.Context(), f.d.NC); err != nil {
-			f.WriteError(w, r, fmt.Errorf("listen to response %s: %w", id, err))
-			return
-		}
+		natsx.Registered(r.Context(), f.d.NC)
 	}
 	watch, err := f.d.Store.Watch(r.Context(), ref)
 	if err != nil {

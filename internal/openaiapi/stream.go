@@ -47,10 +47,7 @@ func (f *Face) stream(w http.ResponseWriter, r *http.Request, threadID, runID st
 		return
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if err := natsx.Registered(r.Context(), f.d.NC); err != nil {
-		f.WriteError(w, r, fmt.Errorf("stream: listen to thread %s: %w", threadID, err))
-		return
-	}
+	natsx.Registered(r.Context(), f.d.NC)
 	// Watched before the append, so that every event after it is in the watch however fast the worker is.
 	watch, err := f.d.Store.Watch(r.Context(), events.Ref{Type: "thread", ID: threadID})
 	if err != nil {
