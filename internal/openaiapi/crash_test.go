@@ -137,21 +137,8 @@ func TestCrashMidRunCode(t *testing.T) {
 	if !canSandbox() {
 		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
 	}
-	model := llmtest.NewServer(t)
-	var restarted atomic.Bool
-	model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
-		if last := req.LastMessage(); last.Role == llm.RoleTool {
-			return llmtest.Text("Told: " + last.Content)
-		}
-		if restarted.Load() {
-			return codeCall("call_again", `print("ran again")`)
-		}
-		return codeCall("call_slow", "import time\ntime.sleep(600)")
-	})
-	dir := t.TempDir()
-	withModel := platformtest.WithConfig(func(c *config.Config) { c.OpenAIBaseURL, c.OpenAIAPIKey = model.URL, "sk-test" })
-	n := platformtest.Start(t, platformtest.WithDataDir(dir), withModel)
-	_, key := n.NewAccount(t, "coder")
+	c := startSleepingCoder(t)
+	n, model, key := c.node, c.model, c.key
 	e := &env{node: n, model: model, client: sdk(n, key), key: key}
 	ctx := ctxFor(t)
 	a := e.assistant(t, openai.AssistantToolUnionParam{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}})
@@ -161,9 +148,7 @@ func TestCrashMidRunCode(t *testing.T) {
 		steps, err := e.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{})
 		return err == nil && len(steps.Data) == 1 && steps.Data[0].Status == openai.RunStepStatusInProgress
 	})
-	n.Crash()
-	restarted.Store(true)
-	n2 := platformtest.Start(t, platformtest.WithDataDir(dir), withModel)
+	n2 := c.crashAndRestart(t)
 	e2 := &env{node: n2, model: model, client: sdk(n2, key), key: key}
 	if r := e2.waitRun(t, th.ID, run.ID); r.Status != openai.RunStatusCompleted {
 		t.Fatalf("after the restart: %s", r.RawJSON())
@@ -185,4 +170,41 @@ func TestCrashMidRunCode(t *testing.T) {
 	if got := len(model.Requests()); got != 2 {
 		t.Errorf("the model was asked %d times, want twice (the code once, then its output)", got)
 	}
+}
+
+// sleepingCoder is a node whose model asks once for code that sleeps for ten minutes (call_slow), for "ran again"
+// if it is asked for code after a restart (call_again), and answers "Told: " and the output it is given.
+type sleepingCoder struct {
+	node      *platformtest.Node
+	model     *llmtest.Server
+	key       string
+	dir       string
+	withModel platformtest.Option
+	restarted atomic.Bool
+}
+
+func startSleepingCoder(t *testing.T) *sleepingCoder {
+	t.Helper()
+	c := &sleepingCoder{model: llmtest.NewServer(t), dir: t.TempDir()}
+	c.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		if last := req.LastMessage(); last.Role == llm.RoleTool {
+			return llmtest.Text("Told: " + last.Content)
+		}
+		if c.restarted.Load() {
+			return codeCall("call_again", `print("ran again")`)
+		}
+		return codeCall("call_slow", "import time\ntime.sleep(600)")
+	})
+	c.withModel = platformtest.WithConfig(func(cfg *config.Config) { cfg.OpenAIBaseURL, cfg.OpenAIAPIKey = c.model.URL, "sk-test" })
+	c.node = platformtest.Start(t, platformtest.WithDataDir(c.dir), c.withModel)
+	_, c.key = c.node.NewAccount(t, "coder")
+	return c
+}
+
+// crashAndRestart kills the node as kill -9 would and starts another on its data.
+func (c *sleepingCoder) crashAndRestart(t *testing.T) *platformtest.Node {
+	t.Helper()
+	c.node.Crash()
+	c.restarted.Store(true)
+	return platformtest.Start(t, platformtest.WithDataDir(c.dir), c.withModel)
 }

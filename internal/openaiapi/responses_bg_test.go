@@ -14,7 +14,6 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/config"
-	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
@@ -250,23 +249,10 @@ func TestCrashMidCodeInterpreterCall(t *testing.T) {
 	if !canSandbox() {
 		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
 	}
-	model := llmtest.NewServer(t)
-	var restarted atomic.Bool
-	model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
-		if last := req.LastMessage(); last.Role == llm.RoleTool {
-			return llmtest.Text("Told: " + last.Content)
-		}
-		if restarted.Load() {
-			return codeCall("call_again", `print("ran again")`)
-		}
-		return codeCall("call_slow", "import time\ntime.sleep(600)")
-	})
-	dir := t.TempDir()
-	withModel := platformtest.WithConfig(func(c *config.Config) { c.OpenAIBaseURL, c.OpenAIAPIKey = model.URL, "sk-test" })
-	n := platformtest.Start(t, platformtest.WithDataDir(dir), withModel)
-	_, key := n.NewAccount(t, "coder")
+	c := startSleepingCoder(t)
+	model, key := c.model, c.key
 	ctx := ctxFor(t)
-	client := sdk(n, key)
+	client := sdk(c.node, key)
 	tool := responses.ToolUnionParam{OfCodeInterpreter: &responses.ToolCodeInterpreterParam{
 		Container: responses.ToolCodeInterpreterContainerUnionParam{OfCodeInterpreterToolAuto: &responses.ToolCodeInterpreterContainerCodeInterpreterContainerAutoParam{}}}}
 	r, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("sleep"),
@@ -278,9 +264,7 @@ func TestCrashMidCodeInterpreterCall(t *testing.T) {
 		list, err := client.Containers.List(ctx, openai.ContainerListParams{})
 		return err == nil && len(list.Data) == 1
 	})
-	n.Crash()
-	restarted.Store(true)
-	n2 := platformtest.Start(t, platformtest.WithDataDir(dir), withModel)
+	n2 := c.crashAndRestart(t)
 	done := waitResponse(t, sdk(n2, key), r.ID)
 	if done.Status != "completed" || strings.Join(itemTypes(done.Output), ",") != "code_interpreter_call,message" {
 		t.Fatalf("after the restart: %s", done.RawJSON())
