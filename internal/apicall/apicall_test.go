@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/contrailhq/contrail/events"
@@ -77,12 +78,38 @@ func TestOnlyAllowedHosts(t *testing.T) {
 	}
 }
 
-// A client made with no transport of its own dials through Dialer: a listed host whose address is link-local (where
-// metadata services answer) is refused before any connection is made, as the MCP client's is.
-func TestTheDefaultTransportRefusesLinkLocal(t *testing.T) {
-	c := apicall.NewClient(hosts(t, "169.254.169.254"), nil)
-	_, err := c.Call(context.Background(), events.JulepAPICallDef{Method: "GET", URL: "http://169.254.169.254/latest"}, nil)
-	if err == nil || !strings.Contains(err.Error(), "link-local") {
-		t.Fatalf("a call to a link-local address: %v", err)
+// Dialer refuses link-local (where metadata services answer), unspecified and multicast addresses before any
+// socket is opened; asked directly, so that a broken guard sends nothing anywhere.
+func TestTheDialerRefusesWhatIsNotAHost(t *testing.T) {
+	control := apicall.Dialer().Control
+	for addr, want := range map[string]string{
+		"169.254.169.254:80":          "link-local",
+		"[::ffff:169.254.169.254]:80": "link-local",
+		"[fe80::1]:80":                "link-local",
+		"0.0.0.0:80":                  "unspecified",
+		"239.1.2.3:80":                "multicast",
+		"[fd00:ec2::254]:80":          "metadata",
+	} {
+		if err := control("tcp", addr, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", addr, err, want)
+		}
+	}
+	if err := control("tcp", "127.0.0.1:80", nil); err != nil {
+		t.Errorf("loopback refused: %v", err)
+	}
+}
+
+// A client made with no transport of its own dials through Dialer: a listed host whose address the dialer refuses
+// gets no connection. The address is the unspecified one at a loopback test server's port, so that a client that
+// dialled without the guard would reach only that server, which counts it.
+func TestTheDefaultTransportDialsThroughTheGuard(t *testing.T) {
+	var reached atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
+	t.Cleanup(srv.Close)
+	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
+	c := apicall.NewClient(hosts(t, "0.0.0.0"), nil)
+	_, err := c.Call(context.Background(), events.JulepAPICallDef{Method: "GET", URL: "http://0.0.0.0" + port + "/x"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "unspecified") || reached.Load() != 0 {
+		t.Fatalf("a call to the unspecified address: %v (the server was reached %d times)", err, reached.Load())
 	}
 }
