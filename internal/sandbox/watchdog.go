@@ -309,8 +309,11 @@ func (k *Kernel) check(ps []proc) {
 		k.endMu.Unlock()
 		if !inCall {
 			if k.hasLeftovers(ps) {
-				// Beside the loop: waiting here for a process slow to end would hold every other sandbox's check.
-				go k.killLeftovers(ps)
+				// Signalled, not waited for: a wait here would hold every other sandbox's check, and the next look
+				// signals what is still there.
+				for _, fd := range k.signalLeftovers(ps) {
+					unix.Close(int(fd.Fd))
+				}
 			}
 			if k.idle == nil || k.idle.call != calls {
 				k.idle = &idleMark{call: calls, cpu: map[int]time.Duration{}}
@@ -349,14 +352,7 @@ func (k *Kernel) hasLeftovers(ps []proc) bool {
 // killLeftovers kills every process of the sandbox but its init and the driver, and waits a moment for them to
 // end: what a call started does not outlive it, whatever the code did to the driver's own clean-up.
 func (k *Kernel) killLeftovers(ps []proc) {
-	var fds []unix.PollFd
-	for _, p := range ps {
-		if p.pid != k.init && p.pid != k.driver {
-			if fd := killProc(p, k.pidNS); fd >= 0 {
-				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
-			}
-		}
-	}
+	fds := k.signalLeftovers(ps)
 	// A pidfd is readable once its process has ended. SIGKILL cannot be caught: the wait is bounded for a
 	// process stuck in the kernel.
 	deadline := time.Now().Add(2 * time.Second)
@@ -368,6 +364,20 @@ func (k *Kernel) killLeftovers(ps []proc) {
 		}
 		unix.Close(int(fd.Fd))
 	}
+}
+
+// signalLeftovers sends SIGKILL to every process of ps but the sandbox's init and driver, and returns the pidfds
+// of those it signalled, for a caller that waits for them to end.
+func (k *Kernel) signalLeftovers(ps []proc) []unix.PollFd {
+	var fds []unix.PollFd
+	for _, p := range ps {
+		if p.pid != k.init && p.pid != k.driver {
+			if fd := killProc(p, k.pidNS); fd >= 0 {
+				fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+			}
+		}
+	}
+	return fds
 }
 
 // processes lists the sandbox's processes now: its init and the init's descendants.
