@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -135,32 +133,10 @@ func (b *benchNode) streamedResponse(ctx context.Context, body string) (runTimes
 
 // concurrentResponses keeps `clients` clients busy with one response after another for d.
 func (b *benchNode) concurrentResponses(ctx context.Context, clients int, d time.Duration) (int64, time.Duration, error) {
-	var done atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	start := time.Now()
-	deadline := start.Add(d)
-	for i := 0; i < clients; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				if _, err := b.create(ctx, "/v1/responses", `{"model":"offline","input":"What can you do?"}`, http.StatusOK); err != nil {
-					errs <- err
-					return
-				}
-				done.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	select {
-	case err := <-errs:
-		return 0, 0, err
-	default:
-	}
-	return done.Load(), elapsed, nil
+	return keepBusy(clients, d, func(int) error {
+		_, err := b.create(ctx, "/v1/responses", `{"model":"offline","input":"What can you do?"}`, http.StatusOK)
+		return err
+	})
 }
 
 // longResponse records a response whose stream has about `frames` frames: a message streamed in one-byte pieces.

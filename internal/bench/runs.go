@@ -280,17 +280,26 @@ func (b *benchNode) concurrentRuns(ctx context.Context, assistant string, thread
 		}
 		ids[i] = id
 	}
+	return keepBusy(len(ids), d, func(i int) error {
+		_, err := b.runOn(ctx, assistant, ids[i])
+		return err
+	})
+}
+
+// keepBusy runs n clients for d, each calling call (with its index) one call after another, and counts the calls
+// that succeeded. The first error ends its client and is returned once all have stopped.
+func keepBusy(n int, d time.Duration, call func(i int) error) (int64, time.Duration, error) {
 	var done atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, threads)
+	errs := make(chan error, n)
 	start := time.Now()
 	deadline := start.Add(d)
-	for _, id := range ids {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
-				if _, err := b.runOn(ctx, assistant, id); err != nil {
+				if err := call(i); err != nil {
 					errs <- err
 					return
 				}
