@@ -556,7 +556,7 @@ func (rd *reader) decode(ctx context.Context) {
 	}
 }
 
-// next appends the next batch of decoded events to batch, at most cap(batch) of them, with what the server counted
+// next appends the next batch of decoded events to batch, at most BatchSize of them, with what the server counted
 // as pending after its last.
 // A batch takes every event already read, and while the log holds more, waits a moment for them: a batch is one
 // round of writes whatever its size, and reading is slower than folding, so without the wait batches stay tiny.
