@@ -126,3 +126,8 @@ func SplitType(eventType string) (aggregate, name string) {
 	aggregate, name, _ = strings.Cut(eventType, ".")
 	return aggregate, name
 }
+
+// InterruptedCallError is what a server tool call interrupted by a restart records, in a response's item and in a
+// run's step alike, and what the model reads of it: it was started, the node died before its result was recorded,
+// and it is not made again (it may have had effects).
+const InterruptedCallError = "The call was interrupted by a restart of the server and was not run again: it may or may not have taken effect."

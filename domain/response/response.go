@@ -158,7 +158,7 @@ func (s *State) Interrupted() []events.Item {
 }
 
 // InterruptedError is the error an interrupted call is recorded with; the model reads it as the call's output.
-const InterruptedError = "The call was interrupted by a restart of the server and was not run again: it may or may not have taken effect."
+const InterruptedError = events.InterruptedCallError
 
 // Interrupt is the item an interrupted call records: failed, with InterruptedError (a code_interpreter_call's model
 // reads its logs, so they say it too).

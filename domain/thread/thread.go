@@ -575,12 +575,9 @@ func StartServerTools(t *State, r *Run, turn string, calls []events.ToolCall, us
 // so that in progress it was started by StartServerTools and does not wait on a client's outputs.
 func startedServerCalls(s *Step) bool {
 	return s.Type == events.StepTypeToolCalls && slices.ContainsFunc(s.ToolCalls, func(c events.ToolCall) bool {
-		return c.Type == codeInterpreter
+		return c.Type == CodeInterpreterTool
 	})
 }
-
-// codeInterpreter is the type of a code_interpreter call (handlers/turn's name for the tool).
-const codeInterpreter = "code_interpreter"
 
 // InterruptedCalls returns the calls of the run's current turn that StartServerTools recorded and nothing ended:
 // the worker stopped while they ran (a crash, a node stopped). Each may have run, so none is run again: the worker
@@ -600,9 +597,8 @@ func (t *State) InterruptedCalls(r *Run) ([]events.ToolCall, events.TokenUsage, 
 	return s.ToolCalls, usage, true
 }
 
-// InterruptedError is what an interrupted call records as its output, and what the model reads of it: the same
-// words as the Responses loop's (domain/response).
-const InterruptedError = "The call was interrupted by a restart of the server and was not run again: it may or may not have taken effect."
+// InterruptedError is what an interrupted call records as its output, and what the model reads of it.
+const InterruptedError = events.InterruptedCallError
 
 // Interrupt is what interrupted calls record: each call's logs say InterruptedError, and so does its output.
 func Interrupt(calls []events.ToolCall) ([]events.ToolCall, []events.ToolOutput) {
