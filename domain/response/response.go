@@ -120,6 +120,13 @@ func (s *State) Owned(account string) bool {
 	return s.Exists && !s.Deleted && s.Account == account
 }
 
+// JoinsConversation reports whether the response's input and output are appended to its conversation once it
+// ends: it names one, and is kept (store: false writes nothing there). One that does not is finished with its last
+// turn; one that does, after the append.
+func (s *State) JoinsConversation() bool {
+	return s.Request.ConversationID != "" && s.Request.Store
+}
+
 // Retrievable reports whether account may read the response: its own, kept (store), not deleted.
 func (s *State) Retrievable(account string) bool {
 	return s.Owned(account) && s.Request.Store

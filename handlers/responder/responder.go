@@ -195,7 +195,7 @@ func (l *Loop) closePartial(ctx context.Context, s response.State) (response.Sta
 	if hasFunctionCall(items) {
 		end = response.End{Status: events.ResponseStatusCompleted}
 	}
-	return l.cfg.Responses.RecordTurn(ctx, s, s.Turns, interrupted, events.TokenUsage{}, end, s.Request.ConversationID == "")
+	return l.cfg.Responses.RecordTurn(ctx, s, s.Turns, interrupted, events.TokenUsage{}, end, !s.JoinsConversation())
 }
 
 func (l *Loop) executorFor(itemType string) (Executor, bool) {
@@ -222,7 +222,7 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 		if ctx.Err() != nil {
 			return s, ctx.Err()
 		}
-		return rs.RecordTurn(ctx, s, step, prep, events.TokenUsage{}, prepEnd, prepEnd.Status != "" && (s.Request.ConversationID == "" || !s.Request.Store))
+		return rs.RecordTurn(ctx, s, step, prep, events.TokenUsage{}, prepEnd, !s.JoinsConversation())
 	}
 	if tool, x, ok := l.offlineSearch(s); ok {
 		return l.offlineFileSearch(ctx, s, history, tool, x)
@@ -308,7 +308,7 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 		// A function call is the client's to answer: the response ends with it, whatever else the turn did.
 		end = response.End{Status: events.ResponseStatusCompleted}
 	}
-	finish := s.Request.ConversationID == "" || !s.Request.Store
+	finish := !s.JoinsConversation()
 	return rs.RecordTurn(ctx, s, step, items, usage, end, finish)
 }
 
@@ -331,7 +331,7 @@ func (l *Loop) offlineSearch(s response.State) (events.ResponseTool, Executor, b
 // best matches it, cited, or says that nothing in the files matches. It never writes an answer of its own.
 func (l *Loop) offlineFileSearch(ctx context.Context, s response.State, history []events.Item, tool events.ResponseTool, x Executor) (response.State, error) {
 	rs, step := l.cfg.Responses, s.Turns
-	finish := s.Request.ConversationID == "" || !s.Request.Store
+	finish := !s.JoinsConversation()
 	question := ""
 	for _, it := range slices.Concat(history, s.Request.Input) {
 		if (it.Type == "message" || it.Type == "") && it.Role == "user" {

@@ -263,10 +263,10 @@ func (c *Responses) History(ctx context.Context, s response.State) ([]events.Ite
 // AppendToConversation appends a response's input and output to its conversation, once; a response kept out of
 // the store (store: false) writes nothing there.
 func (c *Responses) AppendToConversation(ctx context.Context, s response.State) error {
-	id := s.Request.ConversationID
-	if id == "" || !s.Request.Store {
+	if !s.JoinsConversation() {
 		return nil
 	}
+	id := s.Request.ConversationID
 	items := slices.Concat(s.Request.Input, s.Output)
 	_, err := c.convs.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: s.Account, CausationID: s.CreatedBy, Actor: "responder"},
 		func(conv *conversation.State) ([]events.Event, error) {
