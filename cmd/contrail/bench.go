@@ -34,7 +34,7 @@ func benchCmd(use, short string, measure func(ctx context.Context, dir string, p
 				return err
 			}
 			defer os.RemoveAll(dir)
-			tuneGC() // a bench measures the node as it serves
+			tuneGC(cmd.Context()) // a bench measures the node as it serves
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {

@@ -37,7 +37,7 @@ func newServeCmd() *cobra.Command {
 			}
 			cfg.NATSListenSet = cmd.Flags().Changed("nats-listen")
 			cfg.LogLevel = logLevel
-			tuneGC()
+			tuneGC(cmd.Context())
 			return serve(cmd.Context(), cfg, samples, cmd.ErrOrStderr())
 		},
 	}
