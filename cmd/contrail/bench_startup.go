@@ -25,10 +25,13 @@ import (
 // newBenchStartupCmd measures what a new node costs: the time from exec to a ready /readyz on an empty data dir,
 // what each part of the start took (the node's "startup steps" log line), and its resident memory once idle, split
 // into the node's own (anonymous: heap, stacks) and the pages of the binary it has touched (file-backed: shared with
-// the page cache, dropped first under memory pressure). It runs this very binary as `contrail serve`, or --binary.
+// the page cache, dropped first under memory pressure). Memory is read after --idle on every start, and the first
+// start is then watched for --watch: an idle node still allocates, and its heap grows until the collector runs, so
+// the figure that matters is the most it holds over minutes, not a few seconds after the start. It runs this very
+// binary as `contrail serve`, or --binary.
 func newBenchStartupCmd() *cobra.Command {
 	var runs int
-	var idle time.Duration
+	var idle, watch time.Duration
 	var asJSON bool
 	var binary string
 	cmd := &cobra.Command{
@@ -45,17 +48,25 @@ func newBenchStartupCmd() *cobra.Command {
 			}
 			var ready, cpu, beforeServe []time.Duration
 			var rss, anon, file []float64
+			var watched residence
 			steps := map[string][]time.Duration{}
 			heaps := map[string][]float64{}
 			var order []string
 			for i := 0; i < runs; i++ {
-				m, err := measureStartup(cmd.Context(), self, idle)
+				w := time.Duration(0)
+				if i == 0 {
+					w = watch
+				}
+				m, err := measureStartup(cmd.Context(), self, idle, w)
 				if err != nil {
 					return err
 				}
+				if i == 0 {
+					watched = m.watched
+				}
 				ready, cpu = append(ready, m.ready), append(cpu, m.cpu)
 				beforeServe = append(beforeServe, m.beforeServe)
-				rss, anon, file = append(rss, m.rssKB/1024), append(anon, m.anonKB/1024), append(file, m.fileKB/1024)
+				rss, anon, file = append(rss, m.idle.rss/1024), append(anon, m.idle.anon/1024), append(file, m.idle.file/1024)
 				for _, st := range m.steps {
 					if _, seen := steps[st.name]; !seen {
 						order = append(order, st.name)
@@ -80,12 +91,21 @@ func newBenchStartupCmd() *cobra.Command {
 					Note: fmt.Sprintf("heap %+.1f MiB (p50)", median(heaps[name]))})
 			}
 			rep.Figures = append(rep.Figures,
-				bench.Figure{Name: "idle resident memory, max", Value: maxOf(rss), Unit: "MiB"},
+				bench.Figure{Name: fmt.Sprintf("resident %v after ready, max", idle), Value: maxOf(rss), Unit: "MiB"},
 				bench.Figure{Name: "idle resident, anonymous, max", Value: maxOf(anon), Unit: "MiB",
 					Note: "the node's own memory: Go heap, stacks, the embedded server's buffers"},
 				bench.Figure{Name: "idle resident, file-backed, max", Value: maxOf(file), Unit: "MiB",
 					Note: "pages of the binary touched: shared with the page cache and reclaimable"},
 			)
+			if watch > idle {
+				rep.Figures = append(rep.Figures,
+					bench.Figure{Name: fmt.Sprintf("resident over %v idle, max", watch), Value: watched.peak.rss / 1024, Unit: "MiB",
+						Note: "read every second on the first start: the most an idle node held"},
+					bench.Figure{Name: fmt.Sprintf("resident over %v idle, anonymous, max", watch), Value: watched.peak.anon / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("resident after %v idle", watch), Value: watched.last.rss / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("resident after %v idle, anonymous", watch), Value: watched.last.anon / 1024, Unit: "MiB"},
+				)
+			}
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), rep)
 			}
@@ -93,7 +113,8 @@ func newBenchStartupCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&runs, "runs", 5, "how many starts")
-	cmd.Flags().DurationVar(&idle, "idle", 3*time.Second, "how long the node idles before its memory is read")
+	cmd.Flags().DurationVar(&idle, "idle", 3*time.Second, "how long each node idles before its memory is read")
+	cmd.Flags().DurationVar(&watch, "watch", 90*time.Second, "how long the first node is watched idle, its memory read every second (0: not watched)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&binary, "binary", "", "measure this contrail binary instead of this one (to compare builds in the same minute)")
 	return cmd
@@ -119,9 +140,16 @@ func median(v []float64) float64 {
 // startup is one start measured.
 type startup struct {
 	ready, cpu, beforeServe time.Duration
-	rssKB, anonKB, fileKB   float64
+	idle                    memory // after the idle time
+	watched                 residence
 	steps                   []startStep
 }
+
+// memory is a process's resident memory, in KiB: all of it, and its anonymous and file-backed parts.
+type memory struct{ rss, anon, file float64 }
+
+// residence is what a watch of an idle node read: the most of each part, and the last reading.
+type residence struct{ peak, last memory }
 
 // startStep is one part of the start as the node's "startup steps" line gives it.
 type startStep struct {
@@ -130,7 +158,7 @@ type startStep struct {
 	heapMiB float64
 }
 
-func measureStartup(ctx context.Context, self string, idle time.Duration) (startup, error) {
+func measureStartup(ctx context.Context, self string, idle, watch time.Duration) (startup, error) {
 	var m startup
 	dir, err := os.MkdirTemp("", "contrail-startup-")
 	if err != nil {
@@ -194,8 +222,27 @@ func measureStartup(ctx context.Context, self string, idle time.Duration) (start
 		}
 	}
 	time.Sleep(idle)
-	m.rssKB, m.anonKB, m.fileKB, err = residentKB(cmd.Process.Pid)
-	return m, err
+	if m.idle, err = residentKB(cmd.Process.Pid); err != nil || watch <= idle {
+		return m, err
+	}
+	m.watched.peak = m.idle
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for end := time.Now().Add(watch - idle); time.Now().Before(end); {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return m, ctx.Err()
+		}
+		r, err := residentKB(cmd.Process.Pid)
+		if err != nil {
+			return m, err
+		}
+		m.watched.last = r
+		m.watched.peak = memory{rss: max(m.watched.peak.rss, r.rss), anon: max(m.watched.peak.anon, r.anon),
+			file: max(m.watched.peak.file, r.file)}
+	}
+	return m, nil
 }
 
 // startupLog is what the node's log says of its start: the parts, or the time from serve to ready.
@@ -284,13 +331,14 @@ func cpuTime(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
-// residentKB reads VmRSS and its anonymous and file-backed parts from /proc (Linux).
-func residentKB(pid int) (rss, anon, file float64, err error) {
+// residentKB reads VmRSS and its anonymous and file-backed parts, in KiB, from /proc (Linux).
+func residentKB(pid int) (memory, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("read memory of pid %d: %w", pid, err)
+		return memory{}, fmt.Errorf("read memory of pid %d: %w", pid, err)
 	}
 	defer f.Close()
+	var m memory
 	found := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -302,21 +350,21 @@ func residentKB(pid int) (rss, anon, file float64, err error) {
 		var into *float64
 		switch key {
 		case "VmRSS":
-			into = &rss
+			into = &m.rss
 		case "RssAnon":
-			into = &anon
+			into = &m.anon
 		case "RssFile":
-			into = &file
+			into = &m.file
 		default:
 			continue
 		}
 		if *into, err = strconv.ParseFloat(fields[0], 64); err != nil {
-			return 0, 0, 0, fmt.Errorf("read memory of pid %d: %s: %w", pid, key, err)
+			return memory{}, fmt.Errorf("read memory of pid %d: %s: %w", pid, key, err)
 		}
 		found++
 	}
 	if found < 3 {
-		return 0, 0, 0, fmt.Errorf("no VmRSS, RssAnon and RssFile for pid %d", pid)
+		return memory{}, fmt.Errorf("no VmRSS, RssAnon and RssFile for pid %d", pid)
 	}
-	return rss, anon, file, nil
+	return m, nil
 }
