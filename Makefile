@@ -33,11 +33,11 @@ all: build
 
 ## build: bin/contrail
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/contrail ./cmd/contrail
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/contrail ./cmd/contrail
 
 ## install: contrail into Go's bin directory (GOBIN, else $GOPATH/bin), for a `contrail` on the PATH
 install:
-	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/contrail
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags "$(LDFLAGS)" ./cmd/contrail
 	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH)/bin; \
 		echo "installed $$dir/contrail"; \
 		case ":$$PATH:" in *":$$dir:"*) ;; *) echo "add $$dir to your PATH to run it as contrail";; esac
