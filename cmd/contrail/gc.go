@@ -26,12 +26,13 @@ const idleGCPercent = 100
 // busyAllocRate is the allocation rate, in bytes a second over one window, at or above which a node counts as busy.
 const busyAllocRate = 8 << 20
 
-// quietWindows is how many windows in a row under busyAllocRate make a busy node idle: a pause between two bursts of
-// work does not shrink the heap only for it to grow again at once.
-const quietWindows = 3
+// quietWindows is how many windows in a row under busyAllocRate make a busy node idle (15 s): a pause between two
+// bursts of work does not shrink the heap only for it to grow again at once.
+const quietWindows = 15
 
-// gcWindow is how often the governor reads the allocation rate.
-const gcWindow = 5 * time.Second
+// gcWindow is how often the governor reads the allocation rate: work wakes a resting node's collector within it.
+// A read is one runtime/metrics sample, a few microseconds.
+const gcWindow = time.Second
 
 // tuneGC sets the collector for a long-running node (serve, bench), unless the operator set GOGC or GOMEMLIMIT,
 // which Go reads itself and which then win. Without GOGC it governs the collector until ctx ends: busyGCPercent
