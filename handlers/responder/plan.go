@@ -50,7 +50,7 @@ type Citer interface {
 
 // plan builds the model request of the response's current turn: the instructions, the history, the response's
 // input, then its own output so far.
-func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
+func (l *Loop) plan(s response.State, history []events.Item, files shown) (plan, error) {
 	rq := s.Request
 	p := plan{servers: map[string]serverTool{}}
 	req := llm.Request{Model: rq.Model, Temperature: rq.Temperature, TopP: rq.TopP}
@@ -101,7 +101,7 @@ func (l *Loop) plan(s response.State, history []events.Item) (plan, error) {
 	if rq.Instructions != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: rq.Instructions})
 	}
-	conv := l.messages(items)
+	conv := l.messages(items, files)
 	if rq.Truncation == "auto" {
 		conv = fit(req, conv, rq.MaxOutputTokens)
 	}
@@ -144,8 +144,9 @@ func fit(req llm.Request, conv []llm.Message, maxOutput *int) []llm.Message {
 const outputReserve = 4096
 
 // messages turns items into chat messages: consecutive function calls become one assistant message with its tool
-// calls, each output a tool message; an item_reference stands for the earlier item of its ID.
-func (l *Loop) messages(items []events.Item) []llm.Message {
+// calls, each output a tool message; an item_reference stands for the earlier item of its ID. files are the image
+// files the messages show (readImages).
+func (l *Loop) messages(items []events.Item, files shown) []llm.Message {
 	byID := map[string]events.Item{}
 	var out []llm.Message
 	var pending *llm.Message // an assistant message gathering tool calls
@@ -182,7 +183,8 @@ func (l *Loop) messages(items []events.Item) []llm.Message {
 			default:
 				role = llm.RoleUser
 			}
-			out = append(out, llm.Message{Role: role, Content: it.Text(), Images: images(it)})
+			imgs, notes := images(it, files)
+			out = append(out, llm.Message{Role: role, Content: it.Text() + notes, Images: imgs})
 		case "function_call":
 			call(llm.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 		case "function_call_output":
@@ -274,15 +276,4 @@ func MCPOutput(it events.Item) string {
 		return text
 	}
 	return string(it.Output)
-}
-
-// images are a message's input_image parts given by URL, as the model is shown them.
-func images(it events.Item) []llm.Image {
-	var out []llm.Image
-	for _, c := range it.Content {
-		if c.Type == "input_image" && c.ImageURL != "" {
-			out = append(out, llm.Image{URL: c.ImageURL, Detail: c.Detail})
-		}
-	}
-	return out
 }

@@ -87,10 +87,20 @@ type Preparer interface {
 		start func(events.Item) error) (items []events.Item, end response.End)
 }
 
+// ImageFiles reads the files a response's messages show as images (input_image by file_id).
+type ImageFiles interface {
+	// ReadImage returns one of account's files that a model can be shown as an image: its media type and bytes.
+	// A file that is gone, another account's, too large or not an image is an error the errs package codes
+	// (not_found, invalid); any other error is the store's.
+	ReadImage(ctx context.Context, account, field, id string) (mediaType string, data []byte, err error)
+}
+
 // Config wires a Loop.
 type Config struct {
 	Responses Recorder
 	Models    llm.Provider
+	// Images reads image files for the model; nil shows the model a note in place of each.
+	Images ImageFiles
 	// Executors run the server-side tools, by tool type.
 	Executors map[string]Executor
 	// Concurrency is how many responses this node drives at once (default 64).
@@ -145,6 +155,7 @@ func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
 	// The history before the response (its chain of previous responses, or its conversation) does not change while
 	// it runs (its own items join the conversation at its end): it is read once, at its first turn.
 	var history []events.Item
+	var images shown
 	read := false
 	for !s.Ended() && ctx.Err() == nil {
 		switch {
@@ -165,9 +176,12 @@ func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
 				if history, err = rs.History(ctx, s); err != nil {
 					return err
 				}
+				if images, err = l.readImages(ctx, s.Account, slices.Concat(history, s.Request.Input)); err != nil {
+					return err
+				}
 				read = true
 			}
-			s, err = l.turn(ctx, s, history)
+			s, err = l.turn(ctx, s, history, images)
 		}
 		if err != nil {
 			return err
@@ -208,7 +222,7 @@ func (l *Loop) executorFor(itemType string) (Executor, bool) {
 }
 
 // turn asks the model once, with history before the response's own context, and records what it answered.
-func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item) (response.State, error) {
+func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item, images shown) (response.State, error) {
 	rs := l.cfg.Responses
 	step := s.Turns
 	prep, prepEnd, err := l.prepare(ctx, s, history)
@@ -227,7 +241,7 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 	if tool, x, ok := l.offlineSearch(s); ok {
 		return l.offlineFileSearch(ctx, s, history, tool, x)
 	}
-	p, err := l.plan(s, history)
+	p, err := l.plan(s, history, images)
 	if err != nil {
 		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: "invalid_prompt", Message: err.Error()})
 	}

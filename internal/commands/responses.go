@@ -298,6 +298,12 @@ func (c *Responses) CheckFile(ctx context.Context, account, param, id string) er
 	return nil
 }
 
+// CheckImage checks that a file a request shows as an image (input_image by file_id) is the caller's and one a model
+// can be shown (Files.ReadImage); param names it in the error.
+func (c *Responses) CheckImage(ctx context.Context, account, param, id string) error {
+	return c.files.CheckImage(ctx, account, param, id)
+}
+
 // Create opens a conversation with its first items.
 func (c *Conversations) Create(ctx context.Context, actor auth.Principal, metadata map[string]string, items []events.Item) (string, eventstore.Appended, error) {
 	if err := ValidateMetadata("metadata", metadata); err != nil {

@@ -61,6 +61,9 @@ func (f *Face) createConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, err := readConversationItems(in)
+	if err == nil {
+		err = f.checkItemFiles(r, "items", items)
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -131,6 +134,9 @@ func (f *Face) createConversationItems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, err := readConversationItems(in)
+	if err == nil {
+		err = f.checkItemFiles(r, "items", items)
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

@@ -299,6 +299,7 @@ type ResponseCommands interface {
 	Delete(ctx context.Context, actor principalT, id string) (eventstore.Appended, error)
 	Cancel(ctx context.Context, actor principalT, id string) (eventstore.Appended, error)
 	CheckFile(ctx context.Context, account, param, id string) error
+	CheckImage(ctx context.Context, account, param, id string) error
 }
 
 // checkReferences checks that the vector stores and files a request names are the caller's: another account's
@@ -318,12 +319,26 @@ func (f *Face) checkReferences(r *http.Request, rq *events.ResponseCreated) erro
 			}
 		}
 	}
-	for i, it := range rq.Input {
+	return f.checkItemFiles(r, "input", rq.Input)
+}
+
+// checkItemFiles checks the files items name (param is where the items are: "input", "items"): each is the
+// caller's, and one an input_image shows is an image a model can be shown, so that a refusal names the field when
+// the request is made rather than the model's turn failing later.
+func (f *Face) checkItemFiles(r *http.Request, param string, items []events.Item) error {
+	account := principal(r).AccountID
+	for i, it := range items {
 		for j, c := range it.Content {
-			if c.FileID != "" {
-				if err := f.d.Responses.CheckFile(r.Context(), actor.AccountID, fmt.Sprintf("input[%d].content[%d].file_id", i, j), c.FileID); err != nil {
-					return err
-				}
+			if c.FileID == "" {
+				continue
+			}
+			at := fmt.Sprintf("%s[%d].content[%d].file_id", param, i, j)
+			check := f.d.Responses.CheckFile
+			if c.Type == "input_image" && c.ImageURL == "" {
+				check = f.d.Responses.CheckImage
+			}
+			if err := check(r.Context(), account, at, c.FileID); err != nil {
+				return err
 			}
 		}
 	}

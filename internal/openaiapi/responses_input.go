@@ -462,6 +462,9 @@ func readContent(raw json.RawMessage, at, role string) ([]events.ItemContent, er
 			if err := checkURL(pat+".image_url", p.ImageURL, maxImageURL); err != nil {
 				return nil, err
 			}
+			if p.ImageURL == "" && p.FileID == "" {
+				return nil, errs.InvalidField(pat+".image_url", "Invalid '%s': an input_image needs an image_url or a file_id.", pat)
+			}
 			switch p.Detail {
 			case "", "auto", "low", "high":
 			default:

@@ -1,0 +1,139 @@
+package openaiapi_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/conversations"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/contrailhq/contrail/internal/llm"
+	"github.com/contrailhq/contrail/internal/llm/llmtest"
+)
+
+// imageMessage is a user message of a text and an image given by file_id.
+func imageMessage(text, fileID string) responses.ResponseInputItemUnionParam {
+	return responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
+		{OfInputText: &responses.ResponseInputTextParam{Text: text}},
+		{OfInputImage: &responses.ResponseInputImageParam{FileID: openai.String(fileID), Detail: responses.ResponseInputImageDetailLow}},
+	}, responses.EasyInputMessageRoleUser)
+}
+
+// upload uploads a file with the client and returns its ID.
+func upload(t *testing.T, client openai.Client, name, contentType string, data []byte, purpose openai.FilePurpose) string {
+	t.Helper()
+	f, err := client.Files.New(ctxFor(t), openai.FileNewParams{File: openai.File(bytes.NewReader(data), name, contentType), Purpose: purpose})
+	if err != nil {
+		t.Fatalf("upload %s: %v", name, apiErr(err))
+	}
+	return f.ID
+}
+
+// TestResponsesImageFileReachesModel: an input_image given by the file_id of an uploaded image reaches the model as
+// the image (a data URL of the file's bytes, its type known by the bytes, not by the upload's declared type), in
+// the response's input and in a conversation's items; a file deleted since is a note to the model, not a failure.
+func TestResponsesImageFileReachesModel(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pixelPNG, "data:image/png;base64,"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := upload(t, e.client, "pixel.png", "application/octet-stream", png, openai.FilePurposeVision)
+	wantImages := []llm.Image{{URL: pixelPNG, Detail: "low"}}
+
+	e.model.Enqueue(llmtest.Text("A single pixel."))
+	resp, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini",
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{imageMessage("What is this?", id)}}})
+	if err != nil || resp.OutputText() != "A single pixel." {
+		t.Fatalf("create: %v: %s", apiErr(err), raw(resp))
+	}
+	got := e.model.Requests()[0].LastMessage()
+	if got.Content != "What is this?" || !reflect.DeepEqual(got.Images, wantImages) {
+		t.Fatalf("the model got %+v, want the text and the image %+v", got, wantImages)
+	}
+
+	// user_data images are shown too, and from a conversation's items.
+	id2 := upload(t, e.client, "pixel2.png", "image/png", png, openai.FilePurposeUserData)
+	conv, err := e.client.Conversations.New(ctx, conversations.ConversationNewParams{
+		Items: []responses.ResponseInputItemUnionParam{imageMessage("Remember this.", id2)}})
+	if err != nil {
+		t.Fatalf("create conversation: %v", apiErr(err))
+	}
+	e.model.Enqueue(llmtest.Text("It was a pixel."), llmtest.Text("I cannot see it any more."))
+	inConv := responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("What did I show you?"),
+		Conversation: responses.ResponseNewParamsConversationUnion{OfString: openai.String(conv.ID)}}
+	if _, err := e.client.Responses.New(ctx, inConv); err != nil {
+		t.Fatalf("response in conversation: %v", apiErr(err))
+	}
+	msgs := e.model.Requests()[1].Messages
+	if len(msgs) < 2 || msgs[0].Content != "Remember this." || !reflect.DeepEqual(msgs[0].Images, wantImages) {
+		t.Fatalf("the model got %+v, want the conversation's image first", msgs)
+	}
+
+	// Deleted since: the model reads that the image is gone, and the response still answers.
+	if _, err := e.client.Files.Delete(ctx, id2); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	if _, err := e.client.Responses.New(ctx, inConv); err != nil {
+		t.Fatalf("response after the delete: %v", apiErr(err))
+	}
+	first := e.model.Requests()[2].Messages[0]
+	if len(first.Images) != 0 || !strings.Contains(first.Content, "[image "+id2+" is not shown") {
+		t.Fatalf("the model got %+v, want a note in place of the deleted image", first)
+	}
+}
+
+// TestResponsesImageFileRefusals: a file_id an input_image names must be the caller's file and an image within the
+// bound; each refusal is a 4xx naming the field, and nothing is recorded nor sent to the model.
+func TestResponsesImageFileRefusals(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pixelPNG, "data:image/png;base64,"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherKey := e.node.NewAccount(t, "other")
+	theirs := upload(t, sdk(e.node, otherKey), "pixel.png", "image/png", png, openai.FilePurposeVision)
+	text := upload(t, e.client, "notes.txt", "image/png", []byte("not an image, whatever its upload said"), openai.FilePurposeUserData)
+	huge := upload(t, e.client, "huge.png", "image/png", append(png[:len(png):len(png)], make([]byte, 20<<20)...), openai.FilePurposeVision)
+
+	for _, c := range []struct {
+		name, fileID string
+		status       int
+		says         string
+	}{
+		{"another account's", theirs, 404, "No file found"},
+		{"missing", "file-doesnotexist", 404, "No file found"},
+		{"not an image", text, 400, "not an image"},
+		{"too large", huge, 400, "larger than 20 MiB"},
+	} {
+		_, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini",
+			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{imageMessage("What is this?", c.fileID)}}})
+		ae := wantAPIError(t, err, c.status, "input[0].content[1].file_id")
+		if !strings.Contains(ae.Message, c.says) {
+			t.Errorf("%s: message %q, want it to say %q", c.name, ae.Message, c.says)
+		}
+		_, err = e.client.Conversations.New(ctx, conversations.ConversationNewParams{
+			Items: []responses.ResponseInputItemUnionParam{imageMessage("Remember this.", c.fileID)}})
+		wantAPIError(t, err, c.status, "items[0].content[1].file_id")
+	}
+	conv, err := e.client.Conversations.New(ctx, conversations.ConversationNewParams{})
+	if err != nil {
+		t.Fatalf("create conversation: %v", apiErr(err))
+	}
+	_, err = e.client.Conversations.Items.New(ctx, conv.ID, conversations.ItemNewParams{
+		Items: []responses.ResponseInputItemUnionParam{imageMessage("Remember this.", theirs)}})
+	wantAPIError(t, err, 404, "items[0].content[1].file_id")
+	items, err := e.client.Conversations.Items.List(ctx, conv.ID, conversations.ItemListParams{})
+	if err != nil || len(items.Data) != 0 {
+		t.Fatalf("the conversation holds %v (%v), want nothing", raw(items), apiErr(err))
+	}
+	if n := len(e.model.Requests()); n != 0 {
+		t.Fatalf("the model was asked %d times", n)
+	}
+}
