@@ -255,7 +255,7 @@ func (f *Face) listInputItems(w http.ResponseWriter, r *http.Request) {
 }
 
 // countInputTokens answers POST /v1/responses/input_tokens: the tokens of the instructions and input as the
-// model's tokenizer counts them.
+// model's tokenizer counts them, each image by a fixed estimate (tokens.ImageTokens).
 func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	in, err := readFields(r)
 	if err != nil {
@@ -273,6 +273,9 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, err := readInput(in)
+	if err == nil {
+		err = f.checkItemFiles(r, "input", items)
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -286,7 +289,14 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		if role == "" {
 			role = llm.RoleUser
 		}
-		msgs = append(msgs, llm.Message{Role: role, Content: it.Text() + it.Arguments + string(it.Output)})
+		m := llm.Message{Role: role, Content: it.Text() + it.Arguments + string(it.Output)}
+		for _, c := range it.Content {
+			if c.Type == "input_image" {
+				// counted by its detail alone (tokens.ImageTokens), so a file's bytes are not read for it
+				m.Images = append(m.Images, llm.Image{URL: c.ImageURL, Detail: c.Detail})
+			}
+		}
+		msgs = append(msgs, m)
 	}
 	writeJSON(w, obj{"object": "response.input_tokens", "input_tokens": tokens.CountMessages(model, msgs)})
 }

@@ -137,3 +137,62 @@ func TestResponsesImageFileRefusals(t *testing.T) {
 		t.Fatalf("the model was asked %d times", n)
 	}
 }
+
+// TestResponsesCountImages: an image counts toward a request's input tokens, by the fixed estimate of
+// tokens.ImageTokens (85 at low detail, 765 otherwise), in POST /v1/responses/input_tokens and in the usage of a
+// response whose model server reports none (the provider counts the request itself).
+func TestResponsesCountImages(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pixelPNG, "data:image/png;base64,"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := upload(t, e.client, "pixel.png", "image/png", png, openai.FilePurposeVision)
+	text := responses.ResponseInputItemParamOfMessage("What is this?", responses.EasyInputMessageRoleUser)
+	withURL := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
+		{OfInputText: &responses.ResponseInputTextParam{Text: "What is this?"}},
+		{OfInputImage: &responses.ResponseInputImageParam{ImageURL: openai.String(pixelPNG), Detail: responses.ResponseInputImageDetailLow}},
+	}, responses.EasyInputMessageRoleUser)
+	withFile := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
+		{OfInputText: &responses.ResponseInputTextParam{Text: "What is this?"}},
+		{OfInputImage: &responses.ResponseInputImageParam{FileID: openai.String(id), Detail: responses.ResponseInputImageDetailHigh}},
+	}, responses.EasyInputMessageRoleUser)
+
+	counter := e.client.Responses.InputTokens
+	count := func(item responses.ResponseInputItemUnionParam) int64 {
+		t.Helper()
+		n, err := counter.Count(ctx, responses.InputTokenCountParams{Model: openai.String("gpt-4o-mini"),
+			Input: responses.InputTokenCountParamsInputUnion{OfResponseInputItemArray: []responses.ResponseInputItemUnionParam{item}}})
+		if err != nil {
+			t.Fatalf("count: %v", apiErr(err))
+		}
+		return n.InputTokens
+	}
+	plain := count(text)
+	if got := count(withURL) - plain; got != 85 {
+		t.Errorf("a low-detail image by URL adds %d tokens, want 85", got)
+	}
+	if got := count(withFile) - plain; got != 765 {
+		t.Errorf("a high-detail image by file adds %d tokens, want 765", got)
+	}
+	_, otherKey := e.node.NewAccount(t, "other")
+	theirs := sdk(e.node, otherKey).Responses.InputTokens
+	_, err = theirs.Count(ctx, responses.InputTokenCountParams{Model: openai.String("gpt-4o-mini"),
+		Input: responses.InputTokenCountParamsInputUnion{OfResponseInputItemArray: []responses.ResponseInputItemUnionParam{withFile}}})
+	wantAPIError(t, err, 404, "input[0].content[1].file_id")
+
+	e.model.Enqueue(llmtest.Text("A question.").WithoutUsage(), llmtest.Text("A pixel.").WithoutUsage())
+	usage := func(item responses.ResponseInputItemUnionParam) int64 {
+		t.Helper()
+		r, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini",
+			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{item}}})
+		if err != nil {
+			t.Fatalf("create: %v", apiErr(err))
+		}
+		return r.Usage.InputTokens
+	}
+	if got := usage(withURL) - usage(text); got != 85 {
+		t.Errorf("a low-detail image adds %d input tokens to the usage, want 85", got)
+	}
+}

@@ -106,10 +106,36 @@ const (
 	tokensReplyPrime = 3
 )
 
+// An image is counted by a fixed estimate, as it is not decoded to learn its size. OpenAI counts one by its detail
+// and size: at "low", 85 tokens whatever the size; otherwise 85 plus 170 for each 512-pixel tile of the image
+// scaled to fit 2048×2048 and then to 768 pixels on its short side. The estimate for any detail but "low" is what
+// a 1024×1024 image costs at "high" (four tiles: 765): a smaller image costs less, a larger oblong one more.
+const (
+	imageTokensLow = 85
+	imageTokens    = 85 + 4*170
+)
+
+// ImageTokens is the estimate of the prompt tokens one image at detail costs (see imageTokens).
+func ImageTokens(detail string) int {
+	if detail == "low" {
+		return imageTokensLow
+	}
+	return imageTokens
+}
+
+// countImages is ImageTokens of each of a message's images.
+func countImages(m llm.Message) int {
+	n := 0
+	for _, im := range m.Images {
+		n += ImageTokens(im.Detail)
+	}
+	return n
+}
+
 // CountMessages is the number of prompt tokens msgs cost model, following the rule in OpenAI's cookbook: three
 // tokens a message, the tokens of its role, content and name, one more for a name, and three to prime the reply.
 // The rule matches OpenAI's API for gpt-3.5-turbo, gpt-4 and gpt-4o. Tool calls and tool call IDs are counted as
-// the text of their fields; OpenAI publishes no rule for them.
+// the text of their fields; OpenAI publishes no rule for them. Images are counted by ImageTokens' estimate.
 func CountMessages(model string, msgs []llm.Message) int {
 	if len(msgs) == 0 {
 		return 0
@@ -126,6 +152,7 @@ func CountMessages(model string, msgs []llm.Message) int {
 		for _, c := range m.ToolCalls {
 			n += Count(model, c.Name) + Count(model, c.Arguments)
 		}
+		n += countImages(m)
 	}
 	return n
 }
@@ -390,6 +417,7 @@ func (c *Counter) Usage(req llm.Request, resp llm.Response) llm.Usage {
 		for _, tc := range m.ToolCalls {
 			prompt += Count(req.Model, tc.Name) + c.Count(req.Model, tc.Arguments)
 		}
+		prompt += countImages(m)
 	}
 	completion := c.Count(req.Model, resp.Text)
 	for _, tc := range resp.ToolCalls {
