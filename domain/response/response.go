@@ -29,7 +29,11 @@ type State struct {
 	Output      []events.Item
 	// outputTurns is the turn of each output item.
 	outputTurns []int
-	// started are the server tool calls recorded as started (ResponseCallStarted), with their turns.
+	// started are the server tool calls the current turn recorded as started (ResponseCallStarted), with their
+	// turn. Those of a recorded turn are dropped when it is: CallStarted and Interrupted ask only about the current
+	// turn (a call's item ID derives from its turn, so no call of a later turn has the ID of an earlier one's, and
+	// a call is started only in the current turn), and a loop driving the response again after a crash starts from
+	// the current turn too.
 	started []startedCall
 	// Turns counts the model calls recorded (each closed by ResponseTurnRecorded).
 	Turns int
@@ -59,6 +63,18 @@ type startedCall struct {
 	turn int
 }
 
+// startedIn is the calls of started that belong to turn or a later one, in a slice of their own (a clone's may
+// share the backing array).
+func startedIn(started []startedCall, turn int) []startedCall {
+	var out []startedCall
+	for _, c := range started {
+		if c.turn >= turn {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Apply folds one event.
 func (s *State) Apply(e events.Envelope) {
 	s.Seq = e.Sequence
@@ -80,6 +96,7 @@ func (s *State) Apply(e events.Envelope) {
 		s.started = append(s.started, startedCall{item: d.Item, turn: d.Turn})
 	case events.ResponseTurnRecorded:
 		s.Turns = d.Turn + 1
+		s.started = startedIn(s.started, s.Turns)
 		s.Usage = s.Usage.Add(d.Usage)
 		s.PendingEnd = End{Status: d.End, Reason: d.Reason}
 	case events.ResponseCompleted:
