@@ -111,23 +111,42 @@ func (s *State) Find(id string) (*Item, bool) {
 	return it, true
 }
 
+// Create is what a client's conversations.create records: the conversation with its first items, which are
+// checked as Add checks a client's items (checkItems).
+func Create(metadata map[string]string, items []events.Item) ([]events.Event, error) {
+	if err := checkItems(&State{}, items); err != nil {
+		return nil, err
+	}
+	evs := []events.Event{events.ConversationCreated{Metadata: metadata}}
+	if len(items) > 0 {
+		evs = append(evs, events.ConversationItemsAdded{Items: items})
+	}
+	return evs, nil
+}
+
 // Add is what a client's items.create records.
 func Add(s *State, account string, items []events.Item) ([]events.Event, error) {
 	if !s.Owned(account) {
 		return nil, errs.NotFoundf("conversation", s.ID)
 	}
-	if len(items) > MaxItemsPerAdd {
-		return nil, errs.InvalidField("items", "at most %d items can be added at a time, got %d", MaxItemsPerAdd, len(items))
-	}
-	for i, it := range items {
-		if _, ok := s.index[it.ID]; ok {
-			return nil, errs.InvalidField("items", "items[%d]: an item with id '%s' is already in the conversation", i, it.ID)
-		}
-	}
-	if err := Distinct(items); err != nil {
+	if err := checkItems(s, items); err != nil {
 		return nil, err
 	}
 	return []events.Event{events.ConversationItemsAdded{Items: items}}, nil
+}
+
+// checkItems is the one rule for the items a client adds to s, at its creation or after: at most MaxItemsPerAdd,
+// none with the ID of an item s holds, no two with one ID (Distinct).
+func checkItems(s *State, items []events.Item) error {
+	if len(items) > MaxItemsPerAdd {
+		return errs.InvalidField("items", "at most %d items can be added at a time, got %d", MaxItemsPerAdd, len(items))
+	}
+	for i, it := range items {
+		if _, ok := s.index[it.ID]; ok {
+			return errs.InvalidField("items", "items[%d]: an item with id '%s' is already in the conversation", i, it.ID)
+		}
+	}
+	return Distinct(items)
 }
 
 // Distinct refuses items of which two carry the same ID: the second would hide the first, which could then be

@@ -309,18 +309,11 @@ func (c *Conversations) Create(ctx context.Context, actor auth.Principal, metada
 	if err := ValidateMetadata("metadata", metadata); err != nil {
 		return "", eventstore.Appended{}, err
 	}
-	if len(items) > conversation.MaxItemsPerAdd {
-		return "", eventstore.Appended{}, errs.InvalidField("items", "at most %d items can be added at a time, got %d", conversation.MaxItemsPerAdd, len(items))
-	}
-	items = identify(items)
-	if err := conversation.Distinct(items); err != nil {
+	evs, err := conversation.Create(metadata, identify(items))
+	if err != nil {
 		return "", eventstore.Appended{}, err
 	}
 	id := events.NewPrefixedID(ids.Conversation.Prefix)
-	evs := []events.Event{events.ConversationCreated{Metadata: metadata}}
-	if len(items) > 0 {
-		evs = append(evs, events.ConversationItemsAdded{Items: items})
-	}
 	app, err := c.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: actor.AccountID, Actor: actor.Actor()},
 		func(*conversation.State) ([]events.Event, error) { return evs, nil })
 	return id, app, err
