@@ -82,6 +82,8 @@ type Worker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	stops  *stops
+	// driving holds the runs whose lock this worker holds (Kick leaves them alone).
+	driving *driving
 }
 
 // New returns a worker listening for the events that stop a turn; register its Handler and Close it on stop.
@@ -103,7 +105,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Worker{cfg: cfg, slots: make(chan struct{}, cfg.MaxRuns), ctx: ctx, cancel: cancel, stops: st}, nil
+	return &Worker{cfg: cfg, slots: make(chan struct{}, cfg.MaxRuns), ctx: ctx, cancel: cancel, stops: st, driving: newDriving()}, nil
 }
 
 // Handler is the run worker's reaction to the log: a run queued (created, or given its tool outputs) or asked to
@@ -138,8 +140,13 @@ func (w *Worker) handle(ctx context.Context, e events.Envelope) error {
 }
 
 // Kick drives a run if this node has a free slot (the sweeper's way to take over a run nobody drives). It never
-// waits.
+// waits. It reports false, and does nothing, for a run this node drives already (holds its lock): a long model call
+// leaves a run unchanged past the sweeper's stall, and such a kick would only be refused the lock. A run whose lock
+// another node holds, live or dead, is not known here: it is kicked, and a dead node's is taken once its lock expires.
 func (w *Worker) Kick(ref thread.RunRef) bool {
+	if w.driving.has(ref.RunID) {
+		return false
+	}
 	select {
 	case w.slots <- struct{}{}:
 	default:
@@ -197,7 +204,9 @@ func (w *Worker) drive(ctx context.Context, ref thread.RunRef) {
 		if !ok {
 			return
 		}
+		undrive := w.driving.add(ref.RunID)
 		ended, err := w.work(l.ctx, ref)
+		undrive()
 		if err == nil && ended {
 			// Nothing can hand an ended run back, so nobody will want its lock: it expires by itself, and there is
 			// nothing to look at again. (Deleting it and looking cost two of a run's round trips to the log.)

@@ -56,11 +56,14 @@ type Config struct {
 	Interval time.Duration
 	// Stalled is how long a run may sit in queued, in_progress or cancelling before the sweeper hands it to a
 	// worker again (default: the lease TTL, the run lock's, past which a dead worker's lock has expired or is about
-	// to). Handing a run that a live worker drives is harmless: the worker elsewhere holds its lock, and the kick
-	// costs one refused lock. With twice the TTL and a sweep every TTL, a dead node's runs waited up to 9 s for
-	// their kick, and settled 10.6-12.8 s after a restart was ready.
+	// to). A turn that waits on its model longer than this looks stalled too. This node's worker knows the runs it
+	// drives and Kick refuses them; a run a live worker elsewhere drives is handed anyway, at the cost of one refused
+	// lock a sweep, since this node cannot tell it from a dead node's run whose lock has not expired yet (whose next
+	// kick must come a sweep later, not a stall later). With twice the TTL and a sweep every TTL, a dead node's runs
+	// waited up to 9 s for their kick, and settled 10.6-12.8 s after a restart was ready.
 	Stalled time.Duration
-	// Kick hands a run to the run worker; it does nothing when a worker already drives the run.
+	// Kick hands a run to this node's run worker and reports whether it did: not when the worker drives the run
+	// already or has no free slot. A run whose lock another node holds is handed, and the worker finds it taken.
 	Kick   func(thread.RunRef) bool
 	Now    func() time.Time
 	Logger *slog.Logger
