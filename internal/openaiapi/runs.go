@@ -335,7 +335,7 @@ func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.stepsCaughtUp(r.Context(), threadID); err != nil {
+	if err := f.caughtUp(r.Context(), projections.RunSteps{}, threadID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -363,7 +363,7 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.stepsCaughtUp(r.Context(), threadID); err != nil {
+	if err := f.caughtUp(r.Context(), projections.RunSteps{}, threadID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -380,23 +380,24 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, paginate(items, p))
 }
 
-// stepsCaughtUp waits (briefly) until the run steps read model has applied the thread's last event of each kind it
-// folds. Steps are folded apart from runs: without it, a client that saw a run cancelled could list its step still
-// in progress.
-func (f *Face) stepsCaughtUp(ctx context.Context, threadID string) error {
+// caughtUp waits (briefly) until a thread's read model has applied the thread's last event of each kind it folds.
+// Steps and messages are folded apart from runs: without it, a client that saw a run completed (createAndPoll, then
+// messages.list, as every Assistants quickstart does) could list the thread without the run's answer, or a cancelled
+// run's step still in progress.
+func (f *Face) caughtUp(ctx context.Context, view projections.Projection, threadID string) error {
 	stream, err := f.d.JS.Stream(ctx, f.d.Names.EventsStream())
 	if err != nil {
 		return fmt.Errorf("open the log: %w", err)
 	}
 	var last uint64
-	for _, t := range (projections.RunSteps{}).EventTypes() {
+	for _, t := range view.EventTypes() {
 		agg, name := events.SplitType(t)
 		m, err := stream.GetLastMsgForSubject(ctx, f.d.Names.EventSubject(agg, threadID, name))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("find the thread's last step event: %w", err)
+			return fmt.Errorf("find the thread's last %s event: %w", t, err)
 		}
 		last = max(last, m.Sequence)
 	}
@@ -405,7 +406,7 @@ func (f *Face) stepsCaughtUp(ctx context.Context, threadID string) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := f.d.Views.WaitFor(wctx, "run_steps", last); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := f.d.Views.WaitFor(wctx, view.Name(), last); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil

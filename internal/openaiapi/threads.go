@@ -265,8 +265,19 @@ func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, i
 	writeJSON(w, messageWire(m.Obj))
 }
 
+// getMessage answers once the messages read model shows the thread's last message event: a message a run step names
+// can be read the moment the step can.
 func (f *Face) getMessage(w http.ResponseWriter, r *http.Request) {
-	f.answerMessage(w, r, chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id"))
+	threadID := chi.URLParam(r, "thread_id")
+	if _, err := f.thread(r, threadID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.caughtUp(r.Context(), projections.Messages{}, threadID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerMessage(w, r, threadID, chi.URLParam(r, "message_id"))
 }
 
 func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
@@ -307,6 +318,10 @@ func (f *Face) listMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := f.thread(r, threadID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.caughtUp(r.Context(), projections.Messages{}, threadID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
