@@ -630,3 +630,134 @@ func TestAHandlersConsumerIsMadeOncePerNodeWhateverItsWorkers(t *testing.T) {
 		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
 	}
 }
+
+// Two nodes of the newer build start at once on a log whose handler was renamed, as in a rolling upgrade: each takes
+// the old consumer over. The second may look for the new consumer before the first makes it and for the old one
+// after the first deletes it; it then asks for a consumer reading the log from the start, which the server refuses
+// (a consumer's start cannot change). The node works the takeover out again and tries again, so both start, and the
+// new consumer starts where the old one's settled deliveries ended. The race comes about in a few rounds of sixty;
+// each round has names of its own.
+func TestTwoNodesTakingOverARenamedHandlersConsumerAtOnceBothStart(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := t.Context()
+	for i := range 3 {
+		e.submit(t, fmt.Sprintf("j%d", i))
+	}
+	conflicts := &retries{}
+	const rounds = 60
+	for round := range rounds {
+		old, renamed := fmt.Sprintf("old%d", round), fmt.Sprintf("renamed%d", round)
+		// The older build's consumer (its durable name, filter and explicit acks) has settled the first event.
+		oc, err := e.srv.JS.CreateOrUpdateConsumer(ctx, e.names.EventsStream(), jetstream.ConsumerConfig{
+			Durable: e.names.Consumer("h", old), AckPolicy: jetstream.AckExplicitPolicy,
+			FilterSubjects: []string{e.names.TypeFilter("job.submitted")},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch, err := oc.Fetch(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range batch.Messages() {
+			if err := m.DoubleAck(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		info, err := oc.Info(ctx)
+		if err != nil || info.AckFloor.Stream == 0 {
+			t.Fatalf("round %d: the old consumer settled nothing (%v)", round, err)
+		}
+		floor := info.AckFloor.Stream
+
+		start := make(chan struct{})
+		nodes, cancel := context.WithCancel(ctx)
+		ready := make(chan struct{}, 2)
+		finished := make(chan error, 2)
+		for range 2 {
+			rt, err := runtime.New(runtime.Config{
+				Connect: func() (*nats.Conn, error) { return natsx.ConnectEmbedded(e.srv.NS, "handlers") },
+				JS:      e.srv.JS, Store: e.store, Names: e.names, CloseTimeout: 5 * time.Second,
+				Logger: slog.New(conflicts),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rt.Add(runtime.Handler{Name: renamed, Formerly: old, EventTypes: []string{"job.submitted"},
+				Handle: func(context.Context, events.Envelope) error { return nil }}); err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				<-start
+				finished <- rt.Run(nodes, func() { ready <- struct{}{} })
+			}()
+		}
+		close(start)
+		failed := 0
+		for range 2 {
+			select {
+			case <-ready:
+			case err := <-finished:
+				failed++
+				t.Errorf("round %d: a node did not start: %v", round, err)
+			case <-time.After(30 * time.Second):
+				t.Fatalf("round %d: the nodes not running after 30s", round)
+			}
+		}
+		cancel()
+		for range 2 - failed {
+			if err := <-finished; err != nil {
+				t.Errorf("round %d: stop: %v", round, err)
+			}
+		}
+		if failed > 0 {
+			continue
+		}
+		cur, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", renamed))
+		if err != nil {
+			t.Fatalf("round %d: the new consumer: %v", round, err)
+		}
+		c := cur.CachedInfo().Config
+		if c.DeliverPolicy != jetstream.DeliverByStartSequencePolicy || c.OptStartSeq != floor+1 {
+			t.Errorf("round %d: the new consumer starts %v at %d, want at %d, after the old one's ack floor",
+				round, c.DeliverPolicy, c.OptStartSeq, floor+1)
+		}
+		_, err = e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", old))
+		if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			t.Errorf("round %d: the old consumer after the takeover: %v", round, err)
+		}
+	}
+	// How often the race came about: each is a start that met the other node's takeover and tried again.
+	t.Logf("%d starts of %d rounds tried again: %q", len(conflicts.seen()), rounds, conflicts.seen())
+}
+
+// retries records the steps of a node's start that failed and were tried again.
+type retries struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (r *retries) seen() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.errs...)
+}
+
+func (r *retries) Enabled(context.Context, slog.Level) bool { return true }
+func (r *retries) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *retries) WithGroup(string) slog.Handler            { return r }
+func (r *retries) Handle(_ context.Context, rec slog.Record) error {
+	if rec.Message != "the cluster is not ready yet; trying again" {
+		return nil
+	}
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" {
+			r.mu.Lock()
+			r.errs = append(r.errs, a.Value.String())
+			r.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}

@@ -47,7 +47,7 @@ func Run(ctx context.Context, kv jetstream.KeyValue, name, holder string, ttl ti
 		rev = keep(held, kv, name, holder, rev, renew, ttl, logger)
 		lost()
 		<-done
-		release(kv, name, rev)
+		release(kv, name, holder, rev)
 		if ctx.Err() == nil {
 			sleep(ctx, renew)
 		}
@@ -130,13 +130,25 @@ func isWrongRevision(err error) bool {
 }
 
 // release deletes the lease if this holder still has it, so that another node need not wait for it to expire.
-func release(kv jetstream.KeyValue, name string, rev uint64) {
+//
+// The key may be this holder's at a later revision than rev: a renewal on its way when the holder stopped went in,
+// but its answer was dropped with the holder's context, so keep returned the revision before it. Deleting only at
+// rev then deleted nothing, and the stopped node kept the lease until it expired: the node taking over (a
+// projection's writer on a rolling restart) waited up to a TTL for it. As in reclaim, the key is deleted at its
+// revision if it still names this holder; another holder's key is not touched.
+func release(kv jetstream.KeyValue, name, holder string, rev uint64) {
 	if rev == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_ = kv.Delete(ctx, name, jetstream.LastRevision(rev))
+	err := kv.Delete(ctx, name, jetstream.LastRevision(rev))
+	if err == nil || !isWrongRevision(err) {
+		return
+	}
+	if e, err := kv.Get(ctx, name); err == nil && string(e.Value()) == holder {
+		_ = kv.Delete(ctx, name, jetstream.LastRevision(e.Revision()))
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {
