@@ -50,6 +50,9 @@ type Item struct {
 	ApprovalRequestID string          `json:"approval_request_id,omitempty"`
 	Approve           *bool           `json:"approve,omitempty"`
 	Reason            string          `json:"reason,omitempty"`
+	// EncryptedContent is a compaction item's sealed summary as the client sent it (internal/compaction); the
+	// item's Content holds the summary opened, which is what the model reads.
+	EncryptedContent string `json:"encrypted_content,omitempty"`
 	// Chunks are the byte lengths of the pieces in which the model streamed a message's text (or a function call's
 	// arguments): a stream synthesised from the log splits the text the same way, so its sequence numbers are the
 	// ones the live stream had.

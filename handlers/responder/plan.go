@@ -8,6 +8,7 @@ import (
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/turn"
+	"github.com/contrailhq/contrail/internal/compaction"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/tokens"
 )
@@ -190,6 +191,12 @@ func (l *Loop) messages(items []events.Item, files shown) []llm.Message {
 		case "function_call_output":
 			flush()
 			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: it.CallID, Content: outputText(it.Output)})
+		case compaction.ItemType:
+			// the summary the face opened (an item it could not open was refused): it stands for the items compacted
+			flush()
+			if t := it.Text(); t != "" {
+				out = append(out, llm.Message{Role: llm.RoleUser, Content: compaction.ContextText(t)})
+			}
 		case "mcp_list_tools", "mcp_approval_request":
 			// the tools are offered as functions; a request waits for its answer (below) or its call
 		case "mcp_call":

@@ -21,6 +21,7 @@ import (
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/compaction"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
 	"github.com/contrailhq/contrail/internal/ids"
@@ -98,6 +99,9 @@ type Deps struct {
 	// MCP checks an mcp tool's server_url against the hosts this node may call and seals its headers; nil: the mcp
 	// tool is refused.
 	MCP MCPServers
+	// Compaction seals the summaries of POST /v1/responses/compact and opens the compaction items of an input;
+	// nil: this node neither compacts nor reads compaction items (400).
+	Compaction *compaction.Sealer
 	// VectorStores are the commands on vector stores, their files and batches.
 	VectorStores VectorStoreCommands
 	// VectorStoreFiles are the commands on the stores' files and file batches.
@@ -180,6 +184,7 @@ func (f *Face) Routes(r chi.Router) {
 
 		r.Post("/responses", f.createResponse)
 		r.Post("/responses/input_tokens", f.countInputTokens)
+		r.Post("/responses/compact", f.compactResponse)
 		r.Get("/responses/{response_id}", f.getResponse)
 		r.Delete("/responses/{response_id}", f.deleteResponse)
 		r.Post("/responses/{response_id}/cancel", f.cancelResponse)

@@ -28,6 +28,9 @@ import (
 
 func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 	in, err := f.readNewResponse(r)
+	if err == nil {
+		err = f.openCompactions(principal(r).AccountID, "input", in.Input)
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

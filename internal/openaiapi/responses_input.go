@@ -9,6 +9,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/compaction"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
 )
@@ -287,6 +288,7 @@ type wireInItem struct {
 	ApprovalRequestID string          `json:"approval_request_id"`
 	Approve           *bool           `json:"approve"`
 	Reason            *string         `json:"reason"`
+	EncryptedContent  string          `json:"encrypted_content"`
 }
 
 // readItems reads a list of items (input, a conversation's items).
@@ -392,6 +394,15 @@ func (w wireInItem) item(at string) (events.Item, error) {
 		if w.Error != nil {
 			it.Error = *w.Error
 		}
+	case compaction.ItemType:
+		// opened (and refused when not ours) where the account is known: Face.openCompactions
+		if w.EncryptedContent == "" {
+			return it, errs.Missing(at + ".encrypted_content")
+		}
+		if len(w.EncryptedContent) > 2*compaction.MaxSummary {
+			return it, errs.InvalidField(at+".encrypted_content", "'%s.encrypted_content' is longer than %d bytes", at, 2*compaction.MaxSummary)
+		}
+		it.EncryptedContent = w.EncryptedContent
 	case "":
 		return it, errs.Missing(at + ".type")
 	default:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/compaction"
 )
 
 // obj is a JSON object the face writes; Go maps keep the fields openai-node's types require present (null where
@@ -221,6 +222,8 @@ func wireItem(it events.Item, include []string) obj {
 		return o
 	case "item_reference":
 		return obj{"type": "item_reference", "id": it.ID}
+	case compaction.ItemType:
+		return obj{"type": compaction.ItemType, "id": it.ID, "encrypted_content": it.EncryptedContent}
 	case "mcp_list_tools":
 		tools := json.RawMessage(`[]`)
 		if len(it.Tools) > 0 {

@@ -28,6 +28,7 @@ var assistantsEndpoints = []string{
 	// The Responses and Conversations APIs (reference/responses-and-mcp.md 1a).
 	"POST /v1/responses", "GET /v1/responses/{response_id}", "DELETE /v1/responses/{response_id}",
 	"POST /v1/responses/{response_id}/cancel", "GET /v1/responses/{response_id}/input_items", "POST /v1/responses/input_tokens",
+	"POST /v1/responses/compact",
 	"POST /v1/conversations", "GET /v1/conversations/{conversation_id}", "POST /v1/conversations/{conversation_id}",
 	"DELETE /v1/conversations/{conversation_id}", "GET /v1/conversations/{conversation_id}/items",
 	"POST /v1/conversations/{conversation_id}/items", "GET /v1/conversations/{conversation_id}/items/{item_id}",

@@ -14,6 +14,7 @@ import (
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/handlers/responder"
+	"github.com/contrailhq/contrail/internal/compaction"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/llm"
 	mcpclient "github.com/contrailhq/contrail/internal/mcp/client"
@@ -49,7 +50,12 @@ func (p *Platform) assembleMCP(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read the mcp sealing key: %w", err)
 	}
-	p.mcpSeal, err = mcpclient.NewSealer(e.Value(), p.Config.SigningSecret)
+	if p.mcpSeal, err = mcpclient.NewSealer(e.Value(), p.Config.SigningSecret); err != nil {
+		return err
+	}
+	// The compaction summaries' key is derived from the same deployment-wide material under its own label
+	// (internal/compaction): every node opens what any node sealed, and neither key opens the other's boxes.
+	p.compactSeal, err = compaction.NewSealer(e.Value(), p.Config.SigningSecret)
 	return err
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/contrailhq/contrail/internal/auth"
 	"github.com/contrailhq/contrail/internal/blobs"
 	"github.com/contrailhq/contrail/internal/commands"
+	"github.com/contrailhq/contrail/internal/compaction"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/console"
 	"github.com/contrailhq/contrail/internal/dirlock"
@@ -106,6 +107,8 @@ type Platform struct {
 	MCP *mcpclient.Client
 	// mcpSeal seals the mcp tool's headers for the log and opens them for a call.
 	mcpSeal *mcpclient.Sealer
+	// compactSeal seals the summaries of /v1/responses/compact for the client to carry and opens them.
+	compactSeal *compaction.Sealer
 	// code is the sandbox code_interpreter runs in, made when first needed.
 	code *codeSandbox
 	// Now is the platform's clock (tests inject one).
