@@ -33,8 +33,9 @@ func wireConversation(s *conversation.State) obj {
 	return obj{"id": s.ID, "object": "conversation", "created_at": s.CreatedAt.Unix(), "metadata": md}
 }
 
-// readConversationItems reads a request's items (at most 20).
-func readConversationItems(in fields) ([]events.Item, error) {
+// readConversationItems reads a request's items (at most 20); a compaction item among them is opened as in a
+// response's input, so that a response of the conversation reads its summary.
+func (f *Face) readConversationItems(r *http.Request, in fields) ([]events.Item, error) {
 	raw, ok := in.m["items"]
 	if !ok || in.null("items") {
 		return nil, nil
@@ -46,7 +47,7 @@ func readConversationItems(in fields) ([]events.Item, error) {
 	if len(items) > conversation.MaxItemsPerAdd {
 		return nil, errs.InvalidField("items", "Invalid 'items': array too long. Expected an array with maximum length %d, but got an array with length %d instead.", conversation.MaxItemsPerAdd, len(items))
 	}
-	return items, nil
+	return items, f.openCompactions(principal(r).AccountID, "items", items)
 }
 
 func (f *Face) createConversation(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +61,7 @@ func (f *Face) createConversation(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	items, err := readConversationItems(in)
+	items, err := f.readConversationItems(r, in)
 	if err == nil {
 		err = f.checkItemFiles(r, "items", items)
 	}
@@ -133,7 +134,7 @@ func (f *Face) createConversationItems(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.Missing("items"))
 		return
 	}
-	items, err := readConversationItems(in)
+	items, err := f.readConversationItems(r, in)
 	if err == nil {
 		err = f.checkItemFiles(r, "items", items)
 	}

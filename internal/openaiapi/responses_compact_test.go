@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/conversations"
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
@@ -89,6 +90,21 @@ func TestResponsesCompact(t *testing.T) {
 	if got := roles(e.model.Requests()[3]); len(got) < 2 || !strings.HasSuffix(got[1], "her number is 42.") {
 		t.Fatalf("chained context: %q", got)
 	}
+
+	// In a conversation's items: opened when added, read by the conversation's responses.
+	conv, err := e.client.Conversations.New(ctx, conversations.ConversationNewParams{
+		Items: []responses.ResponseInputItemUnionParam{compactionParam(item.ID, item.EncryptedContent)}})
+	if err != nil {
+		t.Fatalf("conversation: %v", apiErr(err))
+	}
+	e.model.Enqueue(llmtest.Text("42."))
+	if _, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("My number?"),
+		Conversation: responses.ResponseNewParamsConversationUnion{OfString: openai.String(conv.ID)}}); err != nil {
+		t.Fatalf("in the conversation: %v", apiErr(err))
+	}
+	if got := roles(e.model.Requests()[4]); len(got) != 2 || !strings.HasSuffix(got[0], "her number is 42.") {
+		t.Fatalf("conversation context: %q", got)
+	}
 }
 
 // TestResponsesCompactRefusals: a compaction item that is not this platform's for the caller (another account's,
@@ -127,6 +143,9 @@ func TestResponsesCompactRefusals(t *testing.T) {
 	_, err = e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini",
 		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{compactionParam("cmp_1", "")}}})
 	wantAPIError(t, err, http.StatusBadRequest, "input[0].encrypted_content")
+	_, err = other.Conversations.New(ctx, conversations.ConversationNewParams{
+		Items: []responses.ResponseInputItemUnionParam{hello, compactionParam("cmp_1", mine.EncryptedContent)}})
+	wantAPIError(t, err, http.StatusBadRequest, "items[1].encrypted_content")
 
 	_, err = e.client.Responses.Compact(ctx, responses.ResponseCompactParams{Model: "gpt-4o-mini"})
 	wantAPIError(t, err, http.StatusBadRequest, "input")
