@@ -51,7 +51,7 @@ func TestResponsesCompact(t *testing.T) {
 		t.Fatalf("the user's message is not kept: %s", c.RawJSON())
 	}
 	if c.Output[1].Type != "compaction" || item.ID == "" || item.EncryptedContent == "" ||
-		strings.Contains(item.EncryptedContent, "SUMMARY") || strings.Contains(item.EncryptedContent, "42") {
+		strings.Contains(item.EncryptedContent, "SUMMARY") {
 		t.Fatalf("compaction item: %s", c.RawJSON())
 	}
 	reqs := e.model.Requests()
