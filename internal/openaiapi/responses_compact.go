@@ -34,8 +34,9 @@ type ResponseHistory interface {
 
 // offlineCannotCompact is the answer for the offline model, which cannot write a summary: refused rather than
 // answered with a summary that would lose the conversation without a word.
-const offlineCannotCompact = "The model '%s' is Contrail's offline model, which cannot summarize a conversation, so it " +
-	"cannot compact one. Set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible server and name one of its models."
+const offlineCannotCompact = "The model '%s' is answered by Contrail's offline model, which cannot summarize a " +
+	"conversation, so it cannot compact one. Set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible server " +
+	"and name one of its models."
 
 func (f *Face) compactResponse(w http.ResponseWriter, r *http.Request) {
 	out, err := f.compact(r)

@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
 func compactInput(items ...responses.ResponseInputItemUnionParam) responses.ResponseCompactParamsInputUnion {
@@ -165,6 +166,15 @@ func TestResponsesCompactRefusals(t *testing.T) {
 	}()
 	if !strings.Contains(ae.Message, "OPENAI_BASE_URL") {
 		t.Errorf("the offline model's refusal does not say how to set a real model: %s", ae.RawJSON())
+	}
+	// A node with no model server: every bare model name is the offline model's.
+	bare := platformtest.Start(t)
+	_, bareKey := bare.NewAccount(t, "bare")
+	bareClient := sdk(bare, bareKey)
+	_, err = bareClient.Responses.Compact(ctx, responses.ResponseCompactParams{Model: "gpt-4o-mini",
+		Input: responses.ResponseCompactParamsInputUnion{OfString: openai.String("My name is Ada.")}})
+	if ae := wantAPIError(t, err, http.StatusBadRequest, "model"); !strings.Contains(ae.Message, "offline model") {
+		t.Errorf("no model server: %s", ae.RawJSON())
 	}
 
 	// Fields of the wrong type, and no model, read without the SDK.
