@@ -279,6 +279,10 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = f.checkItemFiles(r, "input", items)
 	}
+	if err == nil {
+		// a compaction item counts as the summary the model would read
+		err = f.openCompactions(principal(r).AccountID, "input", items)
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

@@ -30,6 +30,7 @@ func compactionParam(id, content string) responses.ResponseInputItemUnionParam {
 func TestResponsesCompact(t *testing.T) {
 	e := newEnv(t)
 	ctx := ctxFor(t)
+	hello := responses.ResponseInputItemParamOfMessage("hello", responses.EasyInputMessageRoleUser)
 	e.model.Enqueue(llmtest.Text("Noted, Ada."), llmtest.Text("SUMMARY: the user is Ada; her number is 42."),
 		llmtest.Text("Your number is 42."))
 	first, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini",
@@ -80,6 +81,20 @@ func TestResponsesCompact(t *testing.T) {
 	if err != nil || len(items.Data) != 3 || items.Data[1].Type != "compaction" ||
 		items.Data[1].AsCompaction().EncryptedContent != item.EncryptedContent {
 		t.Fatalf("input items: %v: %s", apiErr(err), raw(items))
+	}
+
+	// input_tokens counts the summary a compaction item stands for, as it would a message of that text.
+	plain, err := e.client.Responses.InputTokens.Count(ctx, responses.InputTokenCountParams{Model: openai.String("gpt-4o-mini"),
+		Input: responses.InputTokenCountParamsInputUnion{OfResponseInputItemArray: []responses.ResponseInputItemUnionParam{hello,
+			responses.ResponseInputItemParamOfMessage("SUMMARY: the user is Ada; her number is 42.", responses.EasyInputMessageRoleUser)}}})
+	if err != nil {
+		t.Fatalf("input_tokens: %v", apiErr(err))
+	}
+	with, err := e.client.Responses.InputTokens.Count(ctx, responses.InputTokenCountParams{Model: openai.String("gpt-4o-mini"),
+		Input: responses.InputTokenCountParamsInputUnion{OfResponseInputItemArray: []responses.ResponseInputItemUnionParam{
+			hello, compactionParam(item.ID, item.EncryptedContent)}}})
+	if err != nil || with.InputTokens != plain.InputTokens {
+		t.Fatalf("input_tokens with a compaction item: %v: %s (with the summary as a message: %d)", apiErr(err), raw(with), plain.InputTokens)
 	}
 
 	// Chained on: the follow-up's compaction item is in the context the next response reads.
