@@ -51,7 +51,7 @@ type Citer interface {
 
 // plan builds the model request of the response's current turn: the instructions, the history, the response's
 // input, then its own output so far.
-func (l *Loop) plan(s response.State, history []events.Item, files shown) (plan, error) {
+func (l *Loop) plan(s response.State, history []events.Item, files turn.Shown) (plan, error) {
 	rq := s.Request
 	p := plan{servers: map[string]serverTool{}}
 	req := llm.Request{Model: rq.Model, Temperature: rq.Temperature, TopP: rq.TopP}
@@ -147,7 +147,7 @@ const outputReserve = 4096
 // messages turns items into chat messages: consecutive function calls become one assistant message with its tool
 // calls, each output a tool message; an item_reference stands for the earlier item of its ID. files are the image
 // files the messages show (readImages).
-func (l *Loop) messages(items []events.Item, files shown) []llm.Message {
+func (l *Loop) messages(items []events.Item, files turn.Shown) []llm.Message {
 	byID := map[string]events.Item{}
 	var out []llm.Message
 	var pending *llm.Message // an assistant message gathering tool calls

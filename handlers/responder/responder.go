@@ -87,20 +87,12 @@ type Preparer interface {
 		start func(events.Item) error) (items []events.Item, end response.End)
 }
 
-// ImageFiles reads the files a response's messages show as images (input_image by file_id).
-type ImageFiles interface {
-	// ReadImage returns one of account's files that a model can be shown as an image: its media type and bytes.
-	// A file that is gone, another account's, too large or not an image is an error the errs package codes
-	// (not_found, invalid); any other error is the store's.
-	ReadImage(ctx context.Context, account, field, id string) (mediaType string, data []byte, err error)
-}
-
 // Config wires a Loop.
 type Config struct {
 	Responses Recorder
 	Models    llm.Provider
 	// Images reads image files for the model; nil shows the model a note in place of each.
-	Images ImageFiles
+	Images turn.ImageFiles
 	// Executors run the server-side tools, by tool type.
 	Executors map[string]Executor
 	// Concurrency is how many responses this node drives at once (default 64).
@@ -155,7 +147,7 @@ func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
 	// The history before the response (its chain of previous responses, or its conversation) does not change while
 	// it runs (its own items join the conversation at its end): it is read once, at its first turn.
 	var history []events.Item
-	var images shown
+	var images turn.Shown
 	read := false
 	for !s.Ended() && ctx.Err() == nil {
 		switch {
@@ -222,7 +214,7 @@ func (l *Loop) executorFor(itemType string) (Executor, bool) {
 }
 
 // turn asks the model once, with history before the response's own context, and records what it answered.
-func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item, images shown) (response.State, error) {
+func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item, images turn.Shown) (response.State, error) {
 	rs := l.cfg.Responses
 	step := s.Turns
 	prep, prepEnd, err := l.prepare(ctx, s, history)

@@ -40,8 +40,9 @@ var rules = []rule{
 	{covers: "internal/commands", never: append([]string{"handlers/...", "internal/platform/..."}, faces...)},
 	{covers: "handlers/...", never: append([]string{"internal/commands", "projections", "internal/platform/..."}, faces...)},
 	// the turn machinery the run worker and the responder share: pure rules over the events and the model's types,
-	// so that neither loop's aggregate, store or NATS leaks into the other through it
-	{covers: "handlers/turn", only: []string{"events", "internal/llm"}, noNATS: true},
+	// so that neither loop's aggregate, store or NATS leaks into the other through it (errs, pure as well, tells a
+	// file a model is not shown from a store's failure)
+	{covers: "handlers/turn", only: []string{"events", "internal/llm", "internal/errs"}, noNATS: true},
 	{covers: "projections", never: append([]string{"handlers/...", "internal/commands", "internal/platform/..."}, faces...)},
 	{covers: "internal/limits", never: []string{"projections", "internal/commands", "handlers/..."}},
 	{covers: "internal/agents", never: []string{"projections", "internal/commands", "handlers/..."}},
