@@ -32,8 +32,9 @@ type entry struct {
 
 // planTurn builds the model request of the run's current turn: the instructions, the thread's messages, and the
 // run's tool calls so far with their outputs, in the order they happened; truncated as the run asks, and checked
-// against the run's token budgets (which count every turn of the run, as OpenAI counts them).
-func planTurn(t *thread.State, r *thread.Run) (plan, error) {
+// against the run's token budgets (which count every turn of the run, as OpenAI counts them, images included by
+// tokens.ImageTokens). files are the image files the messages show (Worker.plan).
+func planTurn(t *thread.State, r *thread.Run, files turn.Shown) (plan, error) {
 	var p plan
 	req := llm.Request{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP}
 	for _, tool := range r.Tools {
@@ -66,8 +67,8 @@ func planTurn(t *thread.State, r *thread.Run) (plan, error) {
 
 	var entries []entry
 	for _, m := range t.Live() {
-		if text := m.Text(); text != "" {
-			entries = append(entries, entry{seq: m.Seq, Entry: turn.Entry{Droppable: true, Messages: []llm.Message{{Role: m.Role, Content: text}}}})
+		if msg := messageOf(m, files); msg.Content != "" || len(msg.Images) > 0 {
+			entries = append(entries, entry{seq: m.Seq, Entry: turn.Entry{Droppable: true, Messages: []llm.Message{msg}}})
 		}
 	}
 	for _, id := range r.Steps {

@@ -72,6 +72,8 @@ type Config struct {
 	Code   CodeRunner
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Images reads the image files messages show (nil: the model reads a note in place of each).
+	Images turn.ImageFiles
 }
 
 // Worker drives runs.
@@ -281,7 +283,7 @@ func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r
 	if tool, ok := fileSearchOf(r); ok && r.Model == llm.ProviderOffline && w.cfg.Files != nil {
 		return w.offlineFileSearch(ctx, ref, t, r, step, tool)
 	}
-	plan, err := planTurn(t, r)
+	plan, err := w.plan(ctx, t, r)
 	if err != nil {
 		return nil, fmt.Errorf("plan turn of run %s: %w", ref.RunID, err)
 	}

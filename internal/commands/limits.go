@@ -1,12 +1,14 @@
 package commands
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/url"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/contrailhq/contrail/domain/file"
 	"github.com/contrailhq/contrail/internal/errs"
 )
 
@@ -127,6 +129,41 @@ func checkHost(h string) error {
 				return fmt.Errorf("the host name may hold letters, digits, '-' and '.' only")
 			}
 		}
+	}
+	return nil
+}
+
+// maxImageDataURLBytes bounds an image given as a data URL (a message's image_url): the image is kept whole in the
+// message's event, as the model is to be sent it, and the bound leaves room in the event (at most 1 MiB,
+// JetStream's default max_payload) for the rest of the message. It is the bound of a Responses input_image's URL.
+const maxImageDataURLBytes = 512 << 10
+
+// CheckImageURL accepts an image's URL as a model is given one: an http(s) URL a server can be reached at
+// (CheckURL), or a data URL of a PNG, JPEG, GIF or WebP image in base64 (its type known by its bytes,
+// file.ImageType) of at most 512 KiB. Any other scheme (file:, ftp:) would have the model's provider, or this
+// server, read what it should not. The message names the field and never repeats the URL.
+func CheckImageURL(field, raw string) error {
+	if len(raw) < 5 || !strings.EqualFold(raw[:5], "data:") {
+		err := CheckURL(field, raw)
+		if u, perr := url.Parse(raw); err != nil && raw != "" && (perr != nil || (u.Scheme != "http" && u.Scheme != "https")) {
+			return errs.InvalidField(field, "%s must be an absolute http:// or https:// URL, or a data URL of an image (data:image/png;base64,...)", field)
+		}
+		return err
+	}
+	if err := checkBytes(field, raw, maxImageDataURLBytes); err != nil {
+		return err
+	}
+	meta, payload, ok := strings.Cut(raw[5:], ",")
+	meta = strings.ToLower(meta)
+	if !ok || !strings.HasPrefix(meta, "image/") || !strings.HasSuffix(meta, ";base64") {
+		return errs.InvalidField(field, "%s: a data URL of an image is data:image/<type>;base64,<data>", field)
+	}
+	data, err := base64.StdEncoding.DecodeString(payload)
+	if err != nil {
+		return errs.InvalidField(field, "%s: the data URL's data is not base64", field)
+	}
+	if _, ok := file.ImageType(data); !ok {
+		return errs.InvalidField(field, "%s: the data URL's data is not an image the model can read (PNG, JPEG, GIF or WebP)", field)
 	}
 	return nil
 }

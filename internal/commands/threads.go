@@ -119,7 +119,7 @@ func (c *Threads) checkToolResources(ctx context.Context, actor auth.Principal, 
 }
 
 // CheckAttachedFiles checks that the files messages attach, and the image files their content shows, are the
-// caller's; field is where the messages sit in the request ("messages", "" for one message).
+// caller's, and that each image file is an image a model can be shown (Files.CheckImage); field is where the messages sit in the request ("messages", "" for one message).
 func (c *Threads) CheckAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []NewMessage) error {
 	return c.checkAttachedFiles(ctx, actor, field, msgs)
 }
@@ -146,7 +146,9 @@ func (c *Threads) checkAttachedFiles(ctx context.Context, actor auth.Principal, 
 			if p.Type != "image_file" || p.ImageFile == nil {
 				continue
 			}
-			if err := ownedFile(ctx, c.store, actor, at(fmt.Sprintf("content[%d].image_file.file_id", j)), p.ImageFile.FileID); err != nil {
+			// The caller's, and one the model can be shown (an image by its bytes, within the bound), so that a
+			// refusal names the part now rather than the run's model reading a note later.
+			if err := c.files.CheckImage(ctx, actor.AccountID, at(fmt.Sprintf("content[%d].image_file.file_id", j)), p.ImageFile.FileID); err != nil {
 				return err
 			}
 		}
@@ -155,7 +157,7 @@ func (c *Threads) checkAttachedFiles(ctx context.Context, actor auth.Principal, 
 }
 
 // validateContent checks a message's content parts: text within the message's limit (all parts together), images
-// by a file of this server or an http(s) URL.
+// by a file of this server, an http(s) URL or a data URL of an image (CheckImageURL).
 func validateContent(field string, parts []events.ContentPart) error {
 	if len(parts) == 0 {
 		return errs.Missing(field)
@@ -183,9 +185,7 @@ func validateContent(field string, parts []events.ContentPart) error {
 			if p.ImageURL == nil {
 				return errs.Missing(at + ".image_url")
 			}
-			// OpenAI takes an image "by its external URL": a file:// or any other scheme would have the
-			// server read what it should not.
-			if err := CheckURL(at+".image_url.url", p.ImageURL.URL); err != nil {
+			if err := CheckImageURL(at+".image_url.url", p.ImageURL.URL); err != nil {
 				return err
 			}
 			if err := checkDetail(at+".image_url.detail", p.ImageURL.Detail); err != nil {

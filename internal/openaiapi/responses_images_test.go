@@ -2,7 +2,6 @@ package openaiapi_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,10 +38,7 @@ func upload(t *testing.T, client openai.Client, name, contentType string, data [
 func TestResponsesImageFileReachesModel(t *testing.T) {
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pixelPNG, "data:image/png;base64,"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	png := pixel(t)
 	id := upload(t, e.client, "pixel.png", "application/octet-stream", png, openai.FilePurposeVision)
 	wantImages := []llm.Image{{URL: pixelPNG, Detail: "low"}}
 
@@ -93,25 +89,9 @@ func TestResponsesImageFileReachesModel(t *testing.T) {
 func TestResponsesImageFileRefusals(t *testing.T) {
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pixelPNG, "data:image/png;base64,"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, otherKey := e.node.NewAccount(t, "other")
-	theirs := upload(t, sdk(e.node, otherKey), "pixel.png", "image/png", png, openai.FilePurposeVision)
-	text := upload(t, e.client, "notes.txt", "image/png", []byte("not an image, whatever its upload said"), openai.FilePurposeUserData)
-	huge := upload(t, e.client, "huge.png", "image/png", append(png[:len(png):len(png)], make([]byte, 20<<20)...), openai.FilePurposeVision)
-
-	for _, c := range []struct {
-		name, fileID string
-		status       int
-		says         string
-	}{
-		{"another account's", theirs, 404, "No file found"},
-		{"missing", "file-doesnotexist", 404, "No file found"},
-		{"not an image", text, 400, "not an image"},
-		{"too large", huge, 400, "larger than 20 MiB"},
-	} {
+	refused := refusedImages(t, e)
+	theirs := refused[0].fileID
+	for _, c := range refused {
 		_, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini",
 			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{imageMessage("What is this?", c.fileID)}}})
 		ae := wantAPIError(t, err, c.status, "input[0].content[1].file_id")
@@ -133,9 +113,7 @@ func TestResponsesImageFileRefusals(t *testing.T) {
 	if err != nil || len(items.Data) != 0 {
 		t.Fatalf("the conversation holds %v (%v), want nothing", raw(items), apiErr(err))
 	}
-	if n := len(e.model.Requests()); n != 0 {
-		t.Fatalf("the model was asked %d times", n)
-	}
+	wantUnasked(t, e)
 }
 
 // TestResponsesCountImages: an image counts toward a request's input tokens, by the fixed estimate of
@@ -144,11 +122,7 @@ func TestResponsesImageFileRefusals(t *testing.T) {
 func TestResponsesCountImages(t *testing.T) {
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(pixelPNG, "data:image/png;base64,"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := upload(t, e.client, "pixel.png", "image/png", png, openai.FilePurposeVision)
+	id := upload(t, e.client, "pixel.png", "image/png", pixel(t), openai.FilePurposeVision)
 	text := responses.ResponseInputItemParamOfMessage("What is this?", responses.EasyInputMessageRoleUser)
 	withURL := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
 		{OfInputText: &responses.ResponseInputTextParam{Text: "What is this?"}},
@@ -178,7 +152,7 @@ func TestResponsesCountImages(t *testing.T) {
 	}
 	_, otherKey := e.node.NewAccount(t, "other")
 	theirs := sdk(e.node, otherKey).Responses.InputTokens
-	_, err = theirs.Count(ctx, responses.InputTokenCountParams{Model: openai.String("gpt-4o-mini"),
+	_, err := theirs.Count(ctx, responses.InputTokenCountParams{Model: openai.String("gpt-4o-mini"),
 		Input: responses.InputTokenCountParamsInputUnion{OfResponseInputItemArray: []responses.ResponseInputItemUnionParam{withFile}}})
 	wantAPIError(t, err, 404, "input[0].content[1].file_id")
 

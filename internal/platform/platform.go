@@ -449,7 +449,8 @@ func (p *Platform) startRuns(ctx context.Context) error {
 	p.leases = leases
 	p.RunWorker, err = runworker.New(runworker.Config{
 		Runs: p.Commands.Turns, Models: p.Models, Locks: locks, LockTTL: ttl, NC: p.NC, Names: p.Layout.Names,
-		Holder: p.Config.NodeName, Files: runFiles{p}, Code: p.code, Now: p.Now, Logger: p.Logger.With("component", "run_worker"),
+		Holder: p.Config.NodeName, Files: runFiles{p}, Code: p.code, Images: p.Commands.Files, Now: p.Now,
+		Logger: p.Logger.With("component", "run_worker"),
 	})
 	if err != nil {
 		return err
