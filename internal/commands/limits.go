@@ -144,11 +144,10 @@ const maxImageDataURLBytes = 512 << 10
 // server, read what it should not. The message names the field and never repeats the URL.
 func CheckImageURL(field, raw string) error {
 	if len(raw) < 5 || !strings.EqualFold(raw[:5], "data:") {
-		err := CheckURL(field, raw)
-		if u, perr := url.Parse(raw); err != nil && raw != "" && (perr != nil || (u.Scheme != "http" && u.Scheme != "https")) {
+		if u, err := url.Parse(raw); raw != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https")) {
 			return errs.InvalidField(field, "%s must be an absolute http:// or https:// URL, or a data URL of an image (data:image/png;base64,...)", field)
 		}
-		return err
+		return CheckURL(field, raw)
 	}
 	if err := checkBytes(field, raw, maxImageDataURLBytes); err != nil {
 		return err

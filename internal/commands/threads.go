@@ -119,7 +119,8 @@ func (c *Threads) checkToolResources(ctx context.Context, actor auth.Principal, 
 }
 
 // CheckAttachedFiles checks that the files messages attach, and the image files their content shows, are the
-// caller's, and that each image file is an image a model can be shown (Files.CheckImage); field is where the messages sit in the request ("messages", "" for one message).
+// caller's, and that each image file is an image a model can be shown (Files.CheckImage); field is where the
+// messages sit in the request ("messages", "" for one message).
 func (c *Threads) CheckAttachedFiles(ctx context.Context, actor auth.Principal, field string, msgs []NewMessage) error {
 	return c.checkAttachedFiles(ctx, actor, field, msgs)
 }
