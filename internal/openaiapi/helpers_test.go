@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,18 @@ func newEnv(t *testing.T, opts ...platformtest.Option) *env {
 	})}, opts...)
 	n := platformtest.Start(t, opts...)
 	_, key := n.NewAccount(t, "tester")
+	// A failure that comes only under load is explained by what the node warned of meanwhile (a lease lost, a
+	// feed stopped), which the test's own message cannot say.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, l := range strings.Split(n.Logs.String(), "\n") {
+			if strings.Contains(l, `"level":"WARN"`) || strings.Contains(l, `"level":"ERROR"`) {
+				t.Logf("node: %s", l)
+			}
+		}
+	})
 	return &env{node: n, model: model, client: sdk(n, key), key: key}
 }
 

@@ -380,10 +380,11 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, paginate(items, p))
 }
 
-// caughtUp waits (briefly) until a thread's read model has applied the thread's last event of each kind it folds.
-// Steps and messages are folded apart from runs: without it, a client that saw a run completed (createAndPoll, then
-// messages.list, as every Assistants quickstart does) could list the thread without the run's answer, or a cancelled
-// run's step still in progress.
+// caughtUp waits (at most readWait) until a thread's read model has applied the thread's last event of each kind it
+// folds. Steps and messages are folded apart from runs: without it, a client that saw a run completed (createAndPoll,
+// then messages.list, as every Assistants quickstart does) could list the thread without the run's answer, or a
+// cancelled run's step still in progress, whenever that read model stood still a moment (its lease renewed late on a
+// loaded node, or moving to another node).
 func (f *Face) caughtUp(ctx context.Context, view projections.Projection, threadID string) error {
 	stream, err := f.d.JS.Stream(ctx, f.d.Names.EventsStream())
 	if err != nil {
@@ -404,10 +405,15 @@ func (f *Face) caughtUp(ctx context.Context, view projections.Projection, thread
 	if last == 0 {
 		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, readWait)
 	defer cancel()
 	if err := f.d.Views.WaitFor(wctx, view.Name(), last); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
 }
+
+// readWait bounds caughtUp as projections.Config.ReadWait bounds Shows: longer than a read model stands still while
+// its lease moves to another node (the lease's TTL, 3 s), so that a lagging model is waited for rather than answered
+// stale.
+const readWait = 5 * time.Second

@@ -2,16 +2,21 @@ package openaiapi_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/contrailhq/contrail/internal/embedding"
 	"github.com/contrailhq/contrail/internal/extract/extracttest"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
 // upload uploads a file for assistants with the SDK.
@@ -334,5 +339,74 @@ func TestOfflineFileSearchQuotesOrSaysNothing(t *testing.T) {
 	}
 	if n := len(e.model.Requests()); n != 0 {
 		t.Fatalf("the scripted model was asked %d times; the offline model answers here", n)
+	}
+}
+
+// heldEmbedder holds the embedding of the manual's text until release is closed: its processing stays in progress.
+type heldEmbedder struct {
+	embedding.Embedder
+	release <-chan struct{}
+}
+
+func (h heldEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	for _, t := range texts {
+		if strings.Contains(t, "limescale") {
+			select {
+			case <-h.release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+	return h.Embedder.Embed(ctx, texts)
+}
+
+// TestFileSearchWaitsForTheThreadsStore: a run whose thread names a vector store with a file still being processed
+// searches the store once the file is processed, as OpenAI's run waits for its thread's stores (up to a minute): the
+// search finds the file and the answer cites it, rather than the model being told nothing matched.
+func TestFileSearchWaitsForTheThreadsStore(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	e := newEnv(t, platformtest.WithEmbedder(func(inner embedding.Embedder) embedding.Embedder {
+		return heldEmbedder{Embedder: inner, release: release}
+	}))
+	ctx := ctxFor(t)
+	pdf := e.upload(t, "manual.pdf", manual())
+	store, err := e.client.VectorStores.New(ctx, openai.VectorStoreNewParams{FileIDs: []string{pdf}})
+	if err != nil {
+		t.Fatalf("create store: %v", apiErr(err))
+	}
+	if f, err := e.client.VectorStores.Files.Get(ctx, store.ID, pdf); err != nil || f.Status != "in_progress" {
+		t.Fatalf("the PDF while its embedding is held: %v %s", apiErr(err), f.RawJSON())
+	}
+	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+		Tools: []openai.AssistantToolUnionParam{{OfFileSearch: &openai.FileSearchToolParam{}}}})
+	if err != nil {
+		t.Fatalf("create assistant: %v", apiErr(err))
+	}
+	th, err := e.client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{
+		Messages: []openai.BetaThreadNewParamsMessage{{Role: "user",
+			Content: openai.BetaThreadNewParamsMessageContentUnion{OfString: openai.String("How often should I descale the machine?")}}},
+		ToolResources: openai.BetaThreadNewParamsToolResources{FileSearch: openai.BetaThreadNewParamsToolResourcesFileSearch{
+			VectorStoreIDs: []string{store.ID}}}})
+	if err != nil {
+		t.Fatalf("create thread: %v", apiErr(err))
+	}
+	// The file's processing goes on a moment after the model asked for the search: a run that did not wait for it
+	// would have searched by then (how long it is changes nothing for a run that waits).
+	var asked atomic.Int32
+	e.model.HandleFunc(func(llmtest.Request) llmtest.Reply {
+		if asked.Add(1) == 1 {
+			time.AfterFunc(200*time.Millisecond, func() { close(release) })
+			return llmtest.ToolCalls(llm.ToolCall{ID: "call_fs_1", Name: "file_search", Arguments: `{"queries":["how to descale the boiler"]}`})
+		}
+		return llmtest.Text("Run the descaling solution through the boiler every three months【0:0†manual.pdf】.")
+	})
+	e.completeRun(t, th.ID, a.ID)
+	e.checkSearchTurn(t)
+	msgs, err := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
+	if err != nil || len(msgs.Data) != 2 || len(msgs.Data[0].Content[0].Text.Annotations) != 1 ||
+		msgs.Data[0].Content[0].Text.Annotations[0].FileCitation.FileID != pdf {
+		t.Fatalf("the answer's citation: %v %s", apiErr(err), msgs.RawJSON())
 	}
 }

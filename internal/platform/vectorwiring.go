@@ -79,13 +79,33 @@ type runFiles struct{ p *Platform }
 
 func (f runFiles) SearchRunFiles(ctx context.Context, account, threadID, assistantID string, threadResources json.RawMessage, attached []string,
 	queries []string, limit int, threshold float64) ([]events.FileSearchResult, error) {
+	actor := auth.Principal{AccountID: account}
+	// The thread's stores (its attachments' and those it names) are searched once their files are processed, or
+	// after threadStoreWait with what is processed by then; the assistant's are searched as they are.
+	wait, cancel := context.WithTimeout(ctx, threadStoreWait)
+	defer cancel()
 	ids := vectorStoreIDs(threadResources)
-	if len(attached) > 0 {
-		id, err := f.threadStore(ctx, account, threadID, attached)
+	for _, id := range ids {
+		s, err := f.p.Vectors.Commands.Get(ctx, actor, id)
+		if errs.CodeOf(err) == errs.NotFound {
+			continue // searchFiles passes over it
+		}
 		if err != nil {
 			return nil, err
 		}
-		ids = append(ids, id)
+		if err := f.processed(ctx, wait, actor, s, nil); err != nil {
+			return nil, err
+		}
+	}
+	if len(attached) > 0 {
+		s, err := f.threadStore(ctx, account, threadID, attached)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.processed(ctx, wait, actor, s, attached); err != nil {
+			return nil, fmt.Errorf("keep the thread's attachments: %w", err)
+		}
+		ids = append(ids, s.ID)
 	}
 	a, ok, err := projections.Get[projections.Listed[projections.AssistantView]](ctx, f.p.Views, "assistants",
 		projections.OwnedKey(account, assistantID))
@@ -146,33 +166,59 @@ func vectorStoreIDs(toolResources json.RawMessage) []string {
 	return tr.FileSearch.VectorStoreIDs
 }
 
-// threadStore keeps the files the thread's messages attach for file_search in the thread's own store, and waits
-// until they are processed (as OpenAI does before a run reads them).
-func (f runFiles) threadStore(ctx context.Context, account, threadID string, attached []string) (string, error) {
+// threadStoreWait is how long a run's search waits for its thread's stores to finish processing files: OpenAI's run
+// waits up to a minute for a thread's vector store whose files are still being processed, so that what a user just
+// attached is searchable, and not for the assistant's stores, which the client is asked to poll to completion first.
+const threadStoreWait = 60 * time.Second
+
+// threadStore keeps the files the thread's messages attach for file_search in the thread's own store.
+func (f runFiles) threadStore(ctx context.Context, account, threadID string, attached []string) (vectorstore.State, error) {
 	actor := auth.Principal{AccountID: account}
 	s, res, err := f.p.Vectors.Commands.EnsureThreadStore(ctx, actor, threadID, attached)
 	// The client lists its stores: the thread's is among them once the run that made it has started.
 	err = f.p.Views.ShowsWrite(ctx, res, err, projections.VectorStores{})
 	if err != nil {
-		return "", fmt.Errorf("keep the thread's attachments: %w", err)
+		return vectorstore.State{}, fmt.Errorf("keep the thread's attachments: %w", err)
 	}
-	for {
-		waiting := false
-		for _, id := range attached {
-			if file := s.Files[id]; file != nil && file.Status == vectorstore.StatusInProgress {
-				waiting = true
-			}
-		}
-		if !waiting {
-			return s.ID, nil
-		}
+	return s, nil
+}
+
+// processed waits until none of the store's files (of files only, when given) is still being processed, or until
+// wait ends: the search then goes on with what is processed. It fails only when ctx ends (the run's lock lost, the
+// node stopping).
+func (f runFiles) processed(ctx, wait context.Context, actor auth.Principal, s vectorstore.State, files []string) error {
+	for inProgress(s, files) {
 		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
+		case <-wait.Done():
+			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
-		if s, err = f.p.Vectors.Commands.Get(ctx, actor, s.ID); err != nil {
-			return "", err
+		var err error
+		s, err = f.p.Vectors.Commands.Get(ctx, actor, s.ID)
+		if errs.CodeOf(err) == errs.NotFound {
+			return nil // deleted meanwhile: searchFiles passes over it
+		}
+		if err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// inProgress says whether a file of the store (of files only, when given) is still being processed.
+func inProgress(s vectorstore.State, files []string) bool {
+	if files == nil {
+		for _, f := range s.Files {
+			if f.Status == vectorstore.StatusInProgress {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range files {
+		if f := s.Files[id]; f != nil && f.Status == vectorstore.StatusInProgress {
+			return true
+		}
+	}
+	return false
 }
