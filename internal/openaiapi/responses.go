@@ -69,10 +69,11 @@ func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Background {
-		s, err := f.d.Responses.Load(r.Context(), id, appended.LastSeq())
-		if err != nil {
-			f.WriteError(w, r, err)
-			return
+		// The response as created, queued, as OpenAI answers a background create: read back from the log, it could
+		// already be in progress (the responder takes it at once), and the answer would depend on the machine's load.
+		var s response.State
+		for _, e := range appended.Events {
+			s.Apply(e)
 		}
 		writeJSON(w, wireResponse(&s))
 		return
