@@ -33,13 +33,26 @@ func tryLock(ctx context.Context, kv jetstream.KeyValue, runID, holder string, t
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	l := &lock{ctx: lctx, cancel: cancel, stop: make(chan struct{}), done: make(chan uint64, 1), kv: kv, key: key}
-	go l.renew(holder, rev, ttl/3)
+	go l.renew(holder, rev, ttl/3, ttl)
 	return l, true, nil
 }
 
-func (l *lock) renew(holder string, rev uint64, every time.Duration) {
-	t := time.NewTicker(every)
+// renew keeps the lock while the worker drives the run. A renewal that gets no answer in time (a slow or busy
+// server) is not a lost lock: the key expires only ttl after the last renewal that went in, and until then nobody else
+// can take it, so the worker goes on and tries again soon; given up at the first slow answer, the run was taken again
+// and its turn asked of the model twice. The lock is lost when the key is not at the revision last written (it
+// expired, or another worker took it) or when no renewal went in for ttl: by then the key may have expired and another
+// worker may hold it. A renewal is a compare-and-set at the last revision, so one that goes in late never overwrites
+// another worker's key.
+func (l *lock) renew(holder string, rev uint64, every, ttl time.Duration) {
+	t := time.NewTimer(every)
 	defer t.Stop()
+	renewed := time.Now() // before the write that took the lock: its key expires no sooner than ttl after this
+	lost := func() {
+		// Another worker may take the run now; this one must stop writing to it.
+		l.cancel()
+		l.done <- 0
+	}
 	for {
 		select {
 		case <-l.stop:
@@ -49,16 +62,35 @@ func (l *lock) renew(holder string, rev uint64, every time.Duration) {
 			l.done <- rev
 			return
 		case <-t.C:
-			next, err := l.kv.Update(l.ctx, l.key, []byte(holder), rev)
-			if err != nil {
-				// Lost: another worker may take the run now; this one must stop writing to it.
-				l.cancel()
-				l.done <- 0
-				return
-			}
-			rev = next
+		}
+		left := ttl - time.Since(renewed)
+		if left <= 0 {
+			lost()
+			return
+		}
+		sent := time.Now()
+		rctx, cancel := context.WithTimeout(l.ctx, min(every, left))
+		next, err := l.kv.Update(rctx, l.key, []byte(holder), rev)
+		cancel()
+		switch {
+		case err == nil:
+			rev, renewed = next, sent
+			t.Reset(every)
+		case l.ctx.Err() != nil:
+			t.Reset(0) // stopping: the next select hands the revision back
+		case wrongRevision(err):
+			lost()
+			return
+		default:
+			t.Reset(every / 5)
 		}
 	}
+}
+
+// wrongRevision says the key is not at the revision this worker last wrote: it expired, or another worker took it.
+func wrongRevision(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) ||
+		errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted)
 }
 
 // release lets go of the lock at once, so that another worker need not wait for it to expire.
