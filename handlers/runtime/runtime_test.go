@@ -865,3 +865,48 @@ func (l *logged) Handle(_ context.Context, rec slog.Record) error {
 	l.mu.Unlock()
 	return nil
 }
+
+// A renamed handler may be renamed again. A node of the middle build ("y", formerly "x") that restarts once the
+// newest build ("z", formerly "y") took "y" over neither makes "y" again from the log's start nor touches "x": it
+// does not run "y".
+func TestAMiddleBuildDoesNotMakeAgainARenamedHandlersConsumerThatWasRenamedAgain(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	e.submit(t, "a0")
+	e.run(t, runtime.Handler{Name: "z", Formerly: "y", EventTypes: []string{"job.submitted"}, Handle: e.markDone})
+	eventually(t, "the newest build's work done", func() bool { return e.doneCount(t, "a0") == 1 })
+	var seen atomic.Int32
+	e.run(t, runtime.Handler{Name: "y", Formerly: "x", EventTypes: []string{"job.submitted"},
+		Handle: func(context.Context, events.Envelope) error { seen.Add(1); return nil }})
+	for _, name := range []string{"x", "y"} {
+		if _, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", name)); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			t.Fatalf("the consumer of %s after the middle build's node started: %v, want none", name, err)
+		}
+	}
+	e.submit(t, "b0")
+	eventually(t, "the newest build's handler handles a new event", func() bool { return e.doneCount(t, "b0") == 1 })
+	if n := seen.Load(); n != 0 {
+		t.Fatalf("the middle build's node handled %d events, want none", n)
+	}
+}
+
+// A former or retired name is a key of the marks and part of a consumer's name: one that could not be a handler's
+// name is refused, naming it.
+func TestABadFormerOrRetiredNameIsRefused(t *testing.T) {
+	t.Parallel()
+	if _, err := runtime.New(runtime.Config{Retired: []string{"ok", "a.b"}}); err == nil || !strings.Contains(err.Error(), `"a.b"`) {
+		t.Fatalf("a retired name with a dot: %v, want it refused by name", err)
+	}
+	rt, err := runtime.New(runtime.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, former := range []string{"a.b", "x>", "same"} {
+		err := rt.Add(runtime.Handler{Name: "same", Formerly: former, EventTypes: []string{"job.submitted"},
+			Handle: func(context.Context, events.Envelope) error { return nil }})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("former name %q", former)) {
+			t.Errorf("former name %q: %v, want it refused by name", former, err)
+		}
+	}
+}
