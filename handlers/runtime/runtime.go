@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,8 +48,27 @@ type Handler struct {
 	Prefetch int
 	// Formerly is the name the handler had before (a renamed handler). Its consumer takes over the old one: it is
 	// made to start at the old consumer's ack floor, so that nothing the old one had not settled is lost and the log
-	// before it is not handled again, and the old consumer is deleted.
+	// before it is not handled again, and the old consumer is deleted. The old name is marked taken over first (see
+	// RetiredBucket), and is not used again by any handler.
 	Formerly string
+}
+
+// RetiredBucket holds, by handler name, the handlers a build took over (renamed: Handler.Formerly) or retired
+// (Config.Retired). In a rolling upgrade a node of the older build may start after a newer one deleted the old
+// consumer; made afresh, the consumer would read the log from its start, and a later retiring would hand all of it
+// to the running handlers. A node about to make a handler's consumer that does not exist looks here first, and does
+// not run a handler named here. A name once marked is therefore never a handler's again.
+const RetiredBucket = "retired_handlers"
+
+// Buckets lists the KV buckets the runtime needs; the platform provisions them.
+func Buckets() []natsx.BucketSpec {
+	return []natsx.BucketSpec{{Name: RetiredBucket, Description: "Handlers a newer build took over or retired, by name"}}
+}
+
+// successor is the value of a handler's key in RetiredBucket.
+type successor struct {
+	// By is the handler that took the consumer over; empty when the handler was retired.
+	By string `json:"by,omitempty"`
 }
 
 // permanent marks an error not worth retrying.
@@ -82,7 +102,7 @@ type Config struct {
 	AckWait time.Duration
 	// Retired names handlers that no longer exist: their consumers are deleted at start, so that the server does
 	// not keep the events they would have taken, once the events they still hold have been handed to the running
-	// handlers that take their types.
+	// handlers that take their types. Each is marked retired first (RetiredBucket).
 	Retired []string
 }
 
@@ -97,6 +117,9 @@ type Runtime struct {
 	inflight sync.Map // delivery reply subject -> delivered
 	wmLog    watermill.LoggerAdapter
 	stopping chan struct{}
+	// gone are the handlers not run because a newer build took their consumers over or retired them; set by Run
+	// before anything reads it.
+	gone map[string]bool
 	// graceCtx ends when a stop begins: handlers in flight are cancelled and their deliveries handed back.
 	graceCtx    context.Context
 	graceCancel context.CancelFunc
@@ -104,6 +127,11 @@ type Runtime struct {
 
 // New creates a runtime; add handlers, then Run it.
 func New(cfg Config) (*Runtime, error) {
+	for _, name := range cfg.Retired {
+		if !natsx.ValidToken(name) {
+			return nil, fmt.Errorf("retired handler name %q: letters, digits, '_' and '-' only", name)
+		}
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -135,6 +163,9 @@ func (rt *Runtime) Add(h Handler) error {
 	}
 	if _, dup := rt.handlers[h.Name]; dup {
 		return fmt.Errorf("handler %q added twice", h.Name)
+	}
+	if h.Formerly != "" && (!natsx.ValidToken(h.Formerly) || h.Formerly == h.Name) {
+		return fmt.Errorf("handler %q: former name %q: letters, digits, '_' and '-' only, not its own", h.Name, h.Formerly)
 	}
 	if len(h.EventTypes) == 0 || h.Handle == nil {
 		return fmt.Errorf("handler %q: needs event types and a Handle func", h.Name)
@@ -185,16 +216,6 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	// node's workers can take on (pullBatch), so that work spreads over the nodes sharing a consumer instead of
 	// piling up on whichever pulled first; a connection of its own keeps one handler's flow control from holding
 	// another's up.
-	retireCtx, stopRetiring := context.WithCancel(ctx)
-	retired := make(chan struct{})
-	go func() {
-		defer close(retired)
-		rt.retire(retireCtx)
-	}()
-	defer func() {
-		stopRetiring()
-		<-retired
-	}()
 	subs := make(map[string]*subscriber, len(rt.order))
 	redrives := make(map[string]*subscriber, len(rt.order))
 	var conns []*nats.Conn
@@ -244,24 +265,60 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 		// Re-driven events are few: one pull serves them.
 		subs[name], redrives[name] = newSub(h.Concurrency/workers(h)), newSub(1)
 	}
+	// A handler's re-driven events are its own: a handler that a newer build took over (its consumer of the log
+	// not made) takes none, so its consumers are made one after the other.
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
+	gone := make(map[string]bool)
 	for _, name := range rt.order {
-		for topic, sub := range map[string]*subscriber{"events:" + name: subs[name], "redrive:" + name: redrives[name]} {
-			g.Go(func() error {
-				c, err := rt.consumerFor(gctx, sub.js, topic)
+		g.Go(func() error {
+			for _, topic := range []string{"events:" + name, "redrive:" + name} {
+				c, err := rt.consumerFor(gctx, subs[name].js, topic)
+				var over takenOver
+				if errors.As(err, &over) {
+					by := over.by
+					if by == "" {
+						by = "(retired)"
+					}
+					rt.cfg.Logger.Info("handlers: not running a handler whose consumer a newer build took over or retired; this node's build is older and should be upgraded",
+						"handler", name, "taken_over_by", by)
+					madeMu.Lock()
+					gone[name] = true
+					madeMu.Unlock()
+					return nil
+				}
 				if err != nil {
 					return err
 				}
 				madeMu.Lock()
 				made[topic] = c
 				madeMu.Unlock()
-				return nil
-			})
-		}
+			}
+			return nil
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("handlers: %w", err)
+	}
+	// Retiring starts once the running handlers are known: it hands events only to them.
+	rt.gone = gone
+	retireCtx, stopRetiring := context.WithCancel(ctx)
+	retired := make(chan struct{})
+	go func() {
+		defer close(retired)
+		rt.retire(retireCtx)
+	}()
+	defer func() {
+		stopRetiring()
+		<-retired
+	}()
+	if len(gone) == len(rt.order) {
+		// A router without handlers closes itself at once; there is nothing to run.
+		if ready != nil {
+			ready()
+		}
+		<-ctx.Done()
+		return nil
 	}
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: rt.cfg.CloseTimeout}, rt.wmLog)
 	if err != nil {
@@ -275,6 +332,9 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 	}
 	router.AddMiddleware(rt.forget, middleware.CorrelationID, poison)
 	for _, name := range rt.order {
+		if gone[name] {
+			continue
+		}
 		h := rt.handlers[name]
 		fn := rt.wrap(h)
 		// One router handler per consumer, whatever the workers: the router runs each message it is handed in a
@@ -364,6 +424,14 @@ func (rt *Runtime) retire(ctx context.Context) {
 		if _, ok := rt.handlers[name]; ok {
 			continue
 		}
+		// Marked first, so that an older build's node that starts once the consumer is gone does not make it again.
+		if err := rt.mark(ctx, rt.cfg.JS, name, ""); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			rt.cfg.Logger.Warn("handlers: could not mark a handler retired; retiring it at the next start", "handler", name, "err", err)
+			continue
+		}
 		durable := rt.cfg.Names.Consumer("h", name)
 		cons, err := rt.cfg.JS.Consumer(ctx, rt.cfg.Names.EventsStream(), durable)
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -439,9 +507,14 @@ func (rt *Runtime) handOver(ctx context.Context, m jetstream.Msg) error {
 	env.Sequence = md.Sequence.Stream
 	for _, name := range rt.order {
 		h := rt.handlers[name]
-		if takes(h, env.Type) {
-			return h.Handle(ctx, env)
+		if !takes(h, env.Type) {
+			continue
 		}
+		if rt.gone[name] {
+			// Its work is a newer build's now: the event stays for that build's retiring to hand over.
+			return fmt.Errorf("handler %s, which takes %s, was taken over by a newer build", name, env.Type)
+		}
+		return h.Handle(ctx, env)
 	}
 	return nil
 }
@@ -494,31 +567,52 @@ func (rt *Runtime) consumerFor(ctx context.Context, js jetstream.JetStream, topi
 	// A node may start while the cluster elects leaders (a server restarted a moment ago): the creation is tried
 	// again until the provisioning deadline, as the streams' own is, rather than stopping the node.
 	var cons jetstream.Consumer
+	var over *takenOver
 	err := natsx.Retry(ctx, rt.cfg.Logger, "consumer for handler "+name, func(ctx context.Context) error {
 		var err error
-		former := ""
-		if kind != "redrive" && h.Formerly != "" {
-			former = rt.cfg.Names.Consumer("h", h.Formerly)
-			if cfg, err = rt.takeOver(ctx, js, cfg, former); err != nil {
+		switch {
+		case kind == "redrive":
+			cons, err = js.CreateOrUpdateConsumer(ctx, stream, cfg)
+			return err
+		case h.Formerly == "":
+			// A consumer that exists is used as it is (one request, as every start makes it); one that does not is
+			// made unless a newer build took it over.
+			if cons, err = js.UpdateConsumer(ctx, stream, cfg); !errors.Is(err, jetstream.ErrConsumerDoesNotExist) {
 				return err
 			}
+			if over, err = rt.takenOverBy(ctx, js, name); err != nil || over != nil {
+				return err
+			}
+			cons, err = js.CreateOrUpdateConsumer(ctx, stream, cfg)
+			return err
+		}
+		former := rt.cfg.Names.Consumer("h", h.Formerly)
+		if cfg, over, err = rt.takeOver(ctx, js, cfg, name, former); err != nil || over != nil {
+			return err
+		}
+		// The old name is marked before its consumer is deleted: from then on an older build's node finds the mark
+		// rather than no consumer. It is marked at every start, so that a takeover done before marks existed is
+		// marked too.
+		if err := rt.mark(ctx, js, h.Formerly, name); err != nil {
+			return err
 		}
 		if cons, err = js.CreateOrUpdateConsumer(ctx, stream, cfg); err != nil {
 			return err
 		}
-		if former != "" {
-			err = js.DeleteConsumer(ctx, stream, former)
-			if err == nil {
-				rt.cfg.Logger.Info("handlers: a renamed handler's consumer took over from its old one", "handler", name, "was", h.Formerly)
-			}
-			if errors.Is(err, jetstream.ErrConsumerNotFound) {
-				err = nil
-			}
+		err = js.DeleteConsumer(ctx, stream, former)
+		if err == nil {
+			rt.cfg.Logger.Info("handlers: a renamed handler's consumer took over from its old one", "handler", name, "was", h.Formerly)
+		}
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			err = nil
 		}
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("consumer for handler %s: %w", name, err)
+	}
+	if over != nil {
+		return nil, *over
 	}
 	return cons, nil
 }
@@ -526,28 +620,77 @@ func (rt *Runtime) consumerFor(ctx context.Context, js jetstream.JetStream, topi
 // takeOver sets where a renamed handler's consumer starts. Once made, it keeps where it started (a consumer's start
 // cannot change); the first time, it starts where the old consumer's settled deliveries end, as the old one would
 // have gone on: what the old one had delivered and not had acknowledged is delivered again, and every handler takes
-// an event twice safely. With neither, it reads the log from the start, as any new handler does.
-func (rt *Runtime) takeOver(ctx context.Context, js jetstream.JetStream, cfg jetstream.ConsumerConfig, former string) (jetstream.ConsumerConfig, error) {
+// an event twice safely. With neither, it reads the log from the start, as any new handler does. A consumer not yet
+// made whose handler a newer build took over in its turn is not made: takeOver reports who took it.
+func (rt *Runtime) takeOver(ctx context.Context, js jetstream.JetStream, cfg jetstream.ConsumerConfig, name, former string) (jetstream.ConsumerConfig, *takenOver, error) {
 	stream := rt.cfg.Names.EventsStream()
 	cur, err := js.Consumer(ctx, stream, cfg.Durable)
 	if err == nil {
 		info := cur.CachedInfo()
 		cfg.DeliverPolicy, cfg.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartSeq
-		return cfg, nil
+		return cfg, nil, nil
 	}
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return cfg, err
+		return cfg, nil, err
+	}
+	if over, err := rt.takenOverBy(ctx, js, name); err != nil || over != nil {
+		return cfg, over, err
 	}
 	old, err := js.Consumer(ctx, stream, former)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return cfg, nil
+		return cfg, nil, nil
 	}
 	if err != nil {
-		return cfg, err
+		return cfg, nil, err
 	}
 	cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 	cfg.OptStartSeq = old.CachedInfo().AckFloor.Stream + 1
-	return cfg, nil
+	return cfg, nil, nil
+}
+
+// takenOver says that a handler's consumer is not made: a newer build took it over (by names the handler that did)
+// or retired it (by is empty).
+type takenOver struct{ handler, by string }
+
+func (t takenOver) Error() string {
+	if t.by == "" {
+		return fmt.Sprintf("handler %s was retired by a newer build", t.handler)
+	}
+	return fmt.Sprintf("handler %s was taken over by %s, of a newer build", t.handler, t.by)
+}
+
+// takenOverBy reads a handler's mark in RetiredBucket: nil when it has none. It asks the bucket's leader, which has
+// every mark the server acknowledged, so that a mark put just before a consumer's deletion is seen once the
+// consumer is gone. A bucket not provisioned holds no mark.
+func (rt *Runtime) takenOverBy(ctx context.Context, js jetstream.JetStream, name string) (*takenOver, error) {
+	if !natsx.ValidKey(name, false) {
+		return nil, fmt.Errorf("handler name %q is not a key", name)
+	}
+	v, ok, err := natsx.LeaderKVGet(ctx, js.Conn(), rt.cfg.Names.Bucket(RetiredBucket), name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	// A mark is a mark whatever its value says: one that does not decode names no successor.
+	var s successor
+	_ = json.Unmarshal(v, &s)
+	return &takenOver{handler: name, by: s.By}, nil
+}
+
+// mark records in RetiredBucket that handler name was taken over by handler by (retired, when by is empty). A mark
+// that exists is kept: the first says what became of the handler.
+func (rt *Runtime) mark(ctx context.Context, js jetstream.JetStream, name, by string) error {
+	if !natsx.ValidKey(name, false) {
+		return fmt.Errorf("handler name %q is not a key", name)
+	}
+	kv, err := js.KeyValue(ctx, rt.cfg.Names.Bucket(RetiredBucket))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", RetiredBucket, err)
+	}
+	v, _ := json.Marshal(successor{By: by})
+	if _, err := kv.Create(ctx, name, v); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("mark handler %s taken over: %w", name, err)
+	}
+	return nil
 }
 
 // unmarshaler turns a delivery into a watermill message carrying the envelope JSON and its correlation ID, and

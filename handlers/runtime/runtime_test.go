@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,13 +48,15 @@ type env struct {
 	names natsx.Names
 	// retired is the runtime's Retired.
 	retired []string
+	// logger is the runtime's Logger, when set.
+	logger *slog.Logger
 }
 
 func setup(t *testing.T) *env {
 	t.Helper()
 	srv := natstest.Start(t)
 	names, _ := natsx.NewNames("")
-	l := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
+	l := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute, Buckets: runtime.Buckets()}
 	if err := natsx.Provision(context.Background(), srv.JS, l, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +76,7 @@ func (e *env) run(t *testing.T, hs ...runtime.Handler) (stop func()) {
 		RetryInterval: 5 * time.Millisecond,
 		CloseTimeout:  5 * time.Second,
 		Retired:       e.retired,
+		Logger:        e.logger,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -610,9 +614,10 @@ func TestAHandlersConsumerIsMadeOncePerNodeWhateverItsWorkers(t *testing.T) {
 		Name: "wide", EventTypes: []string{"job.submitted"}, Concurrency: workers, Prefetch: 1,
 		Handle: e.held(new(atomic.Int32), started, release),
 	})
-	// The handler's two consumers (the log's and the re-driven events'), and this count's own request.
-	if calls := apiCalls() - before; calls > 3 {
-		t.Errorf("%d JetStream API requests to start one handler of %d workers, want 3 at most", calls, workers)
+	// The handler's consumer of the log (asked for as it is, found not to exist, its handler's mark looked up, and
+	// made), its consumer of re-driven events, and this count's own request.
+	if calls := apiCalls() - before; calls > 5 {
+		t.Errorf("%d JetStream API requests to start one handler of %d workers, want 5 at most", calls, workers)
 	}
 	for i := range workers {
 		e.submit(t, fmt.Sprintf("w%d", i))
@@ -760,4 +765,148 @@ func (r *retries) Handle(_ context.Context, rec slog.Record) error {
 		return true
 	})
 	return nil
+}
+
+// In a rolling upgrade a node of the older build may restart after a node of the newer one took a renamed handler's
+// consumer over and deleted it. Made afresh, the old consumer would read the log from its start and handle it all
+// again; the newer build marked it taken over, so the older node does not make it, does not run the handler, and
+// says so once. The newer build goes on.
+func TestAnOlderBuildDoesNotMakeAgainTheConsumerOfARenamedHandler(t *testing.T) {
+	t.Parallel()
+	olderBuildMeetsTheNewer(t, runtime.Handler{Name: "y", Formerly: "x"}, "y")
+}
+
+// The same for a handler the newer build retired: the older node does not make its consumer again, which would
+// also have the newer build's next retiring hand the whole log to the running handlers.
+func TestAnOlderBuildDoesNotMakeAgainTheConsumerOfARetiredHandler(t *testing.T) {
+	t.Parallel()
+	olderBuildMeetsTheNewer(t, runtime.Handler{Name: "new"}, "(retired)")
+}
+
+// olderBuildMeetsTheNewer runs build A (handler "x"), then build B (newer, its handler given) beside a restarted
+// node of build A. B's handler retires "x" unless it was formerly "x"; by is what A's node says took "x" over.
+func olderBuildMeetsTheNewer(t *testing.T, newer runtime.Handler, by string) {
+	e := setup(t)
+	ctx := context.Background()
+	xConsumer := func() error {
+		_, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", "x"))
+		return err
+	}
+	// Build A handles the first events with "x", and stops.
+	stop := e.run(t, runtime.Handler{Name: "x", EventTypes: []string{"job.submitted"}, Handle: e.markDone})
+	for i := range 3 {
+		e.submit(t, fmt.Sprintf("a%d", i))
+	}
+	for i := range 3 {
+		eventually(t, "build A's work done", func() bool { return e.doneCount(t, fmt.Sprintf("a%d", i)) == 1 })
+	}
+	stop()
+
+	// Build B takes "x" over, or retires it, and deletes its consumer.
+	if newer.Formerly == "" {
+		e.retired = []string{"x"}
+	}
+	newer.EventTypes, newer.Handle = []string{"job.submitted"}, e.markDone
+	e.run(t, newer)
+	eventually(t, "the consumer of x deleted", func() bool { return errors.Is(xConsumer(), jetstream.ErrConsumerNotFound) })
+
+	// A node of build A restarts.
+	e.retired = nil
+	logs := &logged{}
+	e.logger = slog.New(logs)
+	var seenByA atomic.Int32
+	e.run(t, runtime.Handler{Name: "x", EventTypes: []string{"job.submitted"},
+		Handle: func(context.Context, events.Envelope) error { seenByA.Add(1); return nil }})
+	if err := xConsumer(); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("the consumer of x after build A's node started: %v, want it not made", err)
+	}
+	e.submit(t, "b0")
+	eventually(t, "build B's handler handles a new event", func() bool { return e.doneCount(t, "b0") == 1 })
+	if n := seenByA.Load(); n != 0 {
+		t.Fatalf("build A's node handled %d events, want none", n)
+	}
+	said := logs.with("not running a handler")
+	want := "handler=x taken_over_by=" + by
+	if len(said) != 1 || !strings.Contains(said[0], want) {
+		t.Fatalf("build A's node said %q, want once %q", said, want)
+	}
+}
+
+// logged records what a runtime logs at Info and above, a line each: the message, then key=value.
+type logged struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// with lists the lines that hold s.
+func (l *logged) with(s string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range l.lines {
+		if strings.Contains(line, s) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func (l *logged) Enabled(_ context.Context, level slog.Level) bool { return level >= slog.LevelInfo }
+func (l *logged) WithAttrs([]slog.Attr) slog.Handler               { return l }
+func (l *logged) WithGroup(string) slog.Handler                    { return l }
+func (l *logged) Handle(_ context.Context, rec slog.Record) error {
+	line := rec.Message
+	rec.Attrs(func(a slog.Attr) bool {
+		line += " " + a.Key + "=" + a.Value.String()
+		return true
+	})
+	l.mu.Lock()
+	l.lines = append(l.lines, line)
+	l.mu.Unlock()
+	return nil
+}
+
+// A renamed handler may be renamed again. A node of the middle build ("y", formerly "x") that restarts once the
+// newest build ("z", formerly "y") took "y" over neither makes "y" again from the log's start nor touches "x": it
+// does not run "y".
+func TestAMiddleBuildDoesNotMakeAgainARenamedHandlersConsumerThatWasRenamedAgain(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	e.submit(t, "a0")
+	e.run(t, runtime.Handler{Name: "z", Formerly: "y", EventTypes: []string{"job.submitted"}, Handle: e.markDone})
+	eventually(t, "the newest build's work done", func() bool { return e.doneCount(t, "a0") == 1 })
+	var seen atomic.Int32
+	e.run(t, runtime.Handler{Name: "y", Formerly: "x", EventTypes: []string{"job.submitted"},
+		Handle: func(context.Context, events.Envelope) error { seen.Add(1); return nil }})
+	for _, name := range []string{"x", "y"} {
+		if _, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", name)); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			t.Fatalf("the consumer of %s after the middle build's node started: %v, want none", name, err)
+		}
+	}
+	e.submit(t, "b0")
+	eventually(t, "the newest build's handler handles a new event", func() bool { return e.doneCount(t, "b0") == 1 })
+	if n := seen.Load(); n != 0 {
+		t.Fatalf("the middle build's node handled %d events, want none", n)
+	}
+}
+
+// A former or retired name is a key of the marks and part of a consumer's name: one that could not be a handler's
+// name is refused, naming it.
+func TestABadFormerOrRetiredNameIsRefused(t *testing.T) {
+	t.Parallel()
+	if _, err := runtime.New(runtime.Config{Retired: []string{"ok", "a.b"}}); err == nil || !strings.Contains(err.Error(), `"a.b"`) {
+		t.Fatalf("a retired name with a dot: %v, want it refused by name", err)
+	}
+	rt, err := runtime.New(runtime.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, former := range []string{"a.b", "x>", "same"} {
+		err := rt.Add(runtime.Handler{Name: "same", Formerly: former, EventTypes: []string{"job.submitted"},
+			Handle: func(context.Context, events.Envelope) error { return nil }})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("former name %q", former)) {
+			t.Errorf("former name %q: %v, want it refused by name", former, err)
+		}
+	}
 }

@@ -28,6 +28,7 @@ func buckets() []natsx.BucketSpec {
 		limits.Buckets(),
 		userstorage.Buckets(),
 		[]natsx.BucketSpec{fixieapi.SecretsBucketSpec(), vectorsBucketSpec()},
+		runtime.Buckets(),
 	)
 }
 
