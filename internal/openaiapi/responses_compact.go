@@ -91,6 +91,11 @@ func (f *Face) compact(r *http.Request) (obj, error) {
 	if err := f.openCompactions(account, "input", items); err != nil {
 		return nil, err
 	}
+	// The files the input names are the caller's, as in a create: the answer hands its user messages back, file ids
+	// and all, for the client to send on.
+	if err := f.checkItemFiles(r, "input", items); err != nil {
+		return nil, err
+	}
 	history, err := f.compactHistory(r.Context(), account, prev)
 	if err != nil {
 		return nil, err

@@ -199,6 +199,7 @@ func TestResponsesCompactRefusals(t *testing.T) {
 		`{"model":"gpt-4o-mini","input":"hi","instructions":[1]}`:       "instructions",
 		`{"model":"gpt-4o-mini","input":[{"type":"compaction"}]}`:       "input[0].encrypted_content",
 		`{"model":"gpt-4o-mini","input":"hi","previous_response_id":5}`: "previous_response_id",
+		`{"model":"gpt-4o-mini","input":[{"role":"user","content":[{"type":"input_file","file_id":"file-nope"}]}]}`: "input[0].content[0].file_id",
 	} {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.node.URL+"/v1/responses/compact", bytes.NewBufferString(body))
 		req.Header.Set("Authorization", "Bearer "+e.key)
