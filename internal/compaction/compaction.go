@@ -4,16 +4,13 @@
 package compaction
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hkdf"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/contrailhq/contrail/internal/sealbox"
 )
 
 // sealInfo binds the derived key to this one use, apart from any other key derived from the same material.
@@ -30,28 +27,17 @@ const MaxSummary = 1 << 20
 // nothing about another account's content is learnt from the answer.
 var ErrNotOurs = errors.New("the compaction item's encrypted_content was not made by this platform's /v1/responses/compact for this account")
 
-// Sealer seals and opens summaries with AES-256-GCM; the account is the additional data.
-type Sealer struct{ aead cipher.AEAD }
+// Sealer seals and opens summaries; the account is what a box is bound to.
+type Sealer struct{ key *sealbox.Key }
 
 // NewSealer derives the key from key material (the deployment's, 32 bytes or more) and, when given, the
 // operator's secret.
 func NewSealer(material []byte, secret string) (*Sealer, error) {
-	if len(material) < 32 {
-		return nil, errors.New("compaction: the sealing key material is shorter than 32 bytes")
-	}
-	key, err := hkdf.Key(sha256.New, append([]byte(secret), material...), nil, sealInfo, 32)
-	if err != nil {
-		return nil, fmt.Errorf("compaction: derive the sealing key: %w", err)
-	}
-	block, err := aes.NewCipher(key)
+	key, err := sealbox.New(material, secret, sealInfo)
 	if err != nil {
 		return nil, fmt.Errorf("compaction: %w", err)
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("compaction: %w", err)
-	}
-	return &Sealer{aead: aead}, nil
+	return &Sealer{key: key}, nil
 }
 
 // Summary is what a compaction item carries.
@@ -71,9 +57,7 @@ func (s *Sealer) Seal(account string, sum Summary) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("compaction: %w", err)
 	}
-	nonce := make([]byte, s.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	return prefix + base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, binding(account))), nil
+	return prefix + base64.RawURLEncoding.EncodeToString(s.key.Seal(plain, binding(account))), nil
 }
 
 // Open reverses Seal for the account the summary was sealed for; anything else is ErrNotOurs.
@@ -84,10 +68,10 @@ func (s *Sealer) Open(account, box string) (Summary, error) {
 		return sum, ErrNotOurs
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil || len(raw) < s.aead.NonceSize() {
+	if err != nil {
 		return sum, ErrNotOurs
 	}
-	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], binding(account))
+	plain, err := s.key.Open(raw, binding(account))
 	if err != nil {
 		return sum, ErrNotOurs
 	}

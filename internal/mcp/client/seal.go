@@ -1,22 +1,19 @@
 package client
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hkdf"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/contrailhq/contrail/internal/sealbox"
 )
 
 // Sealer seals the headers of an mcp tool (tokens) for the log, with AES-256-GCM, so that no event holds them in
 // clear; the node that runs the tool opens them. A box is bound to the account and the server_url it was sealed
 // for (GCM's additional data): one copied into another account's tool, or a tool of another server, does not open,
 // so a token given for one server never goes to another.
-type Sealer struct{ aead cipher.AEAD }
+type Sealer struct{ key *sealbox.Key }
 
 // sealInfo binds the derived key to this one use.
 const sealInfo = "contrail mcp headers v1"
@@ -24,22 +21,11 @@ const sealInfo = "contrail mcp headers v1"
 // NewSealer derives the sealing key from key material (the deployment's, 32 bytes or more) and, when given, the
 // operator's secret.
 func NewSealer(material []byte, secret string) (*Sealer, error) {
-	if len(material) < 32 {
-		return nil, errors.New("mcp headers: the sealing key material is shorter than 32 bytes")
-	}
-	key, err := hkdf.Key(sha256.New, append([]byte(secret), material...), nil, sealInfo, 32)
+	key, err := sealbox.New(material, secret, sealInfo)
 	if err != nil {
-		return nil, fmt.Errorf("mcp headers: derive the sealing key: %w", err)
+		return nil, fmt.Errorf("mcp headers: %w", err)
 	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	return &Sealer{aead: aead}, nil
+	return &Sealer{key: key}, nil
 }
 
 // binding is the additional data a box is sealed with: the account and the server's URL, each length-prefixed so
@@ -47,6 +33,8 @@ func NewSealer(material []byte, secret string) (*Sealer, error) {
 func binding(account, serverURL string) []byte {
 	return fmt.Appendf(nil, "%d:%s%d:%s", len(account), account, len(serverURL), serverURL)
 }
+
+var errMalformed = errors.New("mcp headers: the sealed headers are malformed")
 
 // ErrSealedElsewhere is Open's error for a box sealed for another account or server_url (or under another
 // deployment's key).
@@ -58,9 +46,7 @@ func (s *Sealer) Seal(headers map[string]string, account, serverURL string) (str
 	if err != nil {
 		return "", err
 	}
-	nonce := make([]byte, s.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, binding(account, serverURL))), nil
+	return base64.StdEncoding.EncodeToString(s.key.Seal(plain, binding(account, serverURL))), nil
 }
 
 // Open reverses Seal for the account and serverURL the box was sealed for (ErrSealedElsewhere otherwise); ""
@@ -70,10 +56,13 @@ func (s *Sealer) Open(box, account, serverURL string) (map[string]string, error)
 		return nil, nil
 	}
 	raw, err := base64.StdEncoding.DecodeString(box)
-	if err != nil || len(raw) < s.aead.NonceSize() {
-		return nil, errors.New("mcp headers: the sealed headers are malformed")
+	if err != nil {
+		return nil, errMalformed
 	}
-	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], binding(account, serverURL))
+	plain, err := s.key.Open(raw, binding(account, serverURL))
+	if errors.Is(err, sealbox.ErrMalformed) {
+		return nil, errMalformed
+	}
 	if err != nil {
 		return nil, ErrSealedElsewhere
 	}
