@@ -12,10 +12,10 @@ import (
 // ImageFiles reads the files a conversation shows the model as images (a Responses input_image by file_id, an
 // Assistants image_file).
 type ImageFiles interface {
-	// ReadImage returns one of account's files that a model can be shown as an image: its media type and bytes.
-	// A file that is gone, another account's, too large or not an image is an error the errs package codes
-	// (not_found, invalid); any other error is the store's.
-	ReadImage(ctx context.Context, account, field, id string) (mediaType string, data []byte, err error)
+	// ReadImage returns one of account's files that a model can be shown as an image: its media type and bytes,
+	// or no bytes (and no error) when the file holds more than room. A file that is gone, another account's, too
+	// large or not an image is an error the errs package codes (not_found, invalid); any other error is the store's.
+	ReadImage(ctx context.Context, account, field, id string, room int) (mediaType string, data []byte, err error)
 }
 
 // Shown are the image files a model request shows, by file ID: each as a data URL, or a note that says why the
@@ -47,7 +47,8 @@ func ReadImages(ctx context.Context, files ImageFiles, account string, ids []str
 			out[id] = shownImage{note: "this server does not read image files"}
 			continue
 		}
-		mediaType, data, err := files.ReadImage(ctx, account, "file_id", id)
+		// What is left of the request's room is passed down, so that a file that cannot fit is not read at all.
+		mediaType, data, err := files.ReadImage(ctx, account, "file_id", id, MaxRequestImageBytes-total)
 		switch errs.CodeOf(err) {
 		case errs.NotFound:
 			out[id] = shownImage{note: "the file is not there (deleted?)"}
@@ -59,7 +60,7 @@ func ReadImages(ctx context.Context, files ImageFiles, account string, ids []str
 		if err != nil {
 			return nil, fmt.Errorf("read image file %s: %w", id, err)
 		}
-		if total+len(data) > MaxRequestImageBytes {
+		if data == nil {
 			out[id] = shownImage{note: fmt.Sprintf("the request's newer images take the %d MiB a request may carry", MaxRequestImageBytes>>20)}
 			continue
 		}

@@ -185,15 +185,19 @@ func (c *Files) loadFile(ctx context.Context, id string) (File, events.Version, 
 }
 
 // ReadImage returns one of account's files that a model can be shown as an image (input_image by file_id): its
-// media type, known by its first bytes (file.ImageType), and its bytes. Another account's file, or one that is not
-// there, is not found; one larger than file.MaxImageBytes, or not an image, is refused. field names the reference
-// in a refusal.
-func (c *Files) ReadImage(ctx context.Context, account, field, id string) (mediaType string, data []byte, err error) {
-	mediaType, body, err := c.openImage(ctx, account, field, id)
+// media type, known by its first bytes (file.ImageType), and its bytes, or no bytes when the file holds more than
+// room (what is left of a request's room for images: such a file is not read). Another account's file, or one that
+// is not there, is not found; one larger than file.MaxImageBytes, or not an image, is refused. field names the
+// reference in a refusal.
+func (c *Files) ReadImage(ctx context.Context, account, field, id string, room int) (mediaType string, data []byte, err error) {
+	mediaType, size, body, err := c.openImage(ctx, account, field, id)
 	if err != nil {
 		return "", nil, err
 	}
 	defer body.Close()
+	if size > int64(room) {
+		return mediaType, nil, nil
+	}
 	data, err = io.ReadAll(io.LimitReader(body, file.MaxImageBytes+1))
 	if err != nil {
 		return "", nil, fmt.Errorf("read image file %s: %w", id, err)
@@ -206,48 +210,48 @@ func (c *Files) ReadImage(ctx context.Context, account, field, id string) (media
 
 // CheckImage checks that a file a request shows as an image is one ReadImage reads, reading only its first bytes.
 func (c *Files) CheckImage(ctx context.Context, account, field, id string) error {
-	_, body, err := c.openImage(ctx, account, field, id)
+	_, _, body, err := c.openImage(ctx, account, field, id)
 	if err != nil {
 		return err
 	}
 	return body.Close()
 }
 
-// openImage opens an image file for ReadImage and CheckImage: the returned body reads the whole file, its first
-// bytes (checked) included.
-func (c *Files) openImage(ctx context.Context, account, field, id string) (string, io.ReadCloser, error) {
+// openImage opens an image file for ReadImage and CheckImage: its media type, its size as recorded at upload, and
+// a body that reads the whole file, its first bytes (checked) included.
+func (c *Files) openImage(ctx context.Context, account, field, id string) (string, int64, io.ReadCloser, error) {
 	if err := ids.Check(field, ids.File, id); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	f, err := foldConfirmed[File](ctx, c.store, events.Ref{Type: file.Aggregate, ID: id},
 		func(f *File) bool { return f.Owned(account) })
 	if err != nil {
-		return "", nil, fmt.Errorf("load file %s: %w", id, err)
+		return "", 0, nil, fmt.Errorf("load file %s: %w", id, err)
 	}
 	if !f.Owned(account) {
 		e := errs.E(errs.NotFound, "No file found with id '%s'.", clipID(id))
 		e.Field = field
-		return "", nil, e
+		return "", 0, nil, e
 	}
 	if f.Bytes > file.MaxImageBytes {
-		return "", nil, imageTooLarge(field, id)
+		return "", 0, nil, imageTooLarge(field, id)
 	}
 	body, _, err := c.blobs.Get(ctx, f.Object)
 	if err != nil {
-		return "", nil, fmt.Errorf("read file %s: %w", id, err)
+		return "", 0, nil, fmt.Errorf("read file %s: %w", id, err)
 	}
 	head := make([]byte, file.ImageSniffBytes)
 	n, err := io.ReadFull(body, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		_ = body.Close()
-		return "", nil, fmt.Errorf("read file %s: %w", id, err)
+		return "", 0, nil, fmt.Errorf("read file %s: %w", id, err)
 	}
 	mediaType, ok := file.ImageType(head[:n])
 	if !ok {
 		_ = body.Close()
-		return "", nil, errs.InvalidField(field, "Invalid '%s': file %s is not an image the model can read (PNG, JPEG, GIF or WebP).", field, clipID(id))
+		return "", 0, nil, errs.InvalidField(field, "Invalid '%s': file %s is not an image the model can read (PNG, JPEG, GIF or WebP).", field, clipID(id))
 	}
-	return mediaType, readCloser{io.MultiReader(bytes.NewReader(head[:n]), body), body}, nil
+	return mediaType, f.Bytes, readCloser{io.MultiReader(bytes.NewReader(head[:n]), body), body}, nil
 }
 
 func imageTooLarge(field, id string) error {
