@@ -339,3 +339,37 @@ func (r *Runner) CaughtUp(ctx context.Context) (bool, string, error) {
 	}
 	return true, "", nil
 }
+
+// ShowsAggregate waits until the read model p has applied the last event of an aggregate that it folds, at most
+// Config.ReadWait as Shows does; past it, it returns nil and the caller answers what the model holds. It is for a
+// read that follows writes the reader did not make itself (a run's worker wrote the answer a client lists after
+// seeing the run completed in another read model): without it, such a read answered without them whenever the
+// model stood still a moment (its lease renewed late on a loaded node, or moving to another node). aggregateID
+// must be valid: it names subjects.
+func (r *Runner) ShowsAggregate(ctx context.Context, p Projection, aggregateID string) error {
+	stream, err := r.cfg.JS.Stream(ctx, r.names.EventsStream())
+	if err != nil {
+		return fmt.Errorf("look up events stream: %w", err)
+	}
+	var last uint64
+	for _, t := range p.EventTypes() {
+		agg, name := events.SplitType(t)
+		m, err := stream.GetLastMsgForSubject(ctx, r.names.EventSubject(agg, aggregateID, name))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("last %s event of %s: %w", t, aggregateID, err)
+		}
+		last = max(last, m.Sequence)
+	}
+	if last == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, r.cfg.ReadWait)
+	defer cancel()
+	if err := r.WaitFor(wctx, p.Name(), last); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

@@ -1,14 +1,9 @@
 package openaiapi
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
@@ -335,7 +330,7 @@ func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.caughtUp(r.Context(), projections.RunSteps{}, threadID); err != nil {
+	if err := f.d.Views.ShowsAggregate(r.Context(), projections.RunSteps{}, threadID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -363,7 +358,7 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.caughtUp(r.Context(), projections.RunSteps{}, threadID); err != nil {
+	if err := f.d.Views.ShowsAggregate(r.Context(), projections.RunSteps{}, threadID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -379,41 +374,3 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, paginate(items, p))
 }
-
-// caughtUp waits (at most readWait) until a thread's read model has applied the thread's last event of each kind it
-// folds. Steps and messages are folded apart from runs: without it, a client that saw a run completed (createAndPoll,
-// then messages.list, as every Assistants quickstart does) could list the thread without the run's answer, or a
-// cancelled run's step still in progress, whenever that read model stood still a moment (its lease renewed late on a
-// loaded node, or moving to another node).
-func (f *Face) caughtUp(ctx context.Context, view projections.Projection, threadID string) error {
-	stream, err := f.d.JS.Stream(ctx, f.d.Names.EventsStream())
-	if err != nil {
-		return fmt.Errorf("open the log: %w", err)
-	}
-	var last uint64
-	for _, t := range view.EventTypes() {
-		agg, name := events.SplitType(t)
-		m, err := stream.GetLastMsgForSubject(ctx, f.d.Names.EventSubject(agg, threadID, name))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("find the thread's last %s event: %w", t, err)
-		}
-		last = max(last, m.Sequence)
-	}
-	if last == 0 {
-		return nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, readWait)
-	defer cancel()
-	if err := f.d.Views.WaitFor(wctx, view.Name(), last); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
-}
-
-// readWait bounds caughtUp as projections.Config.ReadWait bounds Shows: longer than a read model stands still while
-// its lease moves to another node (the lease's TTL, 3 s), so that a lagging model is waited for rather than answered
-// stale.
-const readWait = 5 * time.Second

@@ -252,6 +252,11 @@ func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, i
 		f.WriteError(w, r, err)
 		return
 	}
+	f.writeMessage(w, r, threadID, id)
+}
+
+// writeMessage answers a message of a thread the caller may read (checked before).
+func (f *Face) writeMessage(w http.ResponseWriter, r *http.Request, threadID, id string) {
 	m, ok, err := projections.Get[projections.Listed[thread.ThreadMessageView]](r.Context(), f.d.Views, "messages",
 		projections.MessageKey(principal(r).AccountID, threadID, id))
 	if err != nil {
@@ -269,15 +274,20 @@ func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, i
 // can be read the moment the step can.
 func (f *Face) getMessage(w http.ResponseWriter, r *http.Request) {
 	threadID := chi.URLParam(r, "thread_id")
+	if err := f.messagesCaughtUp(r, threadID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.writeMessage(w, r, threadID, chi.URLParam(r, "message_id"))
+}
+
+// messagesCaughtUp checks that the caller may read the thread, then waits (briefly) until the messages read model
+// shows the thread's last message event.
+func (f *Face) messagesCaughtUp(r *http.Request, threadID string) error {
 	if _, err := f.thread(r, threadID); err != nil {
-		f.WriteError(w, r, err)
-		return
+		return err
 	}
-	if err := f.caughtUp(r.Context(), projections.Messages{}, threadID); err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	f.answerMessage(w, r, threadID, chi.URLParam(r, "message_id"))
+	return f.d.Views.ShowsAggregate(r.Context(), projections.Messages{}, threadID)
 }
 
 func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
@@ -317,11 +327,7 @@ func (f *Face) listMessages(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if _, err := f.thread(r, threadID); err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	if err := f.caughtUp(r.Context(), projections.Messages{}, threadID); err != nil {
+	if err := f.messagesCaughtUp(r, threadID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
