@@ -29,12 +29,12 @@ type State struct {
 	Output      []events.Item
 	// outputTurns is the turn of each output item.
 	outputTurns []int
-	// started are the server tool calls the current turn recorded as started (ResponseCallStarted), with their
-	// turn. Those of a recorded turn are dropped when it is: CallStarted and Interrupted ask only about the current
-	// turn (a call's item ID derives from its turn, so no call of a later turn has the ID of an earlier one's, and
-	// a call is started only in the current turn), and a loop driving the response again after a crash starts from
-	// the current turn too.
-	started []startedCall
+	// started are the server tool calls the current turn recorded as started (ResponseCallStarted). They are
+	// dropped when the turn is recorded: CallStarted and Interrupted ask only about the current turn (a call's item
+	// ID derives from its turn, so no call of a later turn has the ID of an earlier one's, and a call is started
+	// only in the current turn), and a loop driving the response again after a crash starts from the current turn
+	// too.
+	started []events.Item
 	// Turns counts the model calls recorded (each closed by ResponseTurnRecorded).
 	Turns int
 	Usage events.TokenUsage
@@ -58,23 +58,6 @@ func (s *State) Clone() State {
 	return out
 }
 
-type startedCall struct {
-	item events.Item
-	turn int
-}
-
-// startedIn is the calls of started that belong to turn or a later one, in a slice of their own (a clone's may
-// share the backing array).
-func startedIn(started []startedCall, turn int) []startedCall {
-	var out []startedCall
-	for _, c := range started {
-		if c.turn >= turn {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // Apply folds one event.
 func (s *State) Apply(e events.Envelope) {
 	s.Seq = e.Sequence
@@ -93,10 +76,12 @@ func (s *State) Apply(e events.Envelope) {
 		s.Output = append(s.Output, d.Item)
 		s.outputTurns = append(s.outputTurns, d.Turn)
 	case events.ResponseCallStarted:
-		s.started = append(s.started, startedCall{item: d.Item, turn: d.Turn})
+		if d.Turn == s.Turns { // CallStarted records a call in the current turn only
+			s.started = append(s.started, d.Item)
+		}
 	case events.ResponseTurnRecorded:
 		s.Turns = d.Turn + 1
-		s.started = startedIn(s.started, s.Turns)
+		s.started = nil
 		s.Usage = s.Usage.Add(d.Usage)
 		s.PendingEnd = End{Status: d.End, Reason: d.Reason}
 	case events.ResponseCompleted:
@@ -174,8 +159,8 @@ func (s *State) PartialTurn() []events.Item {
 func (s *State) Interrupted() []events.Item {
 	var out []events.Item
 	for _, c := range s.started {
-		if c.turn == s.Turns && !slices.ContainsFunc(s.Output, func(o events.Item) bool { return o.ID == c.item.ID }) {
-			out = append(out, c.item)
+		if !slices.ContainsFunc(s.Output, func(o events.Item) bool { return o.ID == c.ID }) {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -201,13 +186,11 @@ var ErrNotStarted = errors.New("the call is not to be made: its turn moved on, o
 // whether the caller may make it: not when the turn was recorded already, the response ended, or the call was
 // started already (by a loop that stopped, or one that still runs elsewhere): a call is made at most once.
 func CallStarted(s *State, turn int, it events.Item) ([]events.Event, bool) {
-	if s.Ended() || s.Status != events.ResponseStatusInProgress || s.Turns != turn {
+	if s.Status != events.ResponseStatusInProgress || s.Turns != turn {
 		return nil, false
 	}
-	for _, c := range s.started {
-		if c.item.ID == it.ID {
-			return nil, false
-		}
+	if slices.ContainsFunc(s.started, func(c events.Item) bool { return c.ID == it.ID }) {
+		return nil, false
 	}
 	it.Status = events.ResponseStatusInProgress
 	id := events.DeriveID(s.CreatedBy, fmt.Sprintf("turn-%d-start-%s", turn, it.ID))

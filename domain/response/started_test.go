@@ -41,7 +41,7 @@ func TestStartedKeepsTheCurrentTurnsCalls(t *testing.T) {
 		if len(s.started) != 0 || len(s.Interrupted()) != 0 || s.Turns != turn+1 {
 			t.Fatalf("after turn %d: started %v, interrupted %v", turn, s.started, s.Interrupted())
 		}
-		if len(clone.started) != 1 || clone.started[0].item.ID != call.ID {
+		if len(clone.started) != 1 || clone.started[0].ID != call.ID {
 			t.Fatalf("turn %d: the clone's started calls changed: %v", turn, fmt.Sprint(clone.started))
 		}
 	}
