@@ -300,7 +300,8 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		m := llm.Message{Role: role, Content: it.Text() + it.Arguments + string(it.Output)}
 		for _, c := range it.Content {
 			if c.Type == "input_image" {
-				// counted by its detail alone (tokens.ImageTokens), so a file's bytes are not read for it
+				// counted by its detail alone (tokens.ImageTokens): a file's bytes are not read for it, only its first
+				// ones, by the check above
 				m.Images = append(m.Images, llm.Image{URL: c.ImageURL, Detail: c.Detail})
 			}
 		}
@@ -318,6 +319,8 @@ type ResponseCommands interface {
 	Cancel(ctx context.Context, actor principalT, id string) (eventstore.Appended, error)
 	CheckFile(ctx context.Context, account, param, id string) error
 	CheckImage(ctx context.Context, account, param, id string) error
+	// History is the chain of previous responses a response follows, oldest first (what compaction summarizes).
+	History(ctx context.Context, s response.State) ([]events.Item, error)
 }
 
 // checkReferences checks that the vector stores and files a request names are the caller's: another account's

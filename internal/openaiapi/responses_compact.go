@@ -2,14 +2,12 @@ package openaiapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/compaction"
@@ -25,12 +23,6 @@ import (
 // account (internal/compaction). A later request that sends that item back in its input has it opened, and the
 // model reads the summary in its place (handlers/responder). Nothing is recorded: like input_tokens, compaction
 // is a computation over what the caller already holds, and its result lives in the caller's hands.
-
-// ResponseHistory is what the compaction asks of the response commands besides ResponseCommands: the chain of
-// previous responses a response follows (commands.Responses.History).
-type ResponseHistory interface {
-	History(ctx context.Context, s response.State) ([]events.Item, error)
-}
 
 // offlineCannotCompact is the answer for the offline model, which cannot write a summary: refused rather than
 // answered with a summary that would lose the conversation without a word.
@@ -167,11 +159,7 @@ func (f *Face) compactHistory(ctx context.Context, account, prev string) ([]even
 	if !s.Ended() {
 		return nil, errs.InvalidField("previous_response_id", "Response '%s' is still %s: compact it when it has ended.", prev, s.Status)
 	}
-	h, ok := f.d.Responses.(ResponseHistory)
-	if !ok {
-		return nil, errors.New("compact: the response commands do not give a response's history")
-	}
-	before, err := h.History(ctx, s)
+	before, err := f.d.Responses.History(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("compact: read the history of %s: %w", prev, err)
 	}
