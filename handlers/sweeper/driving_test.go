@@ -2,7 +2,6 @@ package sweeper_test
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -12,16 +11,12 @@ import (
 
 	"github.com/contrailhq/contrail/domain/thread"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/runtime"
 	"github.com/contrailhq/contrail/handlers/runworker"
 	"github.com/contrailhq/contrail/handlers/sweeper"
-	"github.com/contrailhq/contrail/internal/commands"
-	"github.com/contrailhq/contrail/internal/lease"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/llm/openai"
 	"github.com/contrailhq/contrail/internal/natsx"
-	"github.com/contrailhq/contrail/internal/natsx/natstest"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -32,17 +27,9 @@ func TestARunThisNodeDrivesIsNotKicked(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := natstest.Start(t)
-	names, _ := natsx.NewNames("")
-	layout := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
-	logger := slog.New(slog.DiscardHandler)
-	if err := natsx.Provision(ctx, srv.JS, layout, logger); err != nil {
-		t.Fatal(err)
-	}
 	const ttl = 500 * time.Millisecond
-	if err := natsx.EnsureBucket(ctx, srv.JS, layout, natsx.BucketSpec{Name: lease.Bucket, TTL: ttl}); err != nil {
-		t.Fatal(err)
-	}
+	n := startRunsNode(ctx, t, ttl)
+	srv, names, layout, logger, store, views, cmds := n.srv, n.names, n.layout, n.logger, n.store, n.views, n.cmds
 	// The run locks outlive the test, so that the dead node's lock is still held when the sweep comes.
 	if err := natsx.EnsureBucket(ctx, srv.JS, layout, natsx.BucketSpec{Name: "run_locks", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
@@ -51,13 +38,6 @@ func TestARunThisNodeDrivesIsNotKicked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := eventstore.NewStore(srv.JS, names, events.NewRegistry())
-	views := projections.NewRunner(projections.Config{JS: srv.JS, Store: store, Layout: layout, Holder: "views", LeaseTTL: ttl}, projections.Runs{})
-	if err := views.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(views.Stop)
-	cmds := commands.New(commands.Config{Store: store, Views: views})
 
 	// The model answers once the test lets it: until then the run's turn waits on it.
 	model := llmtest.NewServer(t)

@@ -27,24 +27,9 @@ func TestOneSweeperLeadsAndAnotherTakesOver(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := natstest.Start(t)
-	names, _ := natsx.NewNames("")
-	layout := natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
-	logger := slog.New(slog.DiscardHandler)
-	if err := natsx.Provision(ctx, srv.JS, layout, logger); err != nil {
-		t.Fatal(err)
-	}
 	const ttl = 500 * time.Millisecond
-	if err := natsx.EnsureBucket(ctx, srv.JS, layout, natsx.BucketSpec{Name: lease.Bucket, TTL: ttl}); err != nil {
-		t.Fatal(err)
-	}
-	store := eventstore.NewStore(srv.JS, names, events.NewRegistry())
-	views := projections.NewRunner(projections.Config{JS: srv.JS, Store: store, Layout: layout, Holder: "views", LeaseTTL: ttl}, projections.Runs{})
-	if err := views.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(views.Stop)
-	cmds := commands.New(commands.Config{Store: store, Views: views})
+	n := startRunsNode(ctx, t, ttl)
+	srv, names, logger, store, views, cmds := n.srv, n.names, n.logger, n.store, n.views, n.cmds
 
 	start := func(holder string) (jetstream.KeyValue, context.CancelFunc, func()) {
 		nc := srv.Connect(t)
@@ -182,4 +167,38 @@ func TestARunExpiresThroughItsScheduledMessage(t *testing.T) {
 	if _, err := stream.GetLastMsgForSubject(ctx, names.RunExpirySubject(run)); err != nil {
 		t.Fatalf("the run's expiry message: %v", err)
 	}
+}
+
+// runsNode is what the sweeper's tests stand on: an embedded server provisioned as a node's, with the lease bucket
+// (its values expiring after the tests' ttl), the log, the runs read model and the commands.
+type runsNode struct {
+	srv    *natstest.Server
+	names  natsx.Names
+	layout natsx.Layout
+	logger *slog.Logger
+	store  *eventstore.Store
+	views  *projections.Runner
+	cmds   commands.Set
+}
+
+func startRunsNode(ctx context.Context, t *testing.T, ttl time.Duration) runsNode {
+	t.Helper()
+	n := runsNode{srv: natstest.Start(t), logger: slog.New(slog.DiscardHandler)}
+	n.names, _ = natsx.NewNames("")
+	n.layout = natsx.Layout{Names: n.names, Replicas: 1, DuplicateWindow: time.Minute}
+	if err := natsx.Provision(ctx, n.srv.JS, n.layout, n.logger); err != nil {
+		t.Fatal(err)
+	}
+	if err := natsx.EnsureBucket(ctx, n.srv.JS, n.layout, natsx.BucketSpec{Name: lease.Bucket, TTL: ttl}); err != nil {
+		t.Fatal(err)
+	}
+	n.store = eventstore.NewStore(n.srv.JS, n.names, events.NewRegistry())
+	n.views = projections.NewRunner(projections.Config{JS: n.srv.JS, Store: n.store, Layout: n.layout, Holder: "views",
+		LeaseTTL: ttl}, projections.Runs{})
+	if err := n.views.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.views.Stop)
+	n.cmds = commands.New(commands.Config{Store: n.store, Views: n.views})
+	return n
 }
