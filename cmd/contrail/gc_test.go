@@ -55,7 +55,8 @@ func TestGCGovernorRestsAfterQuietWindowsOnly(t *testing.T) {
 }
 
 // The governor sets the process's GOGC: the idle one while the test allocates little, the busy one while it allocates
-// fast.
+// fast. Not parallel: it sets the whole test process's GOGC, and another test allocating beside it would keep the
+// governor from ever seeing the process idle.
 func TestGCGovernorSetsGOGC(t *testing.T) {
 	prev := debug.SetGCPercent(busyGCPercent)
 	defer debug.SetGCPercent(prev)
