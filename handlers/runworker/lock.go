@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/lease"
 )
 
 // lock is a run's lock held by this worker: a key in a KV bucket whose values expire, renewed while the worker
@@ -18,12 +22,30 @@ type lock struct {
 	done   chan uint64 // the renewing goroutine hands back the last revision it wrote
 	kv     jetstream.KeyValue
 	key    string
+	// holder is the key's value while this taking holds it: the node's name and a token of its own (takingHolder).
+	holder string
 }
 
-// tryLock takes the run's lock unless someone holds it. It never waits: a holder drives the run until it has
-// nothing left to do, and looks again once it lets go.
-func tryLock(ctx context.Context, kv jetstream.KeyValue, runID, holder string, ttl time.Duration) (*lock, bool, error) {
+// takingHolder is the value of a run's lock for one taking of it by node: the node's name, which whoever reads the
+// lock looks for (LockNode), and a random token. A renewal or a release whose revision is behind the key takes the
+// key for its own when it names its holder (lease.Renew, lease.Release); a node's name alone would not tell its
+// takings apart, and a node may take a run again while the driver that lost the run's lock still unwinds (driving).
+// The token is random, not counted, so that a node restarted under the same name does not repeat it.
+func takingHolder(node string) string { return node + "/" + events.RandomToken(8) }
+
+// LockNode returns the node that holds a run's lock, from the lock key's value.
+func LockNode(value []byte) string {
+	if i := strings.LastIndexByte(string(value), '/'); i >= 0 {
+		return string(value[:i])
+	}
+	return string(value)
+}
+
+// tryLock takes the run's lock for node unless someone holds it. It never waits: a holder drives the run until it
+// has nothing left to do, and looks again once it lets go.
+func tryLock(ctx context.Context, kv jetstream.KeyValue, runID, node string, ttl time.Duration) (*lock, bool, error) {
 	key := "run." + runID
+	holder := takingHolder(node)
 	rev, err := kv.Create(ctx, key, []byte(holder))
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		return nil, false, nil
@@ -32,19 +54,21 @@ func tryLock(ctx context.Context, kv jetstream.KeyValue, runID, holder string, t
 		return nil, false, fmt.Errorf("lock run %s: %w", runID, err)
 	}
 	lctx, cancel := context.WithCancel(ctx)
-	l := &lock{ctx: lctx, cancel: cancel, stop: make(chan struct{}), done: make(chan uint64, 1), kv: kv, key: key}
-	go l.renew(holder, rev, ttl/3, ttl)
+	l := &lock{ctx: lctx, cancel: cancel, stop: make(chan struct{}), done: make(chan uint64, 1), kv: kv, key: key,
+		holder: holder}
+	go l.renew(rev, ttl/3, ttl)
 	return l, true, nil
 }
 
 // renew keeps the lock while the worker drives the run. A renewal that gets no answer in time (a slow or busy
 // server) is not a lost lock: the key expires only ttl after the last renewal that went in, and until then nobody else
 // can take it, so the worker goes on and tries again soon; given up at the first slow answer, the run was taken again
-// and its turn asked of the model twice. The lock is lost when the key is not at the revision last written (it
-// expired, or another worker took it) or when no renewal went in for ttl: by then the key may have expired and another
-// worker may hold it. A renewal is a compare-and-set at the last revision, so one that goes in late never overwrites
-// another worker's key.
-func (l *lock) renew(holder string, rev uint64, every, ttl time.Duration) {
+// and its turn asked of the model twice. The lock is lost when the key is not this taking's (it expired, or another
+// worker took it) or when no renewal went in for ttl: by then the key may have expired and another worker may hold
+// it. A renewal is a compare-and-set at the last revision, so one that goes in late never overwrites another worker's
+// key; refused, it is written at the key's own revision if the key still names this taking (lease.Renew): a renewal
+// that went in but whose answer came too late left the revision behind the key, which is still this taking's.
+func (l *lock) renew(rev uint64, every, ttl time.Duration) {
 	t := time.NewTimer(every)
 	defer t.Stop()
 	renewed := time.Now() // before the write that took the lock: its key expires no sooner than ttl after this
@@ -70,7 +94,9 @@ func (l *lock) renew(holder string, rev uint64, every, ttl time.Duration) {
 		}
 		sent := time.Now()
 		rctx, cancel := context.WithTimeout(l.ctx, min(every, left))
-		next, err := l.kv.Update(rctx, l.key, []byte(holder), rev)
+		// A key that is gone is not taken again: it expired, and another worker may have driven the run and let go
+		// since.
+		next, err := lease.Renew(rctx, l.kv, l.key, l.holder, rev)
 		cancel()
 		switch {
 		case err == nil:
@@ -78,7 +104,7 @@ func (l *lock) renew(holder string, rev uint64, every, ttl time.Duration) {
 			t.Reset(every)
 		case l.ctx.Err() != nil:
 			t.Reset(0) // stopping: the next select hands the revision back
-		case wrongRevision(err):
+		case lease.IsWrongRevision(err):
 			lost()
 			return
 		default:
@@ -87,13 +113,8 @@ func (l *lock) renew(holder string, rev uint64, every, ttl time.Duration) {
 	}
 }
 
-// wrongRevision says the key is not at the revision this worker last wrote: it expired, or another worker took it.
-func wrongRevision(err error) bool {
-	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) ||
-		errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted)
-}
-
-// release lets go of the lock at once, so that another worker need not wait for it to expire.
+// release lets go of the lock at once, so that another worker need not wait for it to expire. The key is deleted at
+// its own revision if it is ahead of the last one written but still names this taking (lease.Release).
 func (l *lock) release() {
 	rev := l.leave()
 	if rev == 0 {
@@ -101,7 +122,7 @@ func (l *lock) release() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_ = l.kv.Delete(ctx, l.key, jetstream.LastRevision(rev))
+	_ = lease.Release(ctx, l.kv, l.key, l.holder, rev)
 }
 
 // leave stops renewing the lock and leaves it to expire; it returns the last revision written (0: lost).

@@ -10,9 +10,9 @@
 // timeout sweeper that hands a run left active with no driver to a worker again (and expires it if nobody can
 // finish it in time).
 //
-// It imports events, domain/thread, llm, runlive and handlers/turn (the turn machinery it shares with the Responses
-// model loop, handlers/responder); never a face, a command or a read model (what it asks of them is Recorder,
-// FileSearcher, CodeRunner).
+// It imports events, domain/thread, llm, runlive, handlers/turn (the turn machinery it shares with the Responses
+// model loop, handlers/responder) and lease (the rule of a key held by renewals, which its run locks share with the
+// leases); never a face, a command or a read model (what it asks of them is Recorder, FileSearcher, CodeRunner).
 package runworker
 
 import (
@@ -62,7 +62,7 @@ type Config struct {
 	// NC publishes the live frames of a turn on the thread's live subject, and watches the thread's events.
 	NC    *nats.Conn
 	Names natsx.Names
-	// Holder names this node in locks.
+	// Holder names this node in locks: each lock's value is it and a token of that taking (LockNode reads it back).
 	Holder string
 	// MaxRuns bounds the runs this node drives at once (default 64); past it the handler waits for a slot.
 	MaxRuns int

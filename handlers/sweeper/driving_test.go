@@ -161,7 +161,7 @@ func TestARunThisNodeDrivesIsNotKicked(t *testing.T) {
 	if th, err := cmds.Threads.Load(ctx, "thread_driven"); err != nil || th.Runs[driven].Status != events.RunStatusInProgress {
 		t.Fatalf("the driven run at the sweep: %v", err)
 	}
-	if e, err := locks.Get(ctx, "run."+driven); err != nil || string(e.Value()) != "node-a" {
+	if e, err := locks.Get(ctx, "run."+driven); err != nil || runworker.LockNode(e.Value()) != "node-a" {
 		t.Fatalf("the driven run's lock: %v", err)
 	}
 

@@ -74,9 +74,11 @@ func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev u
 		case <-t.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, every)
-		next, err := kv.Update(rctx, name, []byte(holder), rev)
-		if err != nil && isWrongRevision(err) {
-			next, err = reclaim(rctx, kv, name, holder)
+		next, err := Renew(rctx, kv, name, holder, rev)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			// The key expired while its bucket elected a leader (the new leader expires what is older than the
+			// TTL): nobody holds the lease, and this holder takes it again rather than stop its work.
+			next, err = kv.Create(rctx, name, []byte(holder))
 		}
 		cancel()
 		switch {
@@ -85,7 +87,7 @@ func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev u
 			t.Reset(every)
 		case ctx.Err() != nil:
 			return rev
-		case isWrongRevision(err) || time.Since(renewed) >= maxSilence(ttl) ||
+		case IsWrongRevision(err) || time.Since(renewed) >= maxSilence(ttl) ||
 			(time.Since(renewed) >= ttl && !natsx.Transient(err)):
 			logger.Warn("lease lost", "lease", name, "err", err)
 			return 0
@@ -98,20 +100,30 @@ func keep(ctx context.Context, kv jetstream.KeyValue, name, holder string, rev u
 	}
 }
 
-// reclaim makes the key this holder's again when a renewal was refused but nobody else holds the key: a renewal
-// that went in but whose answer was lost left the revision behind the key, or the key expired while its bucket
-// elected a leader (the new leader expires what is older than the TTL). Another holder's key is not touched.
-func reclaim(ctx context.Context, kv jetstream.KeyValue, name, holder string) (uint64, error) {
-	e, err := kv.Get(ctx, name)
-	switch {
-	case err == nil && string(e.Value()) == holder:
-		return kv.Update(ctx, name, []byte(holder), e.Revision())
-	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
-		return kv.Create(ctx, name, []byte(holder))
-	case err == nil:
-		return 0, fmt.Errorf("lease %s is %s's: %w", name, e.Value(), jetstream.ErrKeyExists)
+// Renew writes holder's key again over revision rev, the last it wrote, and returns the revision it writes. A
+// renewal refused for a wrong revision is written again at the key's own revision if the key still names holder: a
+// renewal that went in but whose answer was lost (its context ended first) left rev behind the key, and giving the
+// key up then gave up what was still the holder's. Another holder's key is not touched (the error wraps
+// jetstream.ErrKeyExists), nor is a key that is gone written again (jetstream.ErrKeyNotFound): whether a holder may
+// take an expired key again is its caller's to say. Both are IsWrongRevision.
+//
+// It is the rule of every key held this way, the leases and the run locks (handlers/runworker/lock.go). holder must
+// tell apart every taking of the key that may still be renewing it, or an earlier taking would renew a later one's
+// key as its own: a node's name does for a lease, which Run takes once at a time, but not for a run's lock, which a
+// node's worker may take again while the driver that lost it still unwinds.
+func Renew(ctx context.Context, kv jetstream.KeyValue, key, holder string, rev uint64) (uint64, error) {
+	next, err := kv.Update(ctx, key, []byte(holder), rev)
+	if err == nil || !IsWrongRevision(err) {
+		return next, err
 	}
-	return 0, err
+	e, err := kv.Get(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if string(e.Value()) != holder {
+		return 0, fmt.Errorf("%s is %s's: %w", key, e.Value(), jetstream.ErrKeyExists)
+	}
+	return kv.Update(ctx, key, []byte(holder), e.Revision())
 }
 
 // maxSilence is how long a holder keeps a lease whose bucket answers nothing at all. While the bucket has no leader
@@ -123,32 +135,45 @@ func reclaim(ctx context.Context, kv jetstream.KeyValue, name, holder string) (u
 // next renewal is refused.
 func maxSilence(ttl time.Duration) time.Duration { return max(10*ttl, 30*time.Second) }
 
-// isWrongRevision says the key is not at the revision last written: another holder wrote it, or it expired.
-func isWrongRevision(err error) bool {
+// IsWrongRevision says the key is not at the revision last written: another holder wrote it, or it expired.
+func IsWrongRevision(err error) bool {
 	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) ||
 		errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted)
 }
 
 // release deletes the lease if this holder still has it, so that another node need not wait for it to expire.
-//
-// The key may be this holder's at a later revision than rev: a renewal on its way when the holder stopped went in,
-// but its answer was dropped with the holder's context, so keep returned the revision before it. Deleting only at
-// rev then deleted nothing, and the stopped node kept the lease until it expired: the node taking over (a
-// projection's writer on a rolling restart) waited up to a TTL for it. As in reclaim, the key is deleted at its
-// revision if it still names this holder; another holder's key is not touched.
 func release(kv jetstream.KeyValue, name, holder string, rev uint64) {
 	if rev == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	err := kv.Delete(ctx, name, jetstream.LastRevision(rev))
-	if err == nil || !isWrongRevision(err) {
-		return
+	_ = Release(ctx, kv, name, holder, rev)
+}
+
+// Release deletes holder's key, last written at revision rev, so that the next holder need not wait for it to expire.
+//
+// The key may be holder's at a later revision than rev: a renewal on its way when the holder stopped went in, but
+// its answer was dropped with the holder's context, so rev is the revision before it. Deleting only at rev then
+// deleted nothing, and the stopped holder kept the key until it expired: the node taking over (a projection's writer
+// on a rolling restart) waited up to a TTL for it. As in Renew, the key is deleted at its own revision if it still
+// names holder; another holder's key is not touched.
+func Release(ctx context.Context, kv jetstream.KeyValue, key, holder string, rev uint64) error {
+	err := kv.Delete(ctx, key, jetstream.LastRevision(rev))
+	if err == nil || !IsWrongRevision(err) {
+		return err
 	}
-	if e, err := kv.Get(ctx, name); err == nil && string(e.Value()) == holder {
-		_ = kv.Delete(ctx, name, jetstream.LastRevision(e.Revision()))
+	e, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return nil
 	}
+	if err != nil {
+		return err
+	}
+	if string(e.Value()) != holder {
+		return nil
+	}
+	return kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
 }
 
 func sleep(ctx context.Context, d time.Duration) {
