@@ -31,6 +31,7 @@ type Store struct {
 	metrics *metrics.Metrics
 	logger  *slog.Logger
 	cache   *historyCache // nil: every load reads the whole history
+	tip     *natsx.Tip    // the log's last sequence, shared by the followers' watchdogs
 	replies *replies      // answers to batched direct gets
 	// republish says whether the log republishes committed events for watches (republishUnknown until asked).
 	republish atomic.Int32
@@ -62,7 +63,8 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } 
 
 // NewStore returns a store over the deployment's EVENTS stream.
 func NewStore(js jetstream.JetStream, names natsx.Names, reg *events.Registry, opts ...Option) *Store {
-	s := &Store{js: js, names: names, reg: reg, now: time.Now, logger: slog.New(slog.DiscardHandler), replies: newReplies(js.Conn())}
+	s := &Store{js: js, names: names, reg: reg, now: time.Now, logger: slog.New(slog.DiscardHandler), replies: newReplies(js.Conn()),
+		tip: natsx.NewTip(js, names.EventsStream(), stallAfter/2)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -472,7 +474,7 @@ func (s *Store) followOnce(ctx context.Context, from uint64, filters []string, y
 	var stalled atomic.Bool
 	wctx, cancelWatch := context.WithCancel(ctx)
 	defer cancelWatch()
-	go natsx.Watchdog(wctx, cons, &progress, stallAfter, func() {
+	go natsx.Watchdog(wctx, cons, &progress, stallAfter, s.tip, func() {
 		stalled.Store(true)
 		it.Stop()
 	})

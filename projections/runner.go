@@ -49,6 +49,8 @@ type Runner struct {
 	leases jetstream.KeyValue
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
+	// tip is the log's last sequence, shared by the readers' watchdogs.
+	tip *natsx.Tip
 }
 
 // generation is what the meta bucket records per projection: which bucket is current.
@@ -79,6 +81,7 @@ func NewRunner(cfg Config, ps ...Projection) *Runner {
 		cfg.Metrics = metrics.New()
 	}
 	r := &Runner{cfg: cfg, names: cfg.Layout.Names, projs: map[string]*state{}}
+	r.tip = natsx.NewTip(cfg.JS, r.names.EventsStream(), stallAfter/2)
 	for _, p := range ps {
 		var filters []string
 		for _, t := range p.EventTypes() {
@@ -428,7 +431,7 @@ func (r *Runner) read(ctx context.Context, st *state, w *writer, onBatch func(ap
 	// leader loop opens a new reader from the checkpoint.
 	wctx, cancelWatch := context.WithCancel(ctx)
 	defer cancelWatch()
-	go natsx.Watchdog(wctx, it.Consumer(), &rd.progress, stallAfter, func() {
+	go natsx.Watchdog(wctx, it.Consumer(), &rd.progress, stallAfter, r.tip, func() {
 		r.cfg.Logger.Warn("projection reader stopped while events waited; opening a new one", "projection", st.p.Name())
 		r.cfg.Metrics.ProjectionStall.WithLabelValues(st.p.Name()).Inc()
 		it.Stop()

@@ -104,6 +104,8 @@ func newBenchStartupCmd() *cobra.Command {
 					bench.Figure{Name: fmt.Sprintf("resident over %v idle, anonymous, max", watch), Value: watched.peak.anon / 1024, Unit: "MiB"},
 					bench.Figure{Name: fmt.Sprintf("resident after %v idle", watch), Value: watched.last.rss / 1024, Unit: "MiB"},
 					bench.Figure{Name: fmt.Sprintf("resident after %v idle, anonymous", watch), Value: watched.last.anon / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("CPU while idle over %v", watch), Value: 100 * watched.cpu.Seconds() / max(watched.over.Seconds(), 1e-9),
+						Unit: "% of a core", Note: "what an idle node costs: lease renewals, pulls, sweeps, its collector"},
 				)
 			}
 			if asJSON {
@@ -148,8 +150,13 @@ type startup struct {
 // memory is a process's resident memory, in KiB: all of it, and its anonymous and file-backed parts.
 type memory struct{ rss, anon, file float64 }
 
-// residence is what a watch of an idle node read: the most of each part, and the last reading.
-type residence struct{ peak, last memory }
+// residence is what a watch of an idle node read: the most of each part, the last reading, and the CPU time the node
+// used over the watch.
+type residence struct {
+	peak, last memory
+	cpu        time.Duration
+	over       time.Duration
+}
 
 // startStep is one part of the start as the node's "startup steps" line gives it.
 type startStep struct {
@@ -226,6 +233,11 @@ func measureStartup(ctx context.Context, self string, idle, watch time.Duration)
 		return m, err
 	}
 	m.watched.peak = m.idle
+	cpuFrom, err := cpuTime(cmd.Process.Pid)
+	if err != nil {
+		return m, err
+	}
+	from := time.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for end := time.Now().Add(watch - idle); time.Now().Before(end); {
@@ -242,6 +254,11 @@ func measureStartup(ctx context.Context, self string, idle, watch time.Duration)
 		m.watched.peak = memory{rss: max(m.watched.peak.rss, r.rss), anon: max(m.watched.peak.anon, r.anon),
 			file: max(m.watched.peak.file, r.file)}
 	}
+	cpu, err := cpuTime(cmd.Process.Pid)
+	if err != nil {
+		return m, err
+	}
+	m.watched.cpu, m.watched.over = cpu-cpuFrom, time.Since(from)
 	return m, nil
 }
 

@@ -97,6 +97,9 @@ type Config struct {
 	RetryInterval time.Duration
 	// CloseTimeout bounds how long a stop waits for handlers in flight (default 20s).
 	CloseTimeout time.Duration
+	// ShrinkPullsEvery is how often a handler whose workers each pull for themselves (Prefetch 1) lets go of the
+	// pulls the work no longer needs (default 10s; tests shorten it).
+	ShrinkPullsEvery time.Duration
 	// AckWait, when set, replaces every handler's own: how long after a node dies its deliveries go to another
 	// (tests of crash recovery shorten it; heartbeats keep long work alive whatever it is).
 	AckWait time.Duration
@@ -257,6 +260,7 @@ func (rt *Runtime) Run(ctx context.Context, ready func()) error {
 				drainTimeout: rt.cfg.CloseTimeout,
 				workers:      workers(h),
 				pulls:        pulls,
+				shrinkEvery:  rt.cfg.ShrinkPullsEvery,
 				opts:         []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(pullBatch(h))},
 				log:          rt.cfg.Logger,
 				closing:      make(chan struct{}),

@@ -50,6 +50,8 @@ type env struct {
 	retired []string
 	// logger is the runtime's Logger, when set.
 	logger *slog.Logger
+	// shrinkPullsEvery is the runtime's ShrinkPullsEvery, when set.
+	shrinkPullsEvery time.Duration
 }
 
 func setup(t *testing.T) *env {
@@ -69,14 +71,15 @@ func setup(t *testing.T) *env {
 func (e *env) run(t *testing.T, hs ...runtime.Handler) (stop func()) {
 	t.Helper()
 	rt, err := runtime.New(runtime.Config{
-		Connect:       func() (*nats.Conn, error) { return natsx.ConnectEmbedded(e.srv.NS, "handlers") },
-		JS:            e.srv.JS,
-		Store:         e.store,
-		Names:         e.names,
-		RetryInterval: 5 * time.Millisecond,
-		CloseTimeout:  5 * time.Second,
-		Retired:       e.retired,
-		Logger:        e.logger,
+		Connect:          func() (*nats.Conn, error) { return natsx.ConnectEmbedded(e.srv.NS, "handlers") },
+		JS:               e.srv.JS,
+		Store:            e.store,
+		Names:            e.names,
+		RetryInterval:    5 * time.Millisecond,
+		CloseTimeout:     5 * time.Second,
+		Retired:          e.retired,
+		Logger:           e.logger,
+		ShrinkPullsEvery: e.shrinkPullsEvery,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -634,6 +637,55 @@ func TestAHandlersConsumerIsMadeOncePerNodeWhateverItsWorkers(t *testing.T) {
 		id := fmt.Sprintf("w%d", i)
 		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
 	}
+}
+
+// TestPullsGrowWithTheWorkAndEbbAfter: a handler whose workers each pull for themselves (Prefetch 1) asks the server
+// for an event on a few pulls only while idle, not one per worker; a burst grows its pulls until every worker has
+// an event in hand, and once the work is done the surplus goes again.
+func TestPullsGrowWithTheWorkAndEbbAfter(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.shrinkPullsEvery = 50 * time.Millisecond
+	const workers = 24
+	started := make(chan struct{}, workers)
+	release := make(chan struct{})
+	e.run(t, runtime.Handler{
+		Name: "elastic", EventTypes: []string{"job.submitted"}, Concurrency: workers, Prefetch: 1,
+		Handle: e.held(new(atomic.Int32), started, release),
+	})
+	ctx := context.Background()
+	cons, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", "elastic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := func() int {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.NumWaiting
+	}
+	// The pulls are made as the runtime starts: each is a waiting request on the server once it reached it.
+	eventually(t, "a pull waiting while idle", func() bool { return waiting() > 0 })
+	if n := waiting(); n > 2 {
+		t.Fatalf("an idle handler of %d workers has %d pulls waiting, want 2 at most", workers, n)
+	}
+	for i := range workers {
+		e.submit(t, fmt.Sprintf("e%d", i))
+	}
+	for i := range workers {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d of %d events in hand at once, want all: the pulls did not grow", i, workers)
+		}
+	}
+	close(release)
+	for i := range workers {
+		id := fmt.Sprintf("e%d", i)
+		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
+	}
+	eventually(t, "the pulls to ebb once the work is done", func() bool { return waiting() <= 2 })
 }
 
 // Two nodes of the newer build start at once on a log whose handler was renamed, as in a rolling upgrade: each takes

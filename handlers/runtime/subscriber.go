@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -27,17 +28,23 @@ type subscriber struct {
 	// server for other nodes. With one, the callback waits for the handler's answer.
 	workers int
 	// pulls is how many pulls (nats.go Consume calls, each with its own pull request) one subscription makes on
-	// the consumer: a handler whose workers each ask for an event only when free has a pull per worker, all of
-	// them handing over on one subscription, so that the router runs one handler and the consumer is created (and
-	// its config written by the server) once per node rather than once per worker.
+	// the consumer at most: a handler whose workers each ask for an event only when free has a pull per busy
+	// worker and a few more (pullSet), all of them handing over on one subscription, so that the router runs one
+	// handler and the consumer is created (and its config written by the server) once per node rather than once
+	// per worker.
 	pulls int
-	opts  []jetstream.PullConsumeOpt
-	log   *slog.Logger
+	// shrinkEvery is how often a subscription whose pulls grow with the work lets go of those it no longer needs.
+	shrinkEvery time.Duration
+	opts        []jetstream.PullConsumeOpt
+	log         *slog.Logger
 
 	closing   chan struct{}
 	closeOnce sync.Once
 	stopped   sync.WaitGroup
 }
+
+// defaultShrinkPullsEvery: long enough that a handler's pulls do not come and go between the bursts of steady work.
+const defaultShrinkPullsEvery = 10 * time.Second
 
 // subscription is one Subscribe call's output and the lock that keeps sends and the close apart.
 type subscription struct {
@@ -47,6 +54,7 @@ type subscription struct {
 	workers chan struct{} // one token per delivery handed over and not yet answered
 	// waitAnswer: each pull serves one worker, so its callback waits for the handler's answer.
 	waitAnswer bool
+	pulls      *pullSet
 	// answering counts the deliveries handed over whose answer is not yet sent to the server.
 	answering sync.WaitGroup
 
@@ -68,18 +76,14 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	workers, pulls := max(1, s.workers), max(1, s.pulls)
 	sub := &subscription{out: make(chan *message.Message), stop: make(chan struct{}), abandon: make(chan struct{}),
 		workers: make(chan struct{}, workers*pulls), waitAnswer: workers == 1}
-	ccs := make([]jetstream.ConsumeContext, 0, pulls)
-	for range pulls {
-		cc, err := cons.Consume(func(msg jetstream.Msg) { s.deliver(ctx, sub, msg) }, s.opts...)
-		if err != nil {
-			for _, cc := range ccs {
-				cc.Stop()
-			}
-			cancel()
-			return nil, fmt.Errorf("consume %s: %w", topic, err)
-		}
-		ccs = append(ccs, cc)
+	ps := newPullSet(cons, pulls, sub.waitAnswer, s.opts, func(p *pull, msg jetstream.Msg) { s.deliver(ctx, sub, p, msg) },
+		topic, s.log)
+	sub.pulls = ps
+	if err := ps.start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("consume %s: %w", topic, err)
 	}
+	go ps.manage(sub.stop, cmp.Or(s.shrinkEvery, defaultShrinkPullsEvery))
 	s.stopped.Add(1)
 	go func() {
 		defer s.stopped.Done()
@@ -92,16 +96,7 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 		// Drain rather than stop: deliveries the client already holds reach deliver, which hands them back at
 		// once, and those being handled are answered as their handler answers (the runtime cancels their work
 		// first); dropped, either would wait out its ack wait on the server before another node could take it.
-		for _, cc := range ccs {
-			cc.Drain()
-		}
-		drained := make(chan struct{})
-		go func() {
-			for _, cc := range ccs {
-				<-cc.Closed()
-			}
-			close(drained)
-		}()
+		drained := ps.drain()
 		deadline := time.NewTimer(s.drainTimeout)
 		defer deadline.Stop()
 		select {
@@ -138,7 +133,10 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 // workers on one pull the answer is awaited in a goroutine of its own, so one pull per node serves all of a handler's
 // workers and the server keeps one pull request for them rather than one per worker, which it would walk on every
 // event.
-func (s *subscriber) deliver(ctx context.Context, sub *subscription, msg jetstream.Msg) {
+func (s *subscriber) deliver(ctx context.Context, sub *subscription, p *pull, msg jetstream.Msg) {
+	ps := sub.pulls
+	ps.begin(p)
+	defer ps.end(p)
 	m, err := s.unmarshal(msg)
 	if err != nil {
 		s.log.Error("handlers: cannot read delivery; handed back", "subject", msg.Subject(), "err", err)
