@@ -425,19 +425,26 @@ func TestManyWorkersWorkAtOnce(t *testing.T) {
 		Name: "wide", EventTypes: []string{"job.submitted"}, Concurrency: workers, Prefetch: 2,
 		Handle: e.held(new(atomic.Int32), started, release),
 	})
-	for i := range workers {
-		e.submit(t, fmt.Sprintf("w%d", i))
+	e.allInHandThenDone(t, "w", workers, started, release)
+}
+
+// allInHandThenDone submits n jobs named prefix0…, waits until all n are in hand at once (each says so on started),
+// lets them finish, and waits until each is done once.
+func (e *env) allInHandThenDone(t *testing.T, prefix string, n int, started <-chan struct{}, release chan<- struct{}) {
+	t.Helper()
+	for i := range n {
+		e.submit(t, fmt.Sprintf("%s%d", prefix, i))
 	}
-	for i := range workers {
+	for i := range n {
 		select {
 		case <-started:
 		case <-time.After(20 * time.Second):
-			t.Fatalf("%d of %d events in hand at once, want all", i, workers)
+			t.Fatalf("%d of %d events in hand at once, want all", i, n)
 		}
 	}
 	close(release)
-	for i := range workers {
-		id := fmt.Sprintf("w%d", i)
+	for i := range n {
+		id := fmt.Sprintf("%s%d", prefix, i)
 		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
 	}
 }
@@ -622,21 +629,7 @@ func TestAHandlersConsumerIsMadeOncePerNodeWhateverItsWorkers(t *testing.T) {
 	if calls := apiCalls() - before; calls > 5 {
 		t.Errorf("%d JetStream API requests to start one handler of %d workers, want 5 at most", calls, workers)
 	}
-	for i := range workers {
-		e.submit(t, fmt.Sprintf("w%d", i))
-	}
-	for i := range workers {
-		select {
-		case <-started:
-		case <-time.After(20 * time.Second):
-			t.Fatalf("%d of %d events in hand at once, want all", i, workers)
-		}
-	}
-	close(release)
-	for i := range workers {
-		id := fmt.Sprintf("w%d", i)
-		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
-	}
+	e.allInHandThenDone(t, "w", workers, started, release)
 }
 
 // TestPullsGrowWithTheWorkAndEbbAfter: a handler whose workers each pull for themselves (Prefetch 1) asks the server
@@ -670,21 +663,7 @@ func TestPullsGrowWithTheWorkAndEbbAfter(t *testing.T) {
 	if n := waiting(); n > 2 {
 		t.Fatalf("an idle handler of %d workers has %d pulls waiting, want 2 at most", workers, n)
 	}
-	for i := range workers {
-		e.submit(t, fmt.Sprintf("e%d", i))
-	}
-	for i := range workers {
-		select {
-		case <-started:
-		case <-time.After(20 * time.Second):
-			t.Fatalf("%d of %d events in hand at once, want all: the pulls did not grow", i, workers)
-		}
-	}
-	close(release)
-	for i := range workers {
-		id := fmt.Sprintf("e%d", i)
-		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
-	}
+	e.allInHandThenDone(t, "e", workers, started, release)
 	eventually(t, "the pulls to ebb once the work is done", func() bool { return waiting() <= 2 })
 }
 
