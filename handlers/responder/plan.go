@@ -102,9 +102,12 @@ func (l *Loop) plan(s response.State, history []events.Item, files turn.Shown) (
 	if rq.Instructions != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: rq.Instructions})
 	}
-	conv := l.messages(items, files)
+	conv, summary := l.messages(items, files)
 	if rq.Truncation == "auto" {
-		conv = fit(req, conv, rq.MaxOutputTokens)
+		var err error
+		if conv, err = fit(req, conv, summary, rq.MaxOutputTokens); err != nil {
+			return p, err
+		}
 	}
 	req.Messages = append(req.Messages, conv...)
 
@@ -119,26 +122,57 @@ func (l *Loop) plan(s response.State, history []events.Item, files turn.Shown) (
 // are dropped, a call with its outputs (turn.Group), until the request fits the model's context window with room
 // for the answer (max_output_tokens, or outputReserve); the newest item always stays. The tokens are counted as
 // OpenAI's tokenizers count them, an estimate for other models (internal/llm/tokens).
-func fit(req llm.Request, conv []llm.Message, maxOutput *int) []llm.Message {
+//
+// summary is the index in conv of the newest compaction item's summary (-1: none). It is pinned like the
+// instructions: it stands for the whole conversation before it, which the model no longer sees otherwise, so
+// dropping it would have the model answer without that context and nobody told. The items before it (the user
+// messages /compact keeps, an older summary) are what it supersedes: they stay while they fit, as the client sent
+// them, and being the oldest they are the first dropped. When the summary and the newest item alone do not fit,
+// the request fails as a request too long for the model fails without truncation (invalid_prompt), rather than
+// going out without the summary.
+func fit(req llm.Request, conv []llm.Message, summary int, maxOutput *int) ([]llm.Message, error) {
 	window, _ := tokens.ContextWindow(req.Model)
 	reserve := outputReserve
 	if maxOutput != nil {
 		reserve = *maxOutput
 	}
-	budget := window - reserve - tokens.CountMessages(req.Model, req.Messages) - tokens.CountTools(req.Model, req.Tools)
+	fixed := tokens.CountMessages(req.Model, req.Messages) + tokens.CountTools(req.Model, req.Tools)
+	budget := window - reserve - fixed
 	entries := turn.Group(conv)
 	sizes := make([]int, len(entries))
+	pinned, at := -1, 0
 	total := 0
 	for i, e := range entries {
 		sizes[i] = tokens.CountMessages(req.Model, e.Messages)
 		total += sizes[i]
+		if summary >= at && summary < at+len(e.Messages) {
+			pinned = i
+		}
+		at += len(e.Messages)
 	}
-	first := 0
-	for total > budget && first < len(entries)-1 {
-		total -= sizes[first]
-		first++
+	keep := make([]bool, len(entries))
+	for i := range keep {
+		keep[i] = true
 	}
-	return turn.Flatten(entries[first:])
+	for i := 0; total > budget && i < len(entries)-1; i++ {
+		if i == pinned {
+			continue
+		}
+		keep[i] = false
+		total -= sizes[i]
+	}
+	if total > budget && pinned >= 0 {
+		return nil, fmt.Errorf("the input does not fit the context window of the model %s (%d tokens, %d of them left for the "+
+			"answer) even with truncation: with the instructions and tools, the summary of the compaction item and the "+
+			"newest item alone take %d tokens", req.Model, window, reserve, fixed+total)
+	}
+	var kept []turn.Entry
+	for i, e := range entries {
+		if keep[i] {
+			kept = append(kept, e)
+		}
+	}
+	return turn.Flatten(kept), nil
 }
 
 // outputReserve is the room "truncation": "auto" leaves for the answer when the request sets no max_output_tokens.
@@ -146,10 +180,11 @@ const outputReserve = 4096
 
 // messages turns items into chat messages: consecutive function calls become one assistant message with its tool
 // calls, each output a tool message; an item_reference stands for the earlier item of its ID. files are the image
-// files the messages show (readImages).
-func (l *Loop) messages(items []events.Item, files turn.Shown) []llm.Message {
+// files the messages show (readImages). summary is the index of the newest compaction item's message, -1 if none:
+// what fit pins.
+func (l *Loop) messages(items []events.Item, files turn.Shown) (out []llm.Message, summary int) {
+	summary = -1
 	byID := map[string]events.Item{}
-	var out []llm.Message
 	var pending *llm.Message // an assistant message gathering tool calls
 	flush := func() {
 		if pending != nil {
@@ -195,6 +230,7 @@ func (l *Loop) messages(items []events.Item, files turn.Shown) []llm.Message {
 			// the summary the face opened (an item it could not open was refused): it stands for the items compacted
 			flush()
 			if t := it.Text(); t != "" {
+				summary = len(out)
 				out = append(out, llm.Message{Role: llm.RoleUser, Content: compaction.ContextText(t)})
 			}
 		case "mcp_list_tools", "mcp_approval_request":
@@ -232,7 +268,7 @@ func (l *Loop) messages(items []events.Item, files turn.Shown) []llm.Message {
 		}
 	}
 	flush()
-	return out
+	return out, summary
 }
 
 // offeredName is the function name a server tool's item was called by.
