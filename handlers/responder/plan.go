@@ -129,9 +129,10 @@ func (l *Loop) plan(s response.State, history []events.Item, files turn.Shown) (
 // messages /compact keeps, an older summary) are what it supersedes: they stay while they fit, as the client sent
 // them, and being the oldest they are the first dropped. When the summary and the newest item alone do not fit,
 // the request fails as a request too long for the model fails without truncation (invalid_prompt), rather than
-// going out without the summary.
+// going out without the summary; for a model whose window is only guessed, it goes out with the summary and the
+// model decides.
 func fit(req llm.Request, conv []llm.Message, summary int, maxOutput *int) ([]llm.Message, error) {
-	window, _ := tokens.ContextWindow(req.Model)
+	window, known := tokens.ContextWindow(req.Model)
 	reserve := outputReserve
 	if maxOutput != nil {
 		reserve = *maxOutput
@@ -161,7 +162,9 @@ func fit(req llm.Request, conv []llm.Message, summary int, maxOutput *int) ([]ll
 		keep[i] = false
 		total -= sizes[i]
 	}
-	if total > budget && pinned >= 0 {
+	// A window only guessed (a model tokens does not know) may be larger than the guess: the request then goes out
+	// with the summary, and the model says whether it fits.
+	if total > budget && pinned >= 0 && known {
 		return nil, fmt.Errorf("the input does not fit the context window of the model %s (%d tokens, %d of them left for the "+
 			"answer) even with truncation: with the instructions and tools, the summary of the compaction item and the "+
 			"newest item alone take %d tokens", req.Model, window, reserve, fixed+total)
