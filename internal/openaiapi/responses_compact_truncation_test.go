@@ -121,3 +121,26 @@ func TestResponsesAutoTruncationCannotFitTheSummary(t *testing.T) {
 		t.Fatalf("the model was asked %d more times", n-asked)
 	}
 }
+
+// TestResponsesAutoTruncationLeavesAGuessedWindowToTheModel: for a model whose context window tokens does not know
+// (it guesses 128,000), a summary and newest item that overflow the guess are not refused here: the request goes out
+// with the summary, and the model, whose window may be larger, says whether it fits.
+func TestResponsesAutoTruncationLeavesAGuessedWindowToTheModel(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	// About 75,000 tokens of summary and as many of newest message (a token to a " 7", which keeps the event under
+	// the log's size limit): more than the guess of 128,000 together.
+	input := compactedItems(t, e, "SUMMARY:"+strings.Repeat(" 7", 75000))
+	input = append(input, responses.ResponseInputItemParamOfMessage("newest:"+strings.Repeat(" 7", 75000), responses.EasyInputMessageRoleUser))
+	e.model.Enqueue(llmtest.Text("Read it all."))
+	r, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "house-model-with-a-long-window",
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input}, Truncation: responses.ResponseNewParamsTruncationAuto})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("%v: %s", apiErr(err), raw(r))
+	}
+	got := roles(e.model.Requests()[len(e.model.Requests())-1])
+	if len(got) < 2 || !strings.HasPrefix(got[len(got)-2], "user:Summary of the earlier conversation") ||
+		!strings.HasPrefix(got[len(got)-1], "user:newest:") {
+		t.Fatalf("the model was sent %d messages, want the summary and the newest item last: %.60q", len(got), got)
+	}
+}
