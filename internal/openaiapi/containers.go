@@ -20,19 +20,49 @@ import (
 // ContainerCommands is what the face asks of the container commands (commands.Containers): OpenAI's containers as
 // far as code_interpreter needs them.
 type ContainerCommands interface {
-	Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string) (string, eventstore.Appended, error)
+	Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string, expiresAfter int) (string, eventstore.Appended, error)
 	Get(ctx context.Context, account, id string, atLeast uint64) (container.State, error)
 	List(ctx context.Context, account string) ([]container.State, error)
 	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
+	// Now is the clock a container's expiry is read with.
+	Now() time.Time
 }
 
-// containerIdle is how long a container lives after its last use, as OpenAI's default expires_after says.
-const containerIdle = 20 * time.Minute
+// wireContainer is a container as it stands at now: "expired" once idle for its expires_after minutes.
+func wireContainer(s *container.State, now time.Time) obj {
+	return obj{"id": s.ID, "object": "container", "name": s.Name, "created_at": s.CreatedAt.Unix(), "status": s.Status(now),
+		"expires_after":  obj{"anchor": "last_active_at", "minutes": s.ExpiresAfter},
+		"last_active_at": s.LastActiveAt.Unix()}
+}
 
-func wireContainer(s *container.State) obj {
-	return obj{"id": s.ID, "object": "container", "name": s.Name, "created_at": s.CreatedAt.Unix(), "status": "running",
-		"expires_after":  obj{"anchor": "last_active_at", "minutes": int(containerIdle / time.Minute)},
-		"last_active_at": s.CreatedAt.Unix()}
+// expiresAfter reads a container's expires_after, {"anchor": "last_active_at", "minutes": N}; 0 when absent.
+func expiresAfter(in fields) (int, error) {
+	ea, ok, err := in.object("expires_after")
+	if err != nil || !ok {
+		return 0, err
+	}
+	anchor, err := ea.str("anchor")
+	if err != nil {
+		return 0, err
+	}
+	switch anchor {
+	case "":
+		return 0, errs.Missing(ea.param("anchor"))
+	case "last_active_at":
+	default:
+		return 0, errs.InvalidField(ea.param("anchor"), "Invalid value: '%s'. Supported values are: 'last_active_at'.", clip(anchor))
+	}
+	minutes, err := ea.optInt("minutes")
+	if err != nil {
+		return 0, err
+	}
+	if minutes == nil {
+		return 0, errs.Missing(ea.param("minutes"))
+	}
+	if err := container.CheckExpiresAfter(ea.param("minutes"), *minutes); err != nil {
+		return 0, err
+	}
+	return *minutes, nil
 }
 
 func wireContainerFile(s *container.State, f container.File) obj {
@@ -60,7 +90,12 @@ func (f *Face) createContainer(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	id, app, err := f.d.Containers.Create(r.Context(), principal(r), name, fileIDs)
+	minutes, err := expiresAfter(in)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id, app, err := f.d.Containers.Create(r.Context(), principal(r), name, fileIDs, minutes)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -70,7 +105,7 @@ func (f *Face) createContainer(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, wireContainer(&s))
+	writeJSON(w, wireContainer(&s, f.d.Containers.Now()))
 }
 
 func (f *Face) getContainer(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +114,7 @@ func (f *Face) getContainer(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, wireContainer(&s))
+	writeJSON(w, wireContainer(&s, f.d.Containers.Now()))
 }
 
 func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
@@ -94,9 +129,10 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items := make([]listed[obj], 0, len(all))
+	now := f.d.Containers.Now()
 	for i := range all {
 		// List gives the containers in the order they were made; a container's Seq moves with each file added.
-		items = append(items, listed[obj]{id: all[i].ID, seq: uint64(i), obj: wireContainer(&all[i])})
+		items = append(items, listed[obj]{id: all[i].ID, seq: uint64(i), obj: wireContainer(&all[i], now)})
 	}
 	writeJSON(w, paginate(items, p))
 }
@@ -186,11 +222,15 @@ func (f *Face) checkContainer(r *http.Request, at string, t events.ResponseTool)
 		if err := ids.Check(at+".container", ids.Container, id); err != nil {
 			return err
 		}
-		if _, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh); err != nil {
+		s, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh)
+		if err != nil {
 			if e := errs.As(err); e != nil && e.Code == errs.NotFound {
 				e.Field = at + ".container"
 			}
 			return err
+		}
+		if s.Expired(f.d.Containers.Now()) {
+			return container.ErrExpired(at + ".container")
 		}
 		return nil
 	}
