@@ -112,6 +112,15 @@ func Use(s *State, now time.Time, itemID string) ([]events.Event, error) {
 	return []events.Event{events.WithID(events.DeriveID(s.ID, "used-"+itemID), events.ContainerUsed{ItemID: itemID})}, nil
 }
 
+// Add is what a client adding files to the container at now records: those it does not hold yet; an expired
+// container is refused.
+func Add(s *State, now time.Time, files []events.ContainerFileAdded) ([]events.Event, error) {
+	if s.Expired(now) {
+		return nil, ErrExpired("container_id")
+	}
+	return AddFiles(s, files), nil
+}
+
 // Owned reports whether the container exists, is not deleted and is account's.
 func (s *State) Owned(account string) bool { return s.Exists && !s.Deleted && s.Account == account }
 

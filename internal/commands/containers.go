@@ -200,6 +200,32 @@ func (c *Containers) Use(ctx context.Context, account, id, itemID, param string)
 	return s, err
 }
 
+// AddFile adds a file of the caller's to a container of theirs (once: a file it holds is not added again) and
+// returns the container; an expired one is refused.
+func (c *Containers) AddFile(ctx context.Context, actor auth.Principal, id, fileID string) (container.State, error) {
+	if _, err := c.Get(ctx, actor.AccountID, id, eventstore.Fresh); err != nil {
+		return container.State{}, err
+	}
+	if fileID == "" {
+		return container.State{}, errs.Missing("file_id")
+	}
+	files, err := c.userFiles(ctx, actor.AccountID, "file_id", []string{fileID})
+	if err != nil {
+		if e := errs.As(err); e != nil && e.Field == "file_id[0]" {
+			e.Field = "file_id"
+		}
+		return container.State{}, err
+	}
+	app, err := c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(s *container.State) ([]events.Event, error) {
+		return container.Add(s, c.store.Now(), files)
+	})
+	if err != nil {
+		return container.State{}, err
+	}
+	s, _, err := c.repo.Get(ctx, id, app.LastSeq())
+	return s, err
+}
+
 // AddOutputs records files the container's code wrote.
 func (c *Containers) AddOutputs(ctx context.Context, account, id string, files []events.ContainerFileAdded) error {
 	_, err := c.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: account, Actor: "responder"},

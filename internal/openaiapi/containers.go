@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // ContainerCommands is what the face asks of the container commands (commands.Containers): OpenAI's containers as
@@ -24,6 +27,7 @@ type ContainerCommands interface {
 	Get(ctx context.Context, account, id string, atLeast uint64) (container.State, error)
 	List(ctx context.Context, account string) ([]container.State, error)
 	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
+	AddFile(ctx context.Context, actor auth.Principal, id, fileID string) (container.State, error)
 	// Now is the clock a container's expiry is read with.
 	Now() time.Time
 }
@@ -162,6 +166,69 @@ func (f *Face) listContainerFiles(w http.ResponseWriter, r *http.Request) {
 		items = append(items, listed[obj]{id: file.FileID, seq: uint64(i), obj: wireContainerFile(&s, file)})
 	}
 	writeJSON(w, paginate(items, p))
+}
+
+// addContainerFile adds a file to a container of the caller's: one of their files by file_id (JSON, or a multipart
+// form as OpenAI's clients send it), or a multipart "file", kept as one of their files first. It is the
+// container's activity, refused once it expired.
+func (f *Face) addContainerFile(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "container_id")
+	var fileID string
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		// Checked before an upload is stored: a file for a container that cannot take it is not kept.
+		if _, err := f.usableContainer(r, id); err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		form, upload, filename, err := f.readUpload(w, r, "file_id")
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		fileID = form["file_id"]
+		if upload.Object != "" {
+			if fileID != "" {
+				f.discard(r, upload)
+				f.WriteError(w, r, errs.InvalidField("file", "Send either 'file' or 'file_id', not both."))
+				return
+			}
+			made, res, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: "user_data", Upload: upload})
+			if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Files{}); err != nil {
+				f.WriteError(w, r, err)
+				return
+			}
+			fileID = made
+		}
+	} else {
+		in, err := readFields(r)
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		if fileID, err = in.str("file_id"); err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+	}
+	s, err := f.d.Containers.AddFile(r.Context(), principal(r), id, fileID)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	file, _ := s.File(fileID)
+	writeJSON(w, wireContainerFile(&s, file))
+}
+
+// usableContainer is a container of the caller's that has not expired.
+func (f *Face) usableContainer(r *http.Request, id string) (container.State, error) {
+	s, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh)
+	if err != nil {
+		return s, err
+	}
+	if s.Expired(f.d.Containers.Now()) {
+		return s, container.ErrExpired("container_id")
+	}
+	return s, nil
 }
 
 func (f *Face) containerFile(r *http.Request) (container.State, container.File, error) {

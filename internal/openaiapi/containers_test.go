@@ -162,3 +162,73 @@ func TestContainersExpireWhenIdle(t *testing.T) {
 		t.Fatalf("the fresh auto container: %v: %s", apiErr(err), raw(fresh))
 	}
 }
+
+// TestContainerFilesAreItsActivity: adding a file (by file_id, or uploaded) moves a container's last_active_at;
+// once it expired, adding is refused and an upload is not kept. One account cannot add to another's container, nor
+// add another's file to its own.
+func TestContainerFilesAreItsActivity(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Now()}
+	e := newEnv(t, platformtest.WithClock(clk.now))
+	ctx := ctxFor(t)
+	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
+	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box",
+		ExpiresAfter: openai.ContainerNewParamsExpiresAfter{Anchor: "last_active_at", Minutes: 5}})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+
+	clk.add(2 * time.Minute)
+	f, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{FileID: openai.String(csv)})
+	if err != nil || f.ID != csv || f.Source != "user" || f.Path != "/mnt/data/sales.csv" || f.ContainerID != c.ID {
+		t.Fatalf("add by file_id: %v: %s", apiErr(err), raw(f))
+	}
+	got, err := e.client.Containers.Get(ctx, c.ID)
+	if err != nil || got.LastActiveAt != clk.now().Unix() || got.LastActiveAt == got.CreatedAt {
+		t.Fatalf("after adding at %d: %v: %s", clk.now().Unix(), apiErr(err), raw(got))
+	}
+	clk.add(4 * time.Minute) // six minutes after it was made, four after the file
+	up, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{
+		File: openai.File(strings.NewReader("remember the milk"), "notes.txt", "text/plain")})
+	if err != nil || !strings.HasPrefix(up.ID, "file-") || up.Path != "/mnt/data/notes.txt" {
+		t.Fatalf("upload: %v: %s", apiErr(err), raw(up))
+	}
+	files, err := e.client.Containers.Files.List(ctx, c.ID, openai.ContainerFileListParams{})
+	if err != nil || len(files.Data) != 2 {
+		t.Fatalf("files: %v: %s", apiErr(err), raw(files))
+	}
+
+	clk.add(5 * time.Minute)
+	if got, err := e.client.Containers.Get(ctx, c.ID); err != nil || got.Status != "expired" {
+		t.Fatalf("5 minutes idle: %v: %s", apiErr(err), raw(got))
+	}
+	before, err := e.client.Files.List(ctx, openai.FileListParams{})
+	if err != nil {
+		t.Fatalf("list files: %v", apiErr(err))
+	}
+	_, err = e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{FileID: openai.String(csv)})
+	if ae := wantAPIError(t, err, 400, "container_id"); ae.Message != "Container is expired." {
+		t.Fatalf("expired: %s", ae.RawJSON())
+	}
+	_, err = e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{
+		File: openai.File(strings.NewReader("too late"), "late.txt", "text/plain")})
+	wantAPIError(t, err, 400, "container_id")
+	after, err := e.client.Files.List(ctx, openai.FileListParams{})
+	if err != nil || len(after.Data) != len(before.Data) {
+		t.Fatalf("an upload to an expired container was kept: %d files, then %d", len(before.Data), len(after.Data))
+	}
+
+	fresh, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "fresh"})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	_, err = e.client.Containers.Files.New(ctx, fresh.ID, openai.ContainerFileNewParams{FileID: openai.String("nope")})
+	wantAPIError(t, err, 400, "file_id")
+	_, otherKey := e.node.NewAccount(t, "other")
+	other := sdk(e.node, otherKey)
+	theirs := (&env{node: e.node, client: other}).upload(t, "theirs.csv", []byte("a\n1\n"))
+	_, err = e.client.Containers.Files.New(ctx, fresh.ID, openai.ContainerFileNewParams{FileID: openai.String(theirs)})
+	wantAPIError(t, err, 404, "file_id")
+	_, err = other.Containers.Files.New(ctx, fresh.ID, openai.ContainerFileNewParams{FileID: openai.String(theirs)})
+	wantAPIError(t, err, 404, "")
+}
