@@ -213,6 +213,11 @@ func TestContainerFilesAreItsActivity(t *testing.T) {
 	_, err = e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{
 		File: openai.File(strings.NewReader("too late"), "late.txt", "text/plain")})
 	wantAPIError(t, err, 400, "container_id")
+	// The same as JSON, whose file_id is read before the container is.
+	if r := e.node.Do(t, e.key, "POST", "/v1/containers/"+c.ID+"/files", map[string]string{"file_id": csv}); r.Status != 400 ||
+		!strings.Contains(string(r.Body), "Container is expired.") {
+		t.Fatalf("JSON add to an expired container: %d %s", r.Status, r.Body)
+	}
 	after, err := e.client.Files.List(ctx, openai.FileListParams{})
 	if err != nil || len(after.Data) != len(before.Data) {
 		t.Fatalf("an upload to an expired container was kept: %d files, then %d", len(before.Data), len(after.Data))
