@@ -139,33 +139,6 @@ func (c *Containers) Get(ctx context.Context, account, id string, atLeast uint64
 	return s, nil
 }
 
-// List returns the caller's containers, oldest first. The log is read for their creations (containers are few
-// and short-lived; no read model keeps them).
-func (c *Containers) List(ctx context.Context, account string) ([]container.State, error) {
-	var found []string
-	_, err := c.store.Read(ctx, 0, func(e events.Envelope) error {
-		if e.Account == account {
-			found = append(found, e.AggregateID)
-		}
-		return nil
-	}, c.store.Names().TypeFilter("container.created"))
-	if err != nil {
-		return nil, fmt.Errorf("list containers: %w", err)
-	}
-	var out []container.State
-	for _, id := range found {
-		s, err := c.Get(ctx, account, id, eventstore.Fresh)
-		if errs.CodeOf(err) == errs.NotFound {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
 // Delete deletes a container of the caller's.
 func (c *Containers) Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error) {
 	if _, err := c.Get(ctx, actor.AccountID, id, eventstore.Fresh); err != nil {

@@ -25,7 +25,6 @@ import (
 type ContainerCommands interface {
 	Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string, expiresAfter int) (string, eventstore.Appended, error)
 	Get(ctx context.Context, account, id string, atLeast uint64) (container.State, error)
-	List(ctx context.Context, account string) ([]container.State, error)
 	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
 	AddFile(ctx context.Context, actor auth.Principal, id, fileID string) (container.State, error)
 	// Now is the clock a container's expiry is read with.
@@ -100,7 +99,7 @@ func (f *Face) createContainer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, app, err := f.d.Containers.Create(r.Context(), principal(r), name, fileIDs, minutes)
-	if err != nil {
+	if err := f.d.Views.ShowsWrite(r.Context(), app, err, projections.Containers{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -121,29 +120,45 @@ func (f *Face) getContainer(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, wireContainer(&s, f.d.Containers.Now()))
 }
 
+// listContainers pages through the caller's index of containers (projections.Containers) and reads the state of
+// only those on the page: their status and last activity move with every use, which the index does not follow.
 func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 	p, err := parseList(r, 20, 100)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	all, err := f.d.Containers.List(r.Context(), principal(r).AccountID)
+	account := principal(r).AccountID
+	docs, err := projections.ListAll[projections.Listed[projections.ContainerView]](r.Context(), f.d.Views, "containers", account+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	items := make([]listed[obj], 0, len(all))
-	now := f.d.Containers.Now()
-	for i := range all {
-		// List gives the containers in the order they were made; a container's Seq moves with each file added.
-		items = append(items, listed[obj]{id: all[i].ID, seq: uint64(i), obj: wireContainer(&all[i], now)})
+	items := make([]listed[string], 0, len(docs))
+	for _, d := range docs {
+		items = append(items, listed[string]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj.ID})
 	}
-	writeJSON(w, paginate(items, p))
+	ids := paginate(items, p)
+	out := page[obj]{Object: ids.Object, Data: make([]obj, 0, len(ids.Data)), FirstID: ids.FirstID, LastID: ids.LastID, HasMore: ids.HasMore}
+	now := f.d.Containers.Now()
+	for _, id := range ids.Data {
+		s, err := f.d.Containers.Get(r.Context(), account, id, eventstore.Fresh)
+		if errs.CodeOf(err) == errs.NotFound {
+			continue // deleted since the index was read
+		}
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		out.Data = append(out.Data, wireContainer(&s, now))
+	}
+	writeJSON(w, out)
 }
 
 func (f *Face) deleteContainer(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "container_id")
-	if _, err := f.d.Containers.Delete(r.Context(), principal(r), id); err != nil {
+	app, err := f.d.Containers.Delete(r.Context(), principal(r), id)
+	if err := f.d.Views.ShowsWrite(r.Context(), app, err, projections.Containers{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // clock is a platform clock the test moves.
@@ -236,4 +237,60 @@ func TestContainerFilesAreItsActivity(t *testing.T) {
 	wantAPIError(t, err, 404, "file_id")
 	_, err = other.Containers.Files.New(ctx, fresh.ID, openai.ContainerFileNewParams{FileID: openai.String(theirs)})
 	wantAPIError(t, err, 404, "")
+}
+
+// TestContainersListPages: an account's containers list from its index (projections.Containers), newest first
+// unless asked, a page at a time with limit and after; a deleted one leaves it, another account's never shows.
+func TestContainersListPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	me, key := e.node.NewAccount(t, "lister")
+	client := sdk(e.node, key)
+	var made []string
+	for _, name := range []string{"a", "b", "c", "d"} {
+		c, err := client.Containers.New(ctx, openai.ContainerNewParams{Name: name})
+		if err != nil {
+			t.Fatalf("create %s: %v", name, apiErr(err))
+		}
+		made = append(made, c.ID)
+	}
+	if _, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "theirs"}); err != nil { // another account's
+		t.Fatalf("another account's create: %v", apiErr(err))
+	}
+	if err := client.Containers.Delete(ctx, made[2]); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	names := func(p openai.ContainerListParams) (string, bool) {
+		t.Helper()
+		list, err := client.Containers.List(ctx, p)
+		if err != nil {
+			t.Fatalf("list %+v: %v", p, apiErr(err))
+		}
+		var out []string
+		for _, c := range list.Data {
+			out = append(out, c.Name)
+		}
+		return strings.Join(out, ","), list.HasMore
+	}
+	if got, more := names(openai.ContainerListParams{}); got != "d,b,a" || more {
+		t.Fatalf("list: %s (more %v)", got, more)
+	}
+	if got, more := names(openai.ContainerListParams{Limit: openai.Int(2), Order: openai.ContainerListParamsOrderAsc}); got != "a,b" || !more {
+		t.Fatalf("first page ascending: %s (more %v)", got, more)
+	}
+	if got, more := names(openai.ContainerListParams{Limit: openai.Int(2), Order: openai.ContainerListParamsOrderAsc, After: openai.String(made[1])}); got != "d" || more {
+		t.Fatalf("after b ascending: %s (more %v)", got, more)
+	}
+	if got, _ := names(openai.ContainerListParams{Limit: openai.Int(1), After: openai.String(made[3])}); got != "b" {
+		t.Fatalf("after d, newest first: %s", got)
+	}
+	// The index holds the account's containers under its own keys, and not the one deleted.
+	for i, id := range made {
+		_, ok, err := projections.Get[projections.Listed[projections.ContainerView]](ctx, e.node.Views, "containers",
+			projections.OwnedKey(me.AccountID, id))
+		if err != nil || ok != (i != 2) {
+			t.Fatalf("the index holds %s: %v, %v", id, ok, err)
+		}
+	}
 }

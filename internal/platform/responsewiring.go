@@ -14,6 +14,7 @@ import (
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/sandbox"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // responseExecutors are the server-side tools the Responses API's model loop runs on this node, by tool type: the
@@ -168,6 +169,10 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 			return fail(err)
 		}
 		id = made.ID
+		// The client lists its containers as soon as the response is done: the index shows this one by then.
+		if err := c.p.Views.ShowsAggregate(ctx, projections.Containers{}, id); err != nil {
+			return fail(err)
+		}
 	}
 	it.ContainerID = id
 	// The call is the container's activity: recorded before it runs, refused once the container expired (its warm
