@@ -9,6 +9,9 @@ type ContainerCreated struct {
 	FileIDs []string `json:"file_ids,omitempty"`
 	// ResponseID names the response whose code_interpreter made it ({"type": "auto"}), "" for a client's.
 	ResponseID string `json:"response_id,omitempty"`
+	// ExpiresAfterMinutes is how long it lives after its last activity; 0 (logs written before it was asked) is
+	// OpenAI's default, 20.
+	ExpiresAfterMinutes int `json:"expires_after_minutes,omitempty"`
 }
 
 func (ContainerCreated) EventType() string { return "container.created" }
@@ -23,11 +26,19 @@ type ContainerFileAdded struct {
 
 func (ContainerFileAdded) EventType() string { return "container.file_added" }
 
+// ContainerUsed records that a code_interpreter call ran in the container (ItemID, the call's item): its last
+// activity, which its expiry counts from.
+type ContainerUsed struct {
+	ItemID string `json:"item_id,omitempty"`
+}
+
+func (ContainerUsed) EventType() string { return "container.used" }
+
 // ContainerDeleted deletes a container.
 type ContainerDeleted struct{}
 
 func (ContainerDeleted) EventType() string { return "container.deleted" }
 
 func containerEvents() []Event {
-	return []Event{ContainerCreated{}, ContainerFileAdded{}, ContainerDeleted{}}
+	return []Event{ContainerCreated{}, ContainerFileAdded{}, ContainerUsed{}, ContainerDeleted{}}
 }

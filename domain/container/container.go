@@ -8,6 +8,15 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/errs"
+)
+
+// DefaultExpiresAfter is how many minutes a container lives after its last activity when its creator does not say,
+// OpenAI's default; MaxExpiresAfter is the most a creator may ask (a day: a container holds a warm sandbox's worth
+// of promise, not storage).
+const (
+	DefaultExpiresAfter = 20
+	MaxExpiresAfter     = 24 * 60
 )
 
 // State is a container rebuilt from its events.
@@ -19,8 +28,12 @@ type State struct {
 	Name       string
 	ResponseID string
 	CreatedAt  time.Time
-	Files      []File
-	Seq        uint64
+	// LastActiveAt is its last activity: made, a code_interpreter call run in it, a file added.
+	LastActiveAt time.Time
+	// ExpiresAfter is the minutes it lives after LastActiveAt.
+	ExpiresAfter int
+	Files        []File
+	Seq          uint64
 }
 
 // File is a file of the container.
@@ -42,11 +55,70 @@ func (s *State) Apply(e events.Envelope) {
 	switch d := e.Event.(type) {
 	case events.ContainerCreated:
 		s.ID, s.Account, s.Exists, s.Name, s.ResponseID, s.CreatedAt = e.AggregateID, e.Account, true, d.Name, d.ResponseID, e.Time
+		s.LastActiveAt, s.ExpiresAfter = e.Time, d.ExpiresAfterMinutes
+		if s.ExpiresAfter <= 0 {
+			s.ExpiresAfter = DefaultExpiresAfter
+		}
 	case events.ContainerFileAdded:
 		s.Files = append(s.Files, File{ContainerFileAdded: d, CreatedAt: e.Time})
+		s.active(e.Time)
+	case events.ContainerUsed:
+		s.active(e.Time)
 	case events.ContainerDeleted:
 		s.Deleted = true
 	}
+}
+
+// active moves LastActiveAt forward only: a clock that steps back does not make a container younger than it was.
+func (s *State) active(at time.Time) {
+	if at.After(s.LastActiveAt) {
+		s.LastActiveAt = at
+	}
+}
+
+// Expired reports whether it has been idle for its ExpiresAfter minutes at now: it can no longer be used.
+func (s *State) Expired(now time.Time) bool {
+	return now.Sub(s.LastActiveAt) >= time.Duration(s.ExpiresAfter)*time.Minute
+}
+
+// Status is what OpenAI calls it at now: "running", or "expired".
+func (s *State) Status(now time.Time) string {
+	if s.Expired(now) {
+		return "expired"
+	}
+	return "running"
+}
+
+// CheckExpiresAfter checks the minutes a creator asks a container to live after its last activity.
+func CheckExpiresAfter(param string, minutes int) error {
+	if minutes < 1 || minutes > MaxExpiresAfter {
+		return errs.InvalidField(param, "Invalid '%s': expected an integer between 1 and %d, got %d.", param, MaxExpiresAfter, minutes)
+	}
+	return nil
+}
+
+// ErrExpired is what using an expired container says.
+func ErrExpired(param string) error {
+	return errs.InvalidField(param, "Container is expired.")
+}
+
+// Use is what running a code_interpreter call (item itemID) in the container at now records: its use, once per
+// call (the event's ID derives from the call, so a call run again records nothing new); an expired container is
+// refused.
+func Use(s *State, now time.Time, itemID string) ([]events.Event, error) {
+	if s.Expired(now) {
+		return nil, ErrExpired("container")
+	}
+	return []events.Event{events.WithID(events.DeriveID(s.ID, "used-"+itemID), events.ContainerUsed{ItemID: itemID})}, nil
+}
+
+// Add is what a client adding files to the container at now records: those it does not hold yet; an expired
+// container is refused.
+func Add(s *State, now time.Time, files []events.ContainerFileAdded) ([]events.Event, error) {
+	if s.Expired(now) {
+		return nil, ErrExpired("container_id")
+	}
+	return AddFiles(s, files), nil
 }
 
 // Owned reports whether the container exists, is not deleted and is account's.

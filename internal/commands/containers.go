@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/contrailhq/contrail/domain/container"
 	"github.com/contrailhq/contrail/events"
@@ -55,17 +56,27 @@ func (c *Containers) userFiles(ctx context.Context, account, param string, fileI
 	return out, nil
 }
 
-// Create makes a container with the caller's files.
-func (c *Containers) Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string) (string, eventstore.Appended, error) {
+// Now is the clock a container's expiry is read with (the store's, which stamps its activity).
+func (c *Containers) Now() time.Time { return c.store.Now() }
+
+// Create makes a container with the caller's files that lives expiresAfter minutes after its last activity (0:
+// the default).
+func (c *Containers) Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string, expiresAfter int) (string, eventstore.Appended, error) {
 	if len(name) > 256 {
 		return "", eventstore.Appended{}, errs.InvalidField("name", "'name' is longer than 256 bytes")
+	}
+	if expiresAfter == 0 {
+		expiresAfter = container.DefaultExpiresAfter
+	}
+	if err := container.CheckExpiresAfter("expires_after.minutes", expiresAfter); err != nil {
+		return "", eventstore.Appended{}, err
 	}
 	files, err := c.userFiles(ctx, actor.AccountID, "file_ids", fileIDs)
 	if err != nil {
 		return "", eventstore.Appended{}, err
 	}
 	id := events.NewPrefixedID(ids.Container.Prefix)
-	evs := []events.Event{events.ContainerCreated{Name: name, FileIDs: fileIDs}}
+	evs := []events.Event{events.ContainerCreated{Name: name, FileIDs: fileIDs, ExpiresAfterMinutes: expiresAfter}}
 	for _, f := range files {
 		evs = append(evs, f)
 	}
@@ -73,13 +84,28 @@ func (c *Containers) Create(ctx context.Context, actor auth.Principal, name stri
 	return id, app, err
 }
 
+// maxRenewals bounds the containers one response's {"type": "auto"} makes, one after another expired.
+const maxRenewals = 64
+
 // Ensure makes the container a response's code_interpreter asked for with {"type": "auto"}, once: its ID derives
-// from the response, so a turn done again finds it.
+// from the response (id), so a turn done again finds it. One that expired is followed by a fresh one whose ID
+// derives from it, so a turn done again finds the same chain.
 func (c *Containers) Ensure(ctx context.Context, account, id, responseID string, fileIDs []string) (container.State, error) {
 	files, err := c.userFiles(ctx, account, "container.file_ids", fileIDs)
 	if err != nil {
 		return container.State{}, err
 	}
+	for range maxRenewals {
+		s, err := c.ensure(ctx, account, id, responseID, fileIDs, files)
+		if err != nil || !s.Expired(c.store.Now()) {
+			return s, err
+		}
+		id = ids.Container.Prefix + events.DeriveID(id, "renewed")
+	}
+	return container.State{}, errs.E(errs.Conflict, "the code_interpreter's containers of response %s all expired", responseID)
+}
+
+func (c *Containers) ensure(ctx context.Context, account, id, responseID string, fileIDs []string, files []events.ContainerFileAdded) (container.State, error) {
 	app, err := c.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: account, Actor: "responder", CausationID: responseID},
 		func(s *container.State) ([]events.Event, error) {
 			if s.Exists {
@@ -113,33 +139,6 @@ func (c *Containers) Get(ctx context.Context, account, id string, atLeast uint64
 	return s, nil
 }
 
-// List returns the caller's containers, oldest first. The log is read for their creations (containers are few
-// and short-lived; no read model keeps them).
-func (c *Containers) List(ctx context.Context, account string) ([]container.State, error) {
-	var found []string
-	_, err := c.store.Read(ctx, 0, func(e events.Envelope) error {
-		if e.Account == account {
-			found = append(found, e.AggregateID)
-		}
-		return nil
-	}, c.store.Names().TypeFilter("container.created"))
-	if err != nil {
-		return nil, fmt.Errorf("list containers: %w", err)
-	}
-	var out []container.State
-	for _, id := range found {
-		s, err := c.Get(ctx, account, id, eventstore.Fresh)
-		if errs.CodeOf(err) == errs.NotFound {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
 // Delete deletes a container of the caller's.
 func (c *Containers) Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error) {
 	if _, err := c.Get(ctx, actor.AccountID, id, eventstore.Fresh); err != nil {
@@ -151,6 +150,53 @@ func (c *Containers) Delete(ctx context.Context, actor auth.Principal, id string
 		}
 		return []events.Event{events.ContainerDeleted{}}, nil
 	})
+}
+
+// Use records a code_interpreter call (item itemID) run in a container of account's, and returns the container; an
+// expired one is refused (param names it).
+func (c *Containers) Use(ctx context.Context, account, id, itemID, param string) (container.State, error) {
+	if _, err := c.Get(ctx, account, id, eventstore.Fresh); err != nil {
+		return container.State{}, err
+	}
+	app, err := c.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: account, Actor: "responder"},
+		func(s *container.State) ([]events.Event, error) {
+			evs, err := container.Use(s, c.store.Now(), itemID)
+			if e := errs.As(err); e != nil {
+				e.Field = param
+			}
+			return evs, err
+		})
+	if err != nil {
+		return container.State{}, err
+	}
+	s, _, err := c.repo.Get(ctx, id, app.LastSeq())
+	return s, err
+}
+
+// AddFile adds a file of the caller's to a container of theirs (once: a file it holds is not added again) and
+// returns the container; an expired one is refused.
+func (c *Containers) AddFile(ctx context.Context, actor auth.Principal, id, fileID string) (container.State, error) {
+	if _, err := c.Get(ctx, actor.AccountID, id, eventstore.Fresh); err != nil {
+		return container.State{}, err
+	}
+	if fileID == "" {
+		return container.State{}, errs.Missing("file_id")
+	}
+	files, err := c.userFiles(ctx, actor.AccountID, "file_id", []string{fileID})
+	if err != nil {
+		if e := errs.As(err); e != nil && e.Field == "file_id[0]" {
+			e.Field = "file_id"
+		}
+		return container.State{}, err
+	}
+	app, err := c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(s *container.State) ([]events.Event, error) {
+		return container.Add(s, c.store.Now(), files)
+	})
+	if err != nil {
+		return container.State{}, err
+	}
+	s, _, err := c.repo.Get(ctx, id, app.LastSeq())
+	return s, err
 }
 
 // AddOutputs records files the container's code wrote.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"time"
 
@@ -13,26 +14,58 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/auth"
+	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // ContainerCommands is what the face asks of the container commands (commands.Containers): OpenAI's containers as
 // far as code_interpreter needs them.
 type ContainerCommands interface {
-	Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string) (string, eventstore.Appended, error)
+	Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string, expiresAfter int) (string, eventstore.Appended, error)
 	Get(ctx context.Context, account, id string, atLeast uint64) (container.State, error)
-	List(ctx context.Context, account string) ([]container.State, error)
 	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
+	AddFile(ctx context.Context, actor auth.Principal, id, fileID string) (container.State, error)
+	// Now is the clock a container's expiry is read with.
+	Now() time.Time
 }
 
-// containerIdle is how long a container lives after its last use, as OpenAI's default expires_after says.
-const containerIdle = 20 * time.Minute
+// wireContainer is a container as it stands at now: "expired" once idle for its expires_after minutes.
+func wireContainer(s *container.State, now time.Time) obj {
+	return obj{"id": s.ID, "object": "container", "name": s.Name, "created_at": s.CreatedAt.Unix(), "status": s.Status(now),
+		"expires_after":  obj{"anchor": "last_active_at", "minutes": s.ExpiresAfter},
+		"last_active_at": s.LastActiveAt.Unix()}
+}
 
-func wireContainer(s *container.State) obj {
-	return obj{"id": s.ID, "object": "container", "name": s.Name, "created_at": s.CreatedAt.Unix(), "status": "running",
-		"expires_after":  obj{"anchor": "last_active_at", "minutes": int(containerIdle / time.Minute)},
-		"last_active_at": s.CreatedAt.Unix()}
+// expiresAfter reads a container's expires_after, {"anchor": "last_active_at", "minutes": N}; 0 when absent.
+func expiresAfter(in fields) (int, error) {
+	ea, ok, err := in.object("expires_after")
+	if err != nil || !ok {
+		return 0, err
+	}
+	anchor, err := ea.str("anchor")
+	if err != nil {
+		return 0, err
+	}
+	switch anchor {
+	case "":
+		return 0, errs.Missing(ea.param("anchor"))
+	case "last_active_at":
+	default:
+		return 0, errs.InvalidField(ea.param("anchor"), "Invalid value: '%s'. Supported values are: 'last_active_at'.", clip(anchor))
+	}
+	minutes, err := ea.optInt("minutes")
+	if err != nil {
+		return 0, err
+	}
+	if minutes == nil {
+		return 0, errs.Missing(ea.param("minutes"))
+	}
+	if err := container.CheckExpiresAfter(ea.param("minutes"), *minutes); err != nil {
+		return 0, err
+	}
+	return *minutes, nil
 }
 
 func wireContainerFile(s *container.State, f container.File) obj {
@@ -60,8 +93,13 @@ func (f *Face) createContainer(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	id, app, err := f.d.Containers.Create(r.Context(), principal(r), name, fileIDs)
+	minutes, err := expiresAfter(in)
 	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id, app, err := f.d.Containers.Create(r.Context(), principal(r), name, fileIDs, minutes)
+	if err := f.d.Views.ShowsWrite(r.Context(), app, err, projections.Containers{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -70,7 +108,7 @@ func (f *Face) createContainer(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, wireContainer(&s))
+	writeJSON(w, wireContainer(&s, f.d.Containers.Now()))
 }
 
 func (f *Face) getContainer(w http.ResponseWriter, r *http.Request) {
@@ -79,31 +117,48 @@ func (f *Face) getContainer(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, wireContainer(&s))
+	writeJSON(w, wireContainer(&s, f.d.Containers.Now()))
 }
 
+// listContainers pages through the caller's index of containers (projections.Containers) and reads the state of
+// only those on the page: their status and last activity move with every use, which the index does not follow.
 func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 	p, err := parseList(r, 20, 100)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	all, err := f.d.Containers.List(r.Context(), principal(r).AccountID)
+	account := principal(r).AccountID
+	docs, err := projections.ListAll[projections.Listed[projections.ContainerView]](r.Context(), f.d.Views, "containers", account+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	items := make([]listed[obj], 0, len(all))
-	for i := range all {
-		// List gives the containers in the order they were made; a container's Seq moves with each file added.
-		items = append(items, listed[obj]{id: all[i].ID, seq: uint64(i), obj: wireContainer(&all[i])})
+	items := make([]listed[string], 0, len(docs))
+	for _, d := range docs {
+		items = append(items, listed[string]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj.ID})
 	}
-	writeJSON(w, paginate(items, p))
+	ids := paginate(items, p)
+	out := page[obj]{Object: ids.Object, Data: make([]obj, 0, len(ids.Data)), FirstID: ids.FirstID, LastID: ids.LastID, HasMore: ids.HasMore}
+	now := f.d.Containers.Now()
+	for _, id := range ids.Data {
+		s, err := f.d.Containers.Get(r.Context(), account, id, eventstore.Fresh)
+		if errs.CodeOf(err) == errs.NotFound {
+			continue // deleted since the index was read
+		}
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		out.Data = append(out.Data, wireContainer(&s, now))
+	}
+	writeJSON(w, out)
 }
 
 func (f *Face) deleteContainer(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "container_id")
-	if _, err := f.d.Containers.Delete(r.Context(), principal(r), id); err != nil {
+	app, err := f.d.Containers.Delete(r.Context(), principal(r), id)
+	if err := f.d.Views.ShowsWrite(r.Context(), app, err, projections.Containers{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -126,6 +181,69 @@ func (f *Face) listContainerFiles(w http.ResponseWriter, r *http.Request) {
 		items = append(items, listed[obj]{id: file.FileID, seq: uint64(i), obj: wireContainerFile(&s, file)})
 	}
 	writeJSON(w, paginate(items, p))
+}
+
+// addContainerFile adds a file to a container of the caller's: one of their files by file_id (JSON, or a multipart
+// form as OpenAI's clients send it), or a multipart "file", kept as one of their files first. It is the
+// container's activity, refused once it expired.
+func (f *Face) addContainerFile(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "container_id")
+	var fileID string
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		// Checked before an upload is stored: a file for a container that cannot take it is not kept.
+		if _, err := f.usableContainer(r, id); err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		form, upload, filename, err := f.readUpload(w, r, "file_id")
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		fileID = form["file_id"]
+		if upload.Object != "" {
+			if fileID != "" {
+				f.discard(r, upload)
+				f.WriteError(w, r, errs.InvalidField("file", "Send either 'file' or 'file_id', not both."))
+				return
+			}
+			made, res, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: "user_data", Upload: upload})
+			if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Files{}); err != nil {
+				f.WriteError(w, r, err)
+				return
+			}
+			fileID = made
+		}
+	} else {
+		in, err := readFields(r)
+		if err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+		if fileID, err = in.str("file_id"); err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
+	}
+	s, err := f.d.Containers.AddFile(r.Context(), principal(r), id, fileID)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	file, _ := s.File(fileID)
+	writeJSON(w, wireContainerFile(&s, file))
+}
+
+// usableContainer is a container of the caller's that has not expired.
+func (f *Face) usableContainer(r *http.Request, id string) (container.State, error) {
+	s, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh)
+	if err != nil {
+		return s, err
+	}
+	if s.Expired(f.d.Containers.Now()) {
+		return s, container.ErrExpired("container_id")
+	}
+	return s, nil
 }
 
 func (f *Face) containerFile(r *http.Request) (container.State, container.File, error) {
@@ -186,11 +304,15 @@ func (f *Face) checkContainer(r *http.Request, at string, t events.ResponseTool)
 		if err := ids.Check(at+".container", ids.Container, id); err != nil {
 			return err
 		}
-		if _, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh); err != nil {
+		s, err := f.d.Containers.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh)
+		if err != nil {
 			if e := errs.As(err); e != nil && e.Code == errs.NotFound {
 				e.Field = at + ".container"
 			}
 			return err
+		}
+		if s.Expired(f.d.Containers.Now()) {
+			return container.ErrExpired(at + ".container")
 		}
 		return nil
 	}

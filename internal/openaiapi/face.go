@@ -204,6 +204,7 @@ func (f *Face) Routes(r chi.Router) {
 		r.Get("/containers/{container_id}", f.getContainer)
 		r.Delete("/containers/{container_id}", f.deleteContainer)
 		r.Get("/containers/{container_id}/files", f.listContainerFiles)
+		r.Post("/containers/{container_id}/files", f.addContainerFile)
 		r.Get("/containers/{container_id}/files/{file_id}", f.getContainerFile)
 		r.Get("/containers/{container_id}/files/{file_id}/content", f.containerFileContent)
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -24,19 +25,35 @@ func fileNotFound(id string) error {
 // createFile takes a multipart upload: "purpose" and "file" (with its filename). The file's bytes stream to the
 // object store; they are never held whole in memory.
 func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
+	form, upload, filename, err := f.readUpload(w, r, "purpose")
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	id, res, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: form["purpose"], Upload: upload})
+	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Files{}); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerFile(w, r, id)
+}
+
+// readUpload reads a multipart upload: its short fields named fields, and its first "file" part (with its
+// filename), whose bytes stream to the object store (Object "" when there was none). On an error, bytes stored
+// are discarded.
+func (f *Face) readUpload(w http.ResponseWriter, r *http.Request, fields ...string) (map[string]string, commands.Upload, string, error) {
+	var upload commands.Upload
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "multipart/form-data" {
-		f.WriteError(w, r, errs.E(errs.Invalid, "Invalid Content-Type header (%s), expected multipart/form-data.", r.Header.Get("Content-Type")))
-		return
+		return nil, upload, "", errs.E(errs.Invalid, "Invalid Content-Type header (%s), expected multipart/form-data.", r.Header.Get("Content-Type"))
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, f.d.MaxUploadBytes+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		f.WriteError(w, r, errs.E(errs.Invalid, "could not read the multipart body: %v", err))
-		return
+		return nil, upload, "", errs.E(errs.Invalid, "could not read the multipart body: %v", err)
 	}
-	var purpose, filename string
-	var upload commands.Upload
+	form := map[string]string{}
+	var filename string
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -44,19 +61,10 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			f.discard(r, upload)
-			f.WriteError(w, r, uploadError(err))
-			return
+			return nil, commands.Upload{}, "", uploadError(err)
 		}
-		switch part.FormName() {
-		case "purpose":
-			b, err := io.ReadAll(io.LimitReader(part, 256))
-			if err != nil {
-				f.discard(r, upload)
-				f.WriteError(w, r, uploadError(err))
-				return
-			}
-			purpose = string(b)
-		case "file":
+		switch name := part.FormName(); {
+		case name == "file":
 			if upload.Object != "" {
 				continue // one file per upload; OpenAI takes the first
 			}
@@ -64,22 +72,22 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 			upload, err = f.d.Files.StoreUpload(r.Context(), principal(r), part.Header.Get("Content-Type"), body)
 			if body.over {
 				f.discard(r, upload)
-				f.WriteError(w, r, errs.E(errs.TooLarge, "File is too large: files may be at most %d bytes.", f.d.MaxUploadBytes))
-				return
+				return nil, commands.Upload{}, "", errs.E(errs.TooLarge, "File is too large: files may be at most %d bytes.", f.d.MaxUploadBytes)
 			}
 			if err != nil {
-				f.WriteError(w, r, uploadError(err))
-				return
+				return nil, commands.Upload{}, "", uploadError(err)
 			}
 			filename = part.FileName()
+		case slices.Contains(fields, name):
+			b, err := io.ReadAll(io.LimitReader(part, 256))
+			if err != nil {
+				f.discard(r, upload)
+				return nil, commands.Upload{}, "", uploadError(err)
+			}
+			form[name] = string(b)
 		}
 	}
-	id, res, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: purpose, Upload: upload})
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Files{}); err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	f.answerFile(w, r, id)
+	return form, upload, filename, nil
 }
 
 // discard removes stored bytes of an upload that failed.

@@ -34,7 +34,7 @@ var assistantsEndpoints = []string{
 	"POST /v1/conversations/{conversation_id}/items", "GET /v1/conversations/{conversation_id}/items/{item_id}",
 	"DELETE /v1/conversations/{conversation_id}/items/{item_id}",
 	"POST /v1/containers", "GET /v1/containers", "GET /v1/containers/{container_id}", "DELETE /v1/containers/{container_id}",
-	"GET /v1/containers/{container_id}/files", "GET /v1/containers/{container_id}/files/{file_id}",
+	"GET /v1/containers/{container_id}/files", "POST /v1/containers/{container_id}/files", "GET /v1/containers/{container_id}/files/{file_id}",
 	"GET /v1/containers/{container_id}/files/{file_id}/content",
 }
 

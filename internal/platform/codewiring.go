@@ -52,6 +52,16 @@ func (s *codeSandbox) get() (*sandbox.Pool, error) {
 	return s.pool, s.err
 }
 
+// release ends the warm sandbox of account's session on this node, if it has one.
+func (s *codeSandbox) release(account, session string) {
+	s.mu.Lock()
+	pool := s.pool
+	s.mu.Unlock()
+	if pool != nil {
+		pool.CloseFor(account, session)
+	}
+}
+
 // available says why code cannot run here (nil: it can).
 func (s *codeSandbox) available() error {
 	_, err := s.get()

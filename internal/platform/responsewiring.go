@@ -6,14 +6,15 @@ import (
 
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
-	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/responder"
 	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/docindex"
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/sandbox"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // responseExecutors are the server-side tools the Responses API's model loop runs on this node, by tool type: the
@@ -163,14 +164,24 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 	}
 	id, auto, fileIDs := containerOf(tool.Container)
 	if auto {
-		id = ids.Container.Prefix + events.DeriveID(s.CreatedBy, "container")
-		if _, err := c.p.Commands.Containers.Ensure(ctx, s.Account, id, s.ID, fileIDs); err != nil {
+		made, err := c.p.Commands.Containers.Ensure(ctx, s.Account, ids.Container.Prefix+events.DeriveID(s.CreatedBy, "container"), s.ID, fileIDs)
+		if err != nil {
+			return fail(err)
+		}
+		id = made.ID
+		// The client lists its containers as soon as the response is done: the index shows this one by then.
+		if err := c.p.Views.ShowsAggregate(ctx, projections.Containers{}, id); err != nil {
 			return fail(err)
 		}
 	}
 	it.ContainerID = id
-	cont, err := c.p.Commands.Containers.Get(ctx, s.Account, id, eventstore.Fresh)
+	// The call is the container's activity: recorded before it runs, refused once the container expired (its warm
+	// sandbox, if this node still holds one, goes with it).
+	cont, err := c.p.Commands.Containers.Use(ctx, s.Account, id, itemID, "container")
 	if err != nil {
+		if errs.CodeOf(err) == errs.Invalid {
+			c.p.code.release(s.Account, id)
+		}
 		return fail(err)
 	}
 	var inputs []string
