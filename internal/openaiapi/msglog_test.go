@@ -3,6 +3,7 @@ package openaiapi_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +83,33 @@ func TestAThreadsMessagesAreReadFromTheLogWhileTheirReadModelStandsStill(t *test
 	}
 	_, err = e.client.Beta.Threads.Messages.Get(ctx, th.ID, "msg_none")
 	wantAPIError(t, err, http.StatusNotFound, "")
+}
+
+// TestAThreadsMessagesAre503WhenNeitherTheReadModelNorTheLogAnswers: past the read wait, a thread's messages whose
+// log cannot be read (here an event this build cannot decode stands in the thread's history) are a 503 saying the
+// read model is behind, not what the standing model holds.
+func TestAThreadsMessagesAre503WhenNeitherTheReadModelNorTheLogAnswers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	th := e.thread(t, "What is the capital of France?")
+	msgs, err := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
+	if err != nil || len(msgs.Data) != 1 {
+		t.Fatalf("the thread's messages: %v %s", apiErr(err), msgs.RawJSON())
+	}
+	release := e.holdLease(t, "projection.messages_v2")
+	defer release()
+	subject := e.node.Layout.Names.EventSubject("thread", th.ID, "message_created")
+	if _, err := e.node.JS.Publish(ctx, subject, []byte("not an event")); err != nil {
+		t.Fatalf("append an undecodable event: %v", err)
+	}
+
+	_, err = e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
+	if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
+		t.Fatalf("list: %s", ae.RawJSON())
+	}
+	_, err = e.client.Beta.Threads.Messages.Get(ctx, th.ID, msgs.Data[0].ID)
+	if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
+		t.Fatalf("get: %s", ae.RawJSON())
+	}
 }
