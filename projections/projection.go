@@ -85,13 +85,15 @@ func (tx *Tx) Get(key string, v any) (bool, error) {
 // bucket and this batch hold them, deleted ones left out, sorted. It reads the bucket's key list: for what is rare
 // (a session deleted with its messages), not for every event.
 func (tx *Tx) Keys(filter string) ([]string, error) {
-	lister, err := tx.w.kv.ListKeysFiltered(tx.ctx, filter)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", filter, err)
-	}
 	candidates := map[string]bool{}
-	for k := range lister.Keys() {
-		candidates[k] = true
+	if tx.w.kv != nil { // nil when folding in memory (FoldAggregate): the batch is all there is
+		lister, err := tx.w.kv.ListKeysFiltered(tx.ctx, filter)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", filter, err)
+		}
+		for k := range lister.Keys() {
+			candidates[k] = true
+		}
 	}
 	match := natsx.NewSubjectFilter(filter)
 	for k := range tx.w.staged {

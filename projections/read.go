@@ -341,15 +341,21 @@ func (r *Runner) CaughtUp(ctx context.Context) (bool, string, error) {
 }
 
 // ShowsAggregate waits until the read model p has applied the last event of an aggregate that it folds, at most
-// Config.ReadWait as Shows does; past it, it returns nil and the caller answers what the model holds. It is for a
-// read that follows writes the reader did not make itself (a run's worker wrote the answer a client lists after
-// seeing the run completed in another read model): without it, such a read answered without them whenever the
-// model stood still a moment (its lease renewed late on a loaded node, or moving to another node). aggregateID
-// must be valid: it names subjects.
-func (r *Runner) ShowsAggregate(ctx context.Context, p Projection, aggregateID string) error {
-	stream, err := r.cfg.JS.Stream(ctx, r.names.EventsStream())
+// Config.ReadWait as Shows does. It reports whether the model shows them: past the wait it returns false and no
+// error, and the caller answers from the log (FoldAggregate) or, where being behind is harmless, what the model
+// holds. It is for a read that follows writes the reader did not make itself (a run's worker wrote the answer a
+// client lists after seeing the run completed in another read model): without it, such a read answered without
+// them whenever the model stood still a moment (its lease renewed late on a loaded node, or moving to another
+// node). aggregateID must be valid: it names subjects.
+//
+// It asks for the last event of each type the model folds: one lookup each. One lookup on the aggregate's wildcard
+// subject (AggregateFilter) would find the aggregate's last event of any type, and a model never reaches the
+// sequence of an event it does not fold: a thread's last event is most often its run's (completed after the run's
+// message was written), and the messages model would then be waited for the whole ReadWait on every read.
+func (r *Runner) ShowsAggregate(ctx context.Context, p Projection, aggregateID string) (bool, error) {
+	stream, err := r.eventsStream(ctx)
 	if err != nil {
-		return fmt.Errorf("look up events stream: %w", err)
+		return false, err
 	}
 	var last uint64
 	for _, t := range p.EventTypes() {
@@ -359,17 +365,86 @@ func (r *Runner) ShowsAggregate(ctx context.Context, p Projection, aggregateID s
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("last %s event of %s: %w", t, aggregateID, err)
+			return false, fmt.Errorf("last %s event of %s: %w", t, aggregateID, err)
 		}
 		last = max(last, m.Sequence)
 	}
 	if last == 0 {
-		return nil
+		return true, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.ReadWait)
 	defer cancel()
-	if err := r.WaitFor(wctx, p.Name(), last); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	if err := r.WaitFor(wctx, p.Name(), last); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return false, nil
+		}
+		return false, err
 	}
-	return nil
+	return true, nil
+}
+
+// eventsStream is the log's stream handle, looked up once: a read that checks a model against the log would
+// otherwise pay a round trip for it every time. The handle only names the stream, so it stays good; a failed
+// lookup is not kept.
+func (r *Runner) eventsStream(ctx context.Context) (jetstream.Stream, error) {
+	r.streamMu.Lock()
+	defer r.streamMu.Unlock()
+	if r.stream != nil {
+		return r.stream, nil
+	}
+	stream, err := r.cfg.JS.Stream(ctx, r.names.EventsStream())
+	if err != nil {
+		return nil, fmt.Errorf("look up events stream: %w", err)
+	}
+	r.stream = stream
+	return stream, nil
+}
+
+// FoldAggregate folds one aggregate's history (as eventstore's Load returns it) with p's own Apply, in memory, as
+// the read model would from an empty bucket, and returns the live documents it made, by key. It is how a read that
+// cannot wait any longer for a model standing still answers what the model will show, without a second fold to
+// keep in step with the first. An event the fold fails on is left out, as the model skips it.
+func FoldAggregate(ctx context.Context, p Projection, history []events.Envelope) (map[string]json.RawMessage, error) {
+	w := &writer{proj: p, cache: map[string]cached{}, decoded: map[string]keptValue{},
+		known: map[string]struct{}{}, staged: map[string]doc{}}
+	for _, e := range history {
+		if e.Event == nil || !Folds(p, e.Type) {
+			continue
+		}
+		if err := p.Apply(&Tx{ctx: ctx, w: w, seq: e.Sequence}, e); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue
+		}
+	}
+	out := make(map[string]json.RawMessage, len(w.staged))
+	for k, d := range w.staged {
+		if !d.Deleted {
+			out[k] = d.V
+		}
+	}
+	return out, nil
+}
+
+// FoldAggregateAs is FoldAggregate decoding the documents whose key matches the filter (KV wildcards, as List's)
+// as T, in no particular order.
+func FoldAggregateAs[T any](ctx context.Context, p Projection, history []events.Envelope, filter string) ([]T, error) {
+	docs, err := FoldAggregate(ctx, p, history)
+	if err != nil {
+		return nil, err
+	}
+	match := natsx.NewSubjectFilter(filter)
+	var out []T
+	for k, raw := range docs {
+		if !match.Match(k) {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("decode %s/%s: %w", p.Name(), k, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -51,6 +51,9 @@ type Runner struct {
 	cancel context.CancelFunc
 	// tip is the log's last sequence, shared by the readers' watchdogs.
 	tip *natsx.Tip
+
+	streamMu sync.Mutex
+	stream   jetstream.Stream // the log's stream handle, once looked up (eventsStream)
 }
 
 // generation is what the meta bucket records per projection: which bucket is current.

@@ -60,6 +60,9 @@ type Config struct {
 	CodeTimeout time.Duration
 	// LeaseTTL is how long a dead node keeps its leases (default 3s).
 	LeaseTTL time.Duration
+	// ReadWait bounds how long a read waits for a read model to show what the log holds before it answers from the
+	// log or, for a command's own write, gives up (0: the projections' default, 5s).
+	ReadWait time.Duration
 	// ShutdownTimeout bounds a clean stop.
 	ShutdownTimeout time.Duration
 	// DailyQueries is the daily query quota of an account that sets none (CONTRAIL_DAILY_QUERIES; default 1000,

@@ -330,7 +330,7 @@ func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Views.ShowsAggregate(r.Context(), projections.RunSteps{}, threadID); err != nil {
+	if _, err := f.d.Views.ShowsAggregate(r.Context(), projections.RunSteps{}, threadID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -358,7 +358,7 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.d.Views.ShowsAggregate(r.Context(), projections.RunSteps{}, threadID); err != nil {
+	if _, err := f.d.Views.ShowsAggregate(r.Context(), projections.RunSteps{}, threadID); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -270,24 +270,56 @@ func (f *Face) writeMessage(w http.ResponseWriter, r *http.Request, threadID, id
 	writeJSON(w, messageWire(m.Obj))
 }
 
-// getMessage answers once the messages read model shows the thread's last message event: a message a run step names
-// can be read the moment the step can.
+// getMessage answers once the messages read model shows the thread's last message event, or else from the log: a
+// message a run step names can be read the moment the step can.
 func (f *Face) getMessage(w http.ResponseWriter, r *http.Request) {
-	threadID := chi.URLParam(r, "thread_id")
-	if err := f.messagesCaughtUp(r, threadID); err != nil {
+	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
+	docs, shown, err := f.messagesCaughtUp(r, threadID)
+	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	f.writeMessage(w, r, threadID, chi.URLParam(r, "message_id"))
+	if shown {
+		f.writeMessage(w, r, threadID, id)
+		return
+	}
+	for _, d := range docs {
+		if d.Obj.ID == id {
+			writeJSON(w, messageWire(d.Obj))
+			return
+		}
+	}
+	f.WriteError(w, r, errs.NotFoundf("message", id))
 }
 
 // messagesCaughtUp checks that the caller may read the thread, then waits (briefly) until the messages read model
-// shows the thread's last message event.
-func (f *Face) messagesCaughtUp(r *http.Request, threadID string) error {
+// shows the thread's last message event. shown says it does; when it does not, docs are the thread's messages as
+// the model will show them, folded from the log with the model's own fold, so that a message a client knows of
+// (the run that wrote it completed) is never answered missing or old. A log that cannot be read either is a 503:
+// what the model holds may be stale, and is not answered.
+func (f *Face) messagesCaughtUp(r *http.Request, threadID string) (
+	docs []projections.Listed[thread.ThreadMessageView], shown bool, err error) {
 	if _, err := f.thread(r, threadID); err != nil {
-		return err
+		return nil, false, err
 	}
-	return f.d.Views.ShowsAggregate(r.Context(), projections.Messages{}, threadID)
+	shown, err = f.d.Views.ShowsAggregate(r.Context(), projections.Messages{}, threadID)
+	if err != nil || shown {
+		return nil, shown, err
+	}
+	history, _, err := f.d.Store.LoadLatest(r.Context(), events.Ref{Type: "thread", ID: threadID})
+	if err == nil {
+		docs, err = projections.FoldAggregateAs[projections.Listed[thread.ThreadMessageView]](r.Context(),
+			projections.Messages{}, history, principal(r).AccountID+"."+threadID+".*")
+	}
+	if err != nil {
+		if r.Context().Err() != nil {
+			return nil, false, r.Context().Err()
+		}
+		return nil, false, &errs.Error{Code: errs.Unavailable,
+			Message: "the thread's messages are not shown yet (their read model is behind) and the log could not be read: retry",
+			Err:     fmt.Errorf("read thread %s's messages from the log: %w", threadID, err)}
+	}
+	return docs, false, nil
 }
 
 func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
@@ -327,12 +359,11 @@ func (f *Face) listMessages(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.messagesCaughtUp(r, threadID); err != nil {
-		f.WriteError(w, r, err)
-		return
+	docs, shown, err := f.messagesCaughtUp(r, threadID)
+	if err == nil && shown {
+		docs, err = projections.ListAll[projections.Listed[thread.ThreadMessageView]](r.Context(), f.d.Views, "messages",
+			principal(r).AccountID+"."+threadID+".*")
 	}
-	docs, err := projections.ListAll[projections.Listed[thread.ThreadMessageView]](r.Context(), f.d.Views, "messages",
-		principal(r).AccountID+"."+threadID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

@@ -270,7 +270,7 @@ func (p *Platform) openLog(ctx context.Context, opts Options, steps *startSteps)
 	p.Store = eventstore.NewStore(p.JS, names, events.NewRegistry(), storeOpts...)
 	p.Views = projections.NewRunner(projections.Config{
 		JS: p.JS, Store: p.Store, Layout: p.Layout, Holder: p.Config.NodeName, LeaseTTL: p.Config.LeaseTTL,
-		Metrics: p.Metrics, Logger: p.Logger.With("component", "projections"),
+		ReadWait: p.Config.ReadWait, Metrics: p.Metrics, Logger: p.Logger.With("component", "projections"),
 	}, allProjections()...)
 	if err := p.Views.Start(ctx); err != nil {
 		return fmt.Errorf("start projections: %w", err)

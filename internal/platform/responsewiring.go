@@ -170,7 +170,7 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 		}
 		id = made.ID
 		// The client lists its containers as soon as the response is done: the index shows this one by then.
-		if err := c.p.Views.ShowsAggregate(ctx, projections.Containers{}, id); err != nil {
+		if _, err := c.p.Views.ShowsAggregate(ctx, projections.Containers{}, id); err != nil {
 			return fail(err)
 		}
 	}
