@@ -12,26 +12,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/contrailhq/contrail/internal/fixieapi"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
-
-// clock is a test clock that moves when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 func upload(t *testing.T, n *platformtest.Node, key, contentType string, body []byte) (fixieapi.EmbedJSON, int, []byte) {
 	t.Helper()
@@ -71,8 +57,8 @@ func get(t *testing.T, uri string) (*http.Response, []byte) {
 // expired URL, bound the size, and carry embeds in messages (uploaded or as data: URIs).
 func TestEmbeds(t *testing.T) {
 	t.Parallel()
-	clk := &clock{t: time.Now()}
-	n := platformtest.Start(t, platformtest.WithClock(clk.now))
+	clk := platformtest.NewClock(time.Now())
+	n := platformtest.Start(t, platformtest.WithClock(clk.Now))
 	_, key := n.NewAccount(t, "ada")
 	_, otherKey := n.NewAccount(t, "eve")
 	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{7}, 1000)...)
@@ -161,7 +147,7 @@ func TestEmbeds(t *testing.T) {
 	}
 
 	// An hour later the URL has expired.
-	clk.add(fixieapi.DefaultURLTTL + time.Minute)
+	clk.Add(fixieapi.DefaultURLTTL + time.Minute)
 	if resp, body := get(t, e.URI); resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "expired") {
 		t.Fatalf("expired URL answered %d %s", resp.StatusCode, body)
 	}

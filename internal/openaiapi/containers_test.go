@@ -2,7 +2,6 @@ package openaiapi_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,19 +13,6 @@ import (
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 	"github.com/contrailhq/contrail/projections"
 )
-
-// clock is a platform clock the test moves.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 func codeIn(container string) []responses.ToolUnionParam {
 	return []responses.ToolUnionParam{{OfCodeInterpreter: &responses.ToolCodeInterpreterParam{
@@ -95,8 +81,8 @@ func TestContainersExpireWhenIdle(t *testing.T) {
 	if !canSandbox() {
 		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
 	}
-	clk := &clock{t: time.Now()}
-	e := newEnv(t, platformtest.WithClock(clk.now))
+	clk := platformtest.NewClock(time.Now())
+	e := newEnv(t, platformtest.WithClock(clk.Now))
 	ctx := ctxFor(t)
 	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box",
 		ExpiresAfter: openai.ContainerNewParamsExpiresAfter{Anchor: "last_active_at", Minutes: 5}})
@@ -104,23 +90,23 @@ func TestContainersExpireWhenIdle(t *testing.T) {
 		t.Fatalf("create: %v", apiErr(err))
 	}
 
-	clk.add(3 * time.Minute)
+	clk.Add(3 * time.Minute)
 	e.model.Enqueue(codeCall("call_1", "print(6*7)"), llmtest.Text("42"))
 	r, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("6*7?"), Tools: codeIn(c.ID)})
 	if err != nil || r.Output[0].Type != "code_interpreter_call" || r.Output[0].Status != "completed" {
 		t.Fatalf("use: %v: %s", apiErr(err), raw(r))
 	}
 	got, err := e.client.Containers.Get(ctx, c.ID)
-	if err != nil || got.LastActiveAt != clk.now().Unix() || got.LastActiveAt == got.CreatedAt || got.Status != "running" {
-		t.Fatalf("after a call at %d: %v: %s", clk.now().Unix(), apiErr(err), raw(got))
+	if err != nil || got.LastActiveAt != clk.Now().Unix() || got.LastActiveAt == got.CreatedAt || got.Status != "running" {
+		t.Fatalf("after a call at %d: %v: %s", clk.Now().Unix(), apiErr(err), raw(got))
 	}
 
 	// Seven minutes after it was made but four after its use, it still runs; five after its use, it expired.
-	clk.add(4 * time.Minute)
+	clk.Add(4 * time.Minute)
 	if got, err := e.client.Containers.Get(ctx, c.ID); err != nil || got.Status != "running" {
 		t.Fatalf("4 minutes idle: %v: %s", apiErr(err), raw(got))
 	}
-	clk.add(time.Minute)
+	clk.Add(time.Minute)
 	if got, err := e.client.Containers.Get(ctx, c.ID); err != nil || got.Status != "expired" {
 		t.Fatalf("5 minutes idle: %v: %s", apiErr(err), raw(got))
 	}
@@ -139,7 +125,7 @@ func TestContainersExpireWhenIdle(t *testing.T) {
 		case last.Role != llm.RoleTool:
 			return codeCall("call_a", "x = 1\nprint(x)")
 		case last.ToolCallID == "call_a":
-			clk.add(21 * time.Minute)
+			clk.Add(21 * time.Minute)
 			return codeCall("call_b", "print(2)")
 		}
 		return llmtest.Text("done")
@@ -159,7 +145,7 @@ func TestContainersExpireWhenIdle(t *testing.T) {
 		t.Fatalf("the first auto container: %v: %s", apiErr(err), raw(old))
 	}
 	fresh, err := e.client.Containers.Get(ctx, second.ContainerID)
-	if err != nil || fresh.Status != "running" || fresh.LastActiveAt != clk.now().Unix() {
+	if err != nil || fresh.Status != "running" || fresh.LastActiveAt != clk.Now().Unix() {
 		t.Fatalf("the fresh auto container: %v: %s", apiErr(err), raw(fresh))
 	}
 }
@@ -169,8 +155,8 @@ func TestContainersExpireWhenIdle(t *testing.T) {
 // add another's file to its own.
 func TestContainerFilesAreItsActivity(t *testing.T) {
 	t.Parallel()
-	clk := &clock{t: time.Now()}
-	e := newEnv(t, platformtest.WithClock(clk.now))
+	clk := platformtest.NewClock(time.Now())
+	e := newEnv(t, platformtest.WithClock(clk.Now))
 	ctx := ctxFor(t)
 	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
 	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box",
@@ -179,16 +165,16 @@ func TestContainerFilesAreItsActivity(t *testing.T) {
 		t.Fatalf("create: %v", apiErr(err))
 	}
 
-	clk.add(2 * time.Minute)
+	clk.Add(2 * time.Minute)
 	f, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{FileID: openai.String(csv)})
 	if err != nil || f.ID != csv || f.Source != "user" || f.Path != "/mnt/data/sales.csv" || f.ContainerID != c.ID {
 		t.Fatalf("add by file_id: %v: %s", apiErr(err), raw(f))
 	}
 	got, err := e.client.Containers.Get(ctx, c.ID)
-	if err != nil || got.LastActiveAt != clk.now().Unix() || got.LastActiveAt == got.CreatedAt {
-		t.Fatalf("after adding at %d: %v: %s", clk.now().Unix(), apiErr(err), raw(got))
+	if err != nil || got.LastActiveAt != clk.Now().Unix() || got.LastActiveAt == got.CreatedAt {
+		t.Fatalf("after adding at %d: %v: %s", clk.Now().Unix(), apiErr(err), raw(got))
 	}
-	clk.add(4 * time.Minute) // six minutes after it was made, four after the file
+	clk.Add(4 * time.Minute) // six minutes after it was made, four after the file
 	up, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{
 		File: openai.File(strings.NewReader("remember the milk"), "notes.txt", "text/plain")})
 	if err != nil || !strings.HasPrefix(up.ID, "file-") || up.Path != "/mnt/data/notes.txt" {
@@ -199,7 +185,7 @@ func TestContainerFilesAreItsActivity(t *testing.T) {
 		t.Fatalf("files: %v: %s", apiErr(err), raw(files))
 	}
 
-	clk.add(5 * time.Minute)
+	clk.Add(5 * time.Minute)
 	if got, err := e.client.Containers.Get(ctx, c.ID); err != nil || got.Status != "expired" {
 		t.Fatalf("5 minutes idle: %v: %s", apiErr(err), raw(got))
 	}
