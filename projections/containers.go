@@ -6,10 +6,12 @@ import (
 	"github.com/contrailhq/contrail/events"
 )
 
-// ContainerView is a container as its listing needs it: which it is and when it was made. Its status and last
-// activity move with each use, and are read from the container itself (domain/container) for the page shown.
+// ContainerView is a container as its listing needs it: which it is, its name (a listing's filter) and when it was
+// made. Its status and last activity move with each use, and are read from the container itself (domain/container)
+// for the page shown.
 type ContainerView struct {
 	ID        string    `json:"id"`
+	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -28,9 +30,9 @@ func (Containers) EventTypes() []string {
 // Apply implements Projection.
 func (Containers) Apply(tx *Tx, e events.Envelope) error {
 	key := OwnedKey(e.Account, e.AggregateID)
-	switch e.Event.(type) {
+	switch d := e.Event.(type) {
 	case events.ContainerCreated:
-		return tx.Put(key, Listed[ContainerView]{Seq: e.Sequence, Obj: ContainerView{ID: e.AggregateID, CreatedAt: e.Time}})
+		return tx.Put(key, Listed[ContainerView]{Seq: e.Sequence, Obj: ContainerView{ID: e.AggregateID, Name: d.Name, CreatedAt: e.Time}})
 	case events.ContainerDeleted:
 		return tx.Delete(key)
 	}

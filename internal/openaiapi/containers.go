@@ -128,6 +128,17 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	// A filter not applied would answer a different question than asked: anything but the page's own parameters
+	// and OpenAI's "name" is refused.
+	for k := range r.URL.Query() {
+		switch k {
+		case "after", "before", "limit", "order", "name":
+		default:
+			f.WriteError(w, r, errs.InvalidField(k, "Unrecognized query parameter: '%s'. Supported are 'after', 'limit', 'order' and 'name'.", clip(k)))
+			return
+		}
+	}
+	name := r.URL.Query().Get("name")
 	account := principal(r).AccountID
 	docs, err := projections.ListAll[projections.Listed[projections.ContainerView]](r.Context(), f.d.Views, "containers", account+".*")
 	if err != nil {
@@ -136,6 +147,9 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 	}
 	items := make([]listed[string], 0, len(docs))
 	for _, d := range docs {
+		if name != "" && d.Obj.Name != name {
+			continue
+		}
 		items = append(items, listed[string]{id: d.Obj.ID, seq: d.Seq, obj: d.Obj.ID})
 	}
 	ids := paginate(items, p)

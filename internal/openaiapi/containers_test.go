@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/contrailhq/contrail/internal/llm"
@@ -271,6 +272,15 @@ func TestContainersListPages(t *testing.T) {
 	if got, _ := names(openai.ContainerListParams{Limit: openai.Int(1), After: openai.String(made[3])}); got != "b" {
 		t.Fatalf("after d, newest first: %s", got)
 	}
+	// OpenAI's name filter is applied; a filter it does not know is refused, not ignored.
+	if got, _ := names(openai.ContainerListParams{Name: openai.String("b")}); got != "b" {
+		t.Fatalf("named b: %s", got)
+	}
+	if got, _ := names(openai.ContainerListParams{Name: openai.String("theirs")}); got != "" {
+		t.Fatalf("another account's name: %s", got)
+	}
+	_, err := client.Containers.List(ctx, openai.ContainerListParams{}, option.WithQuery("status", "running"))
+	wantAPIError(t, err, 400, "status")
 	// The index holds the account's containers under its own keys, and not the one deleted.
 	for i, id := range made {
 		_, ok, err := projections.Get[projections.Listed[projections.ContainerView]](ctx, e.node.Views, "containers",
