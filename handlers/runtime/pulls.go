@@ -118,9 +118,7 @@ func (ps *pullSet) end(p *pull) {
 func (ps *pullSet) manage(stop <-chan struct{}, shrinkEvery time.Duration) {
 	defer close(ps.managed)
 	if !ps.elastic {
-		<-stop
-		ps.halt()
-		return
+		return // nothing to grow or shrink: the set stays as it started
 	}
 	tick := time.NewTicker(shrinkEvery)
 	defer tick.Stop()
