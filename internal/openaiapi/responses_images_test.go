@@ -170,3 +170,31 @@ func TestResponsesCountImages(t *testing.T) {
 		t.Errorf("a low-detail image adds %d input tokens to the usage, want 85", got)
 	}
 }
+
+// TestResponsesImageDetailOriginal: "original", the detail openai-node 7 and openai-go v3 offer beside low, high
+// and auto, is taken: the response keeps it as sent, and a Chat Completions model server, which has no such
+// value, is asked for the nearest one, "high".
+func TestResponsesImageDetailOriginal(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	e.model.Enqueue(llmtest.Text("A single pixel."))
+	item := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
+		{OfInputText: &responses.ResponseInputTextParam{Text: "What is this?"}},
+		{OfInputImage: &responses.ResponseInputImageParam{ImageURL: openai.String(pixelPNG), Detail: responses.ResponseInputImageDetailOriginal}},
+	}, responses.EasyInputMessageRoleUser)
+	resp, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini",
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{item}}})
+	if err != nil || resp.OutputText() != "A single pixel." {
+		t.Fatalf("create: %v: %s", apiErr(err), raw(resp))
+	}
+	if got, want := e.model.Requests()[0].LastMessage().Images, []llm.Image{{URL: pixelPNG, Detail: "high"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the model was shown %+v, want %+v", got, want)
+	}
+	items, err := e.client.Responses.InputItems.List(ctx, resp.ID, responses.InputItemListParams{})
+	if err != nil || len(items.Data) != 1 || len(items.Data[0].Content.OfInputItemContentList) != 2 {
+		t.Fatalf("input items: %v: %s", apiErr(err), raw(items))
+	}
+	if got := items.Data[0].Content.OfInputItemContentList[1].Detail; got != "original" {
+		t.Errorf("the input image's detail is %q, want it kept as sent, original", got)
+	}
+}

@@ -477,9 +477,9 @@ func readContent(raw json.RawMessage, at, role string) ([]events.ItemContent, er
 				return nil, errs.InvalidField(pat+".image_url", "Invalid '%s': an input_image needs an image_url or a file_id.", pat)
 			}
 			switch p.Detail {
-			case "", "auto", "low", "high":
+			case "", "auto", "low", "high", "original":
 			default:
-				return nil, errs.InvalidField(pat+".detail", "Invalid value: '%s'. Supported values are: 'low', 'high', and 'auto'.", clip(p.Detail))
+				return nil, errs.InvalidField(pat+".detail", "Invalid value: '%s'. Supported values are: 'low', 'high', 'auto' and 'original'.", clip(p.Detail))
 			}
 			out = append(out, events.ItemContent{Type: p.Type, ImageURL: p.ImageURL, FileID: p.FileID, Detail: p.Detail})
 		case "input_file":

@@ -187,6 +187,16 @@ type wireImageURL struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// chatDetail is an image's detail as Chat Completions takes it: the Responses API's "original" (the image at its
+// own resolution, not scaled down) has no value there, and "high" is the nearest, the most of the image a chat
+// model is shown.
+func chatDetail(detail string) string {
+	if detail == "original" {
+		return "high"
+	}
+	return detail
+}
+
 // contentParts is a message with images as parts: its text first (when it has any), then each image.
 func contentParts(m llm.Message) []contentPart {
 	parts := make([]contentPart, 0, len(m.Images)+1)
@@ -194,7 +204,7 @@ func contentParts(m llm.Message) []contentPart {
 		parts = append(parts, contentPart{Type: "text", Text: m.Content})
 	}
 	for _, im := range m.Images {
-		parts = append(parts, contentPart{Type: "image_url", ImageURL: &wireImageURL{URL: im.URL, Detail: im.Detail}})
+		parts = append(parts, contentPart{Type: "image_url", ImageURL: &wireImageURL{URL: im.URL, Detail: chatDetail(im.Detail)}})
 	}
 	return parts
 }
