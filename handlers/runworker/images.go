@@ -8,15 +8,19 @@ import (
 	"github.com/contrailhq/contrail/internal/llm"
 )
 
-// plan is planTurn with the images the thread's messages show: their image files are read for the turn
-// (turn.ReadImages, as the thread's account), so that one deleted since the message was written is a note to the
-// model in the message's text rather than a failed run. An error is the store's: the driver tries again.
-func (w *Worker) plan(ctx context.Context, t *thread.State, r *thread.Run) (plan, error) {
-	files, err := turn.ReadImages(ctx, w.cfg.Images, t.Account, imageFileIDs(t))
-	if err != nil {
-		return plan{}, err
+// plan is planTurn with the images the thread's messages show. Their image files are read once for the turns of
+// one pass over the run, into *read (nil until then; what turn.ReadImages returns is never nil), as the thread's
+// account, so that one deleted since the message was written is a note to the model in the message's text rather
+// than a failed run. An error is the store's: the driver tries again.
+func (w *Worker) plan(ctx context.Context, t *thread.State, r *thread.Run, read *turn.Shown) (plan, error) {
+	if *read == nil {
+		files, err := turn.ReadImages(ctx, w.cfg.Images, t.Account, imageFileIDs(t))
+		if err != nil {
+			return plan{}, err
+		}
+		*read = files
 	}
-	return planTurn(t, r, files)
+	return planTurn(t, r, *read)
 }
 
 // imageFileIDs are the files the thread's user messages show as images (image_file), newest first: when the

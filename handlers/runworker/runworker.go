@@ -239,6 +239,9 @@ func (w *Worker) drive(ctx context.Context, ref thread.RunRef) {
 func (w *Worker) work(ctx context.Context, ref thread.RunRef) (ended bool, err error) {
 	stop := newSignal()
 	defer w.stops.add(ref.ThreadID, stop)()
+	// The images are read once for all the turns of this pass: no message can be added to a thread while its run
+	// is active, and a turn that only follows a tool's output would read the same files again (up to 50 MiB).
+	var images turn.Shown // nil until read
 	t, err := w.cfg.Runs.LoadAt(ctx, ref.ThreadID, ref.Seq)
 	if err != nil {
 		return false, err
@@ -251,7 +254,7 @@ func (w *Worker) work(ctx context.Context, ref thread.RunRef) (ended bool, err e
 		case events.RunStatusCancelling:
 			t, err = w.cfg.Runs.FinishCancel(ctx, ref, t)
 		case events.RunStatusInProgress:
-			t, err = w.turn(ctx, ref, t, r, stop)
+			t, err = w.turn(ctx, ref, t, r, stop, &images)
 		}
 	}
 	if err != nil {
@@ -265,7 +268,7 @@ func (w *Worker) work(ctx context.Context, ref thread.RunRef) (ended bool, err e
 
 // turn asks the model once and records its answer, returning the thread after. A turn that recorded its first
 // event before an interruption is finished from the log without asking again.
-func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, stop *signal) (*thread.State, error) {
+func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r *thread.Run, stop *signal, images *turn.Shown) (*thread.State, error) {
 	step := r.Turn
 	if calls, usage, ok := t.InterruptedCalls(r); ok {
 		// Code started in this turn and never recorded as ended: it may have run, so it is not run again.
@@ -283,7 +286,7 @@ func (w *Worker) turn(ctx context.Context, ref thread.RunRef, t *thread.State, r
 	if tool, ok := fileSearchOf(r); ok && r.Model == llm.ProviderOffline && w.cfg.Files != nil {
 		return w.offlineFileSearch(ctx, ref, t, r, step, tool)
 	}
-	plan, err := w.plan(ctx, t, r)
+	plan, err := w.plan(ctx, t, r, images)
 	if err != nil {
 		return nil, fmt.Errorf("plan turn of run %s: %w", ref.RunID, err)
 	}

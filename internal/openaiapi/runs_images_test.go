@@ -189,3 +189,45 @@ func TestRunCountsImages(t *testing.T) {
 		t.Errorf("a high-detail image file adds %d prompt tokens, want 765", got)
 	}
 }
+
+// TestRunImagesReadOncePerRun: the image files of a run's thread are read once for all the turns the worker takes
+// in one go, not again for the turn that follows a tool's output: a file deleted while the model chose a tool
+// is still shown on the next turn, as it was read before.
+func TestRunImagesReadOncePerRun(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	id := upload(t, e.client, "pixel.png", "image/png", pixel(t), openai.FilePurposeVision)
+	asst := e.assistant(t, openai.AssistantToolUnionParam{OfFileSearch: &openai.FileSearchToolParam{}})
+	th, err := e.imageThread(t, textPart("What is this?"), imageFilePart(id, openai.ImageFileDetailLow))
+	if err != nil {
+		t.Fatalf("create thread: %v", apiErr(err))
+	}
+	asked := 0
+	e.model.HandleFunc(func(llmtest.Request) llmtest.Reply {
+		if asked++; asked > 1 {
+			return llmtest.Text("A single pixel.")
+		}
+		if _, err := e.client.Files.Delete(ctx, id); err != nil {
+			t.Errorf("delete: %v", apiErr(err))
+		}
+		return llmtest.ToolCalls(llm.ToolCall{ID: "call_fs_1", Name: "file_search", Arguments: `{"queries":["pixel"]}`})
+	})
+	e.completeRun(t, th.ID, asst.ID)
+	reqs := e.model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model was asked %d times, want 2 (a search, then the answer)", len(reqs))
+	}
+	want := []llm.Image{{URL: pixelPNG, Detail: "low"}}
+	for i, req := range reqs {
+		var user llm.Message
+		for _, m := range req.Messages {
+			if m.Role == llm.RoleUser {
+				user = m
+				break
+			}
+		}
+		if user.Content != "What is this?" || !reflect.DeepEqual(user.Images, want) {
+			t.Errorf("turn %d: the model got %+v, want the text and the image read at the run's start", i+1, user)
+		}
+	}
+}
