@@ -22,8 +22,9 @@ type plan struct {
 	capped bool
 	// servers are the server-side tools offered, by the function name the model calls them by.
 	servers map[string]serverTool
-	// cite turns a text's citation markers into annotations (file_search), when a tool offers them.
-	cite func(text string) []events.ItemAnnotation
+	// results gives the results of the response's searches by a marker's key (file_search), when a tool cites
+	// them: the answer's markers of those are taken out of its text and made file_citation annotations.
+	results func(key string) []events.FileSearchResult
 }
 
 type serverTool struct {
@@ -36,17 +37,37 @@ func (p plan) server(name string) (events.ResponseTool, Executor, bool) {
 	return st.tool, st.x, ok
 }
 
-func (p plan) citations(text string) []events.ItemAnnotation {
-	if p.cite == nil {
+// stripper takes the citing markers out of the answer's text as the model streams it (nil: nothing to cite).
+func (p plan) stripper() *turn.Stripper {
+	if p.results == nil {
 		return nil
 	}
-	return p.cite(text)
+	return turn.NewStripper(p.results)
 }
 
-// Citer is an executor whose items the final answer cites (file_search): it turns a text's markers into
-// annotations, given the items recorded so far.
+// cited is the answer's text without the markers that cite a search's result, and their file_citation
+// annotations: the file's name and where the marker was, in characters, as the Responses API gives them.
+func (p plan) cited(text string) (string, []events.ItemAnnotation) {
+	if p.results == nil {
+		return text, nil
+	}
+	text, citations := turn.StripCitations(text, p.results)
+	return text, annotations(citations)
+}
+
+func annotations(citations []turn.Citation) []events.ItemAnnotation {
+	var out []events.ItemAnnotation
+	for _, c := range citations {
+		out = append(out, events.ItemAnnotation{Type: "file_citation", FileID: c.Result.FileID, Filename: c.Result.FileName,
+			Index: c.Start})
+	}
+	return out
+}
+
+// Citer is an executor whose items the final answer cites (file_search): it gives the results a marker's key
+// names among the items recorded so far.
 type Citer interface {
-	Cite(text string, items []events.Item) []events.ItemAnnotation
+	Results(items []events.Item) func(key string) []events.FileSearchResult
 }
 
 // plan builds the model request of the response's current turn: the instructions, the history, the response's
@@ -82,7 +103,7 @@ func (l *Loop) plan(s response.State, history []events.Item, files turn.Shown) (
 		req.Tools = append(req.Tools, offered)
 		p.servers[offered.Name] = serverTool{tool: t, x: x}
 		if c, ok := x.(Citer); ok {
-			p.cite = func(text string) []events.ItemAnnotation { return c.Cite(text, s.Output) }
+			p.results = c.Results(s.Output)
 		}
 	}
 	if len(req.Tools) > 0 {

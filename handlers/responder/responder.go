@@ -247,8 +247,9 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 		defer stopWatch()
 		stop = ended
 	}
-	chunks := chunker{live: l.live(s.ID, step)}
+	chunks := chunker{live: l.live(s.ID, step), strip: p.stripper()}
 	resp, err := turn.Ask(ctx, l.cfg.Models, p.req, stop, chunks.add)
+	chunks.flush()
 	switch {
 	case ctx.Err() != nil:
 		return s, ctx.Err()
@@ -262,9 +263,11 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 
 	var items []events.Item
 	if resp.Text != "" || len(resp.ToolCalls) == 0 {
+		// The text is stripped whole, as its pieces were: they add up to it.
+		text, cited := p.cited(resp.Text)
 		items = append(items, events.Item{Type: "message", ID: response.ItemID(&s, step, len(items), "msg_"),
 			Status: events.ResponseStatusCompleted, Role: "assistant",
-			Content: []events.ItemContent{{Type: "output_text", Text: resp.Text, Annotations: p.citations(resp.Text)}},
+			Content: []events.ItemContent{{Type: "output_text", Text: text, Annotations: cited}},
 			Chunks:  chunks.Text()})
 	}
 	end := response.End{Status: events.ResponseStatusCompleted}
@@ -365,7 +368,7 @@ func (l *Loop) offlineFileSearch(ctx context.Context, s response.State, history 
 	text := turn.OfflineAnswer(question, "of this response's vector stores", last.ID, x.Output(*last), last.Results)
 	var cited []events.ItemAnnotation
 	if c, ok := x.(Citer); ok {
-		cited = c.Cite(text, s.Output)
+		text, cited = plan{results: c.Results(s.Output)}.cited(text)
 	}
 	msg := events.Item{Type: "message", ID: response.ItemID(&s, step, 0, "msg_"), Status: events.ResponseStatusCompleted,
 		Role: "assistant", Content: []events.ItemContent{{Type: "output_text", Text: text, Annotations: cited}}}
@@ -437,22 +440,40 @@ func itemPrefix(typ string) string {
 
 // chunker keeps the pieces in which the model streamed its text and each call's arguments (the recorded item
 // carries their lengths, so that a stream synthesised from the log splits them alike) and publishes each piece of
-// the text live.
+// the text live. With a stripper, the pieces are the text without its citing markers (a piece that may begin one
+// is held until it is known).
 type chunker struct {
 	turn.Pieces
-	live func(index int, text string)
+	live  func(index int, text string)
+	strip *turn.Stripper
 }
 
 func (c *chunker) add(d llm.Delta) {
-	if d.Text != "" {
-		if c.live != nil {
-			c.live(len(c.Text()), d.Text)
-		}
-		c.AddText(d.Text)
+	text := d.Text
+	if c.strip != nil && text != "" {
+		text = c.strip.Write(text)
 	}
+	c.addText(text)
 	if d.ToolCall != nil {
 		c.AddCall(*d.ToolCall)
 	}
+}
+
+// flush adds what the stripper still holds once the model's answer has ended.
+func (c *chunker) flush() {
+	if c.strip != nil {
+		c.addText(c.strip.Flush())
+	}
+}
+
+func (c *chunker) addText(text string) {
+	if text == "" {
+		return
+	}
+	if c.live != nil {
+		c.live(len(c.Text()), text)
+	}
+	c.AddText(text)
 }
 
 // live returns what publishes a turn's text pieces on the response's live subject (nil: no connection). Core

@@ -83,17 +83,26 @@ var marker = regexp.MustCompile(`【([A-Za-z0-9_-]+):(\d+)†[^】]*】`)
 func Citations(text string, results func(key string) []events.FileSearchResult) []Citation {
 	var out []Citation
 	for _, m := range marker.FindAllStringSubmatchIndex(text, -1) {
-		var index int
-		if _, err := fmt.Sscan(text[m[4]:m[5]], &index); err != nil {
-			continue
-		}
-		found := results(text[m[2]:m[3]])
-		if index >= len(found) {
+		result, ok := resultOf(text, m, results)
+		if !ok {
 			continue
 		}
 		start := utf8.RuneCountInString(text[:m[0]])
 		out = append(out, Citation{Text: text[m[0]:m[1]], Start: start,
-			End: start + utf8.RuneCountInString(text[m[0]:m[1]]), Result: found[index]})
+			End: start + utf8.RuneCountInString(text[m[0]:m[1]]), Result: result})
 	}
 	return out
+}
+
+// resultOf is the result a marker (m, its submatch indexes in text) names, if the searches found it.
+func resultOf(text string, m []int, results func(key string) []events.FileSearchResult) (events.FileSearchResult, bool) {
+	var index int
+	if _, err := fmt.Sscan(text[m[4]:m[5]], &index); err != nil {
+		return events.FileSearchResult{}, false
+	}
+	found := results(text[m[2]:m[3]])
+	if index >= len(found) {
+		return events.FileSearchResult{}, false
+	}
+	return found[index], true
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/contrailhq/contrail/internal/llm"
@@ -15,6 +16,9 @@ import (
 
 var searchMarker = regexp.MustCompile(`【[^】]*】`)
 
+// TestResponsesFileSearchWithCitations: a response whose model calls file_search gets the results, and its answer
+// cites them as the Responses API does: the marker the model copied is taken out of the text (streamed live, in
+// pieces that split it, and replayed alike), and a file_citation annotation has the file and the place it was.
 func TestResponsesFileSearchWithCitations(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -23,19 +27,44 @@ func TestResponsesFileSearchWithCitations(t *testing.T) {
 	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
 		last := req.LastMessage()
 		if last.Role == llm.RoleTool {
-			return llmtest.Text("Descale it every three months" + searchMarker.FindString(last.Content) + ".")
+			// The answer is streamed four characters at a time, so that pieces split the marker.
+			text := []rune("Descale it every three months" + searchMarker.FindString(last.Content) + ".")
+			var pieces []string
+			for i := 0; i < len(text); i += 4 {
+				pieces = append(pieces, string(text[i:min(i+4, len(text))]))
+			}
+			return llmtest.Text(string(text)).WithChunks(pieces...)
 		}
 		return llmtest.ToolCalls(llm.ToolCall{ID: "call_fs", Name: "file_search", Arguments: `{"queries":["how to descale the boiler"]}`})
 	})
 	tool := responses.ToolParamOfFileSearch([]string{store.ID})
 	tool.OfFileSearch.MaxNumResults = openai.Int(2)
-	r, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("How do I descale?"),
-		Tools: []responses.ToolUnionParam{tool}, Include: []responses.ResponseIncludable{"file_search_call.results"}})
-	if err != nil {
-		t.Fatalf("create: %v", apiErr(err))
+	const answer = "Descale it every three months."
+	deltas := func(stream *ssestream.Stream[responses.ResponseStreamEventUnion]) (text string, r responses.Response) {
+		t.Helper()
+		for stream.Next() {
+			switch ev := stream.Current(); ev.Type {
+			case "response.output_text.delta":
+				text += ev.Delta
+			case "response.completed":
+				r = ev.Response
+			}
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatalf("stream: %v", apiErr(err))
+		}
+		return text, r
 	}
+	streamed, r := deltas(e.client.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("How do I descale?"),
+		Tools: []responses.ToolUnionParam{tool}, Include: []responses.ResponseIncludable{"file_search_call.results"}}))
 	if len(r.Output) != 2 || r.Output[0].Type != "file_search_call" || r.Output[1].Type != "message" {
 		t.Fatalf("output: %s", r.RawJSON())
+	}
+	if streamed != answer || r.OutputText() != answer {
+		t.Fatalf("the answer streamed as %q and reads %q, want %q: the marker taken out", streamed, r.OutputText(), answer)
+	}
+	if replayed, _ := deltas(e.client.Responses.GetStreaming(ctx, r.ID, responses.ResponseGetParams{})); replayed != answer {
+		t.Fatalf("the replay streams %q, want %q", replayed, answer)
 	}
 	fs := r.Output[0]
 	if len(fs.Queries) != 1 || len(fs.Results) == 0 || len(fs.Results) > 2 || fs.Results[0].FileID != pdf ||
@@ -43,7 +72,8 @@ func TestResponsesFileSearchWithCitations(t *testing.T) {
 		t.Fatalf("file_search_call: %s", fs.RawJSON())
 	}
 	ann := r.Output[1].Content[0].Annotations
-	if len(ann) != 1 || ann[0].Type != "file_citation" || ann[0].FileID != pdf || ann[0].Filename != "manual.pdf" {
+	if len(ann) != 1 || ann[0].Type != "file_citation" || ann[0].FileID != pdf || ann[0].Filename != "manual.pdf" ||
+		ann[0].Index != int64(len("Descale it every three months")) {
 		t.Fatalf("annotations: %s", r.Output[1].RawJSON())
 	}
 	// A response made with include shows the results when it is read again too.

@@ -99,22 +99,16 @@ func (responseFiles) Output(it events.Item) string {
 	return turn.SearchReport(it.ID, it.Results)
 }
 
-// Cite turns the markers of a text into file_citation annotations (with the file's name and where the marker
-// begins, as the Responses API gives them) for the results the response's searches found.
-func (responseFiles) Cite(text string, items []events.Item) []events.ItemAnnotation {
-	var out []events.ItemAnnotation
-	for _, c := range turn.Citations(text, func(key string) []events.FileSearchResult {
+// Results gives the results of the response's searches by a marker's key, the file_search_call's item ID.
+func (responseFiles) Results(items []events.Item) func(key string) []events.FileSearchResult {
+	return func(key string) []events.FileSearchResult {
 		for _, it := range items {
 			if it.Type == "file_search_call" && it.ID == key {
 				return it.Results
 			}
 		}
 		return nil
-	}) {
-		out = append(out, events.ItemAnnotation{Type: "file_citation", FileID: c.Result.FileID, Filename: c.Result.FileName,
-			Index: c.Start})
 	}
-	return out
 }
 
 // responseCode runs a response's code_interpreter calls in the sandbox of its container: one named by the tool,
