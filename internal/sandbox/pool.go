@@ -346,8 +346,9 @@ func (p *Pool) release(e *entry) {
 func (p *Pool) Close(key string) { p.CloseFor("", key) }
 
 // CloseFor ends the sandbox of account's key, if it has one, and forgets the key: its next call starts afresh,
-// with no StateLost. A call running for the key ends with SandboxEnded.
-func (p *Pool) CloseFor(account, key string) {
+// with no StateLost. A call running for the key ends with SandboxEnded. It reports whether a sandbox was closed,
+// so that a caller says why once, and only when there was one.
+func (p *Pool) CloseFor(account, key string) bool {
 	p.mu.Lock()
 	ek := entryKey{account, key}
 	e := p.entries[ek]
@@ -363,6 +364,28 @@ func (p *Pool) CloseFor(account, key string) {
 	if k != nil {
 		_ = k.Close()
 	}
+	return k != nil
+}
+
+// Warm is a key holding a warm sandbox.
+type Warm struct {
+	Account, Key string
+	// InCall is true while a call runs in it or waits for it.
+	InCall bool
+}
+
+// Warm lists the keys holding a sandbox, for a caller that closes those whose owner is gone (a container expired
+// or deleted): the pool knows its keys, not what they stand for.
+func (p *Pool) Warm() []Warm {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Warm
+	for ek, e := range p.entries {
+		if e.k != nil {
+			out = append(out, Warm{Account: ek.account, Key: ek.key, InCall: e.users > 0})
+		}
+	}
+	return out
 }
 
 // Shutdown ends every sandbox of the pool; later calls are refused.

@@ -175,3 +175,31 @@ func TestPoolShutdown(t *testing.T) {
 		t.Errorf("processes left in the pool's sandboxes: %v", left)
 	}
 }
+
+// TestPoolListsItsWarmKeys: Warm names each key holding a sandbox with its account, and CloseFor says whether it
+// closed one, so that its caller logs a close once.
+func TestPoolListsItsWarmKeys(t *testing.T) {
+	p := NewPool(newRunner(t, Limits{}), PoolConfig{})
+	defer p.Shutdown()
+	for _, k := range []struct{ account, key string }{{"acct-a", "cntr_1"}, {"acct-b", "thread_2"}} {
+		if _, err := p.ExecFor(context.Background(), k.account, k.key, Cell{Code: "x = 1"}); err != nil {
+			t.Fatalf("%s: %v", k.key, err)
+		}
+	}
+	got := map[string]Warm{}
+	for _, w := range p.Warm() {
+		got[w.Key] = w
+	}
+	if len(got) != 2 || got["cntr_1"].Account != "acct-a" || got["thread_2"].Account != "acct-b" || got["cntr_1"].InCall {
+		t.Fatalf("warm: %+v", got)
+	}
+	if !p.CloseFor("acct-a", "cntr_1") {
+		t.Fatal("closing a warm sandbox reported none")
+	}
+	if p.CloseFor("acct-a", "cntr_1") || p.CloseFor("acct-b", "cntr_1") {
+		t.Fatal("closing a key with no sandbox reported one")
+	}
+	if w := p.Warm(); len(w) != 1 || w[0].Key != "thread_2" {
+		t.Fatalf("warm after a close: %+v", w)
+	}
+}
