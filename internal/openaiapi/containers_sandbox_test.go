@@ -1,6 +1,7 @@
 package openaiapi_test
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -124,4 +125,49 @@ func TestExpiredContainerSandboxIsSwept(t *testing.T) {
 	if out := e.runIn(t, long.ID, "print(x)"); len(out.Outputs) == 0 || strings.TrimSpace(out.Outputs[0].Logs) != "still here" {
 		t.Fatalf("the running container's sandbox lost its state: %s", out.RawJSON())
 	}
+}
+
+// TestDeletingOnAnotherNodeClosesTheSandbox: two nodes share one NATS; a container's code ran on one of them, and
+// its deletion through the other closes the sandbox on the node holding it at once (the sweep is an hour away).
+func TestDeletingOnAnotherNodeClosesTheSandbox(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	model := llmtest.NewServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	base := platformtest.WithConfig(func(c *config.Config) {
+		c.OpenAIBaseURL, c.OpenAIAPIKey = model.URL, "sk-test"
+		c.ContainerSweep = time.Hour
+	})
+	n1 := platformtest.Start(t, base, platformtest.WithConfig(func(c *config.Config) { c.NATSListen, c.NATSListenSet = addr, true }))
+	n2 := platformtest.Start(t, base, platformtest.WithConfig(func(c *config.Config) { c.NATSURL = "nats://" + addr }))
+	_, key := n1.NewAccount(t, "two")
+	e1 := &env{node: n1, model: model, client: sdk(n1, key), key: key}
+	ctx := ctxFor(t)
+	c, err := e1.client.Containers.New(ctx, openai.ContainerNewParams{Name: "shared"})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	e1.runIn(t, c.ID, "x = 1")
+	// Either node's responder may have run the call: the deletion goes through the other one.
+	holder, other := n1, n2
+	if !warmIn(n1, c.ID) {
+		holder, other = n2, n1
+	}
+	if !warmIn(holder, c.ID) {
+		t.Fatalf("no node holds a warm sandbox: %+v, %+v", n1.WarmCodeSandboxes(), n2.WarmCodeSandboxes())
+	}
+	otherClient := sdk(other, key)
+	if err := otherClient.Containers.Delete(ctx, c.ID); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	waitFor(t, func() bool {
+		return !warmIn(holder, c.ID) && closesLogged(holder, c.ID, "its container was deleted") > 0
+	})
 }
