@@ -26,7 +26,8 @@ type ContainerCommands interface {
 	Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string, expiresAfter int) (string, eventstore.Appended, error)
 	Get(ctx context.Context, account, id string, atLeast uint64) (container.State, error)
 	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
-	AddFile(ctx context.Context, actor auth.Principal, id, fileID string) (container.State, error)
+	// AddFile adds a file to a container the caller loaded with Get.
+	AddFile(ctx context.Context, actor auth.Principal, s *container.State, fileID string) (container.File, error)
 	// Now is the clock a container's expiry is read with.
 	Now() time.Time
 }
@@ -199,13 +200,16 @@ func (f *Face) listContainerFiles(w http.ResponseWriter, r *http.Request) {
 
 // addContainerFile adds a file to a container of the caller's: one of their files by file_id (JSON, or a multipart
 // form as OpenAI's clients send it), or a multipart "file", kept as one of their files first. It is the
-// container's activity, refused once it expired.
+// container's activity, refused once it expired. The container is loaded once, and that state goes down to the
+// command.
 func (f *Face) addContainerFile(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "container_id")
 	var fileID string
+	var s container.State
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
 		// Checked before an upload is stored: a file for a container that cannot take it is not kept.
-		if _, err := f.usableContainer(r, id); err != nil {
+		var err error
+		if s, err = f.usableContainer(r, id); err != nil {
 			f.WriteError(w, r, err)
 			return
 		}
@@ -238,13 +242,18 @@ func (f *Face) addContainerFile(w http.ResponseWriter, r *http.Request) {
 			f.WriteError(w, r, err)
 			return
 		}
+		// An expired container is refused after file_id is checked (by the command's decision), as before the
+		// container was loaded here.
+		if s, err = f.d.Containers.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh); err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
 	}
-	s, err := f.d.Containers.AddFile(r.Context(), principal(r), id, fileID)
+	file, err := f.d.Containers.AddFile(r.Context(), principal(r), &s, fileID)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	file, _ := s.File(fileID)
 	writeJSON(w, wireContainerFile(&s, file))
 }
 
