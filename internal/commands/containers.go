@@ -214,6 +214,20 @@ func (c *Containers) AddFile(ctx context.Context, actor auth.Principal, s *conta
 	return f, nil
 }
 
+// DeleteFile removes a file from a container of the caller's, in one decision on the container: not found when the
+// container is not theirs (or gone) or does not hold the file.
+func (c *Containers) DeleteFile(ctx context.Context, actor auth.Principal, id, fileID string) (eventstore.Appended, error) {
+	if !ids.Valid(ids.Container, id) {
+		return eventstore.Appended{}, errs.NotFoundf("container", id)
+	}
+	return c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(s *container.State) ([]events.Event, error) {
+		if !s.Owned(actor.AccountID) {
+			return nil, errs.E(errs.NotFound, "Container with id '%s' not found.", id)
+		}
+		return container.DeleteFile(s, fileID)
+	})
+}
+
 // AddOutputs records files the container's code wrote.
 func (c *Containers) AddOutputs(ctx context.Context, account, id string, files []events.ContainerFileAdded) error {
 	_, err := c.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: account, Actor: "responder"},

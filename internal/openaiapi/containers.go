@@ -28,6 +28,8 @@ type ContainerCommands interface {
 	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
 	// AddFile adds a file to a container the caller loaded with Get.
 	AddFile(ctx context.Context, actor auth.Principal, s *container.State, fileID string) (container.File, error)
+	// DeleteFile removes a file from a container of the caller's.
+	DeleteFile(ctx context.Context, actor auth.Principal, id, fileID string) (eventstore.Appended, error)
 	// Now is the clock a container's expiry is read with.
 	Now() time.Time
 }
@@ -277,7 +279,7 @@ func (f *Face) containerFile(r *http.Request) (container.State, container.File, 
 	id := chi.URLParam(r, "file_id")
 	file, ok := s.File(id)
 	if !ok {
-		return s, file, errs.E(errs.NotFound, "Container file with id '%s' not found.", id)
+		return s, file, container.ErrNoFile(id)
 	}
 	return s, file, nil
 }
@@ -289,6 +291,17 @@ func (f *Face) getContainerFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, wireContainerFile(&s, file))
+}
+
+// deleteContainerFile removes a file from a container of the caller's: it leaves the container's listing and its
+// /mnt/data (a warm sandbox drops it before its next call), not the caller's files.
+func (f *Face) deleteContainerFile(w http.ResponseWriter, r *http.Request) {
+	fileID := chi.URLParam(r, "file_id")
+	if _, err := f.d.Containers.DeleteFile(r.Context(), principal(r), chi.URLParam(r, "container_id"), fileID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, deleted{ID: fileID, Object: "container.file.deleted", Deleted: true})
 }
 
 func (f *Face) containerFileContent(w http.ResponseWriter, r *http.Request) {

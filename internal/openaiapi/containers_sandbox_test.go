@@ -171,3 +171,36 @@ func TestDeletingOnAnotherNodeClosesTheSandbox(t *testing.T) {
 		return !warmIn(holder, c.ID) && closesLogged(holder, c.ID, "its container was deleted") > 0
 	})
 }
+
+// TestRemovedFileLeavesTheWarmSandbox: a file removed from a container is gone from /mnt/data at the next call,
+// in the same warm sandbox (its variables stay); one added again is back.
+func TestRemovedFileLeavesTheWarmSandbox(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
+	notes := e.upload(t, "notes.txt", []byte("remember the milk"))
+	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box", FileIDs: []string{csv, notes}})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	list := "import os\nprint(x, sorted(f for f in os.listdir('/mnt/data') if f.endswith(('.csv', '.txt'))))"
+	if out := e.runIn(t, c.ID, "x = 'kept'\n"+list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
+		t.Fatalf("before: %s", out.RawJSON())
+	}
+	if err := e.client.Containers.Files.Delete(ctx, c.ID, csv); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	if out := e.runIn(t, c.ID, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt']" {
+		t.Fatalf("after the removal: %s", out.RawJSON())
+	}
+	if _, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{FileID: openai.String(csv)}); err != nil {
+		t.Fatalf("add again: %v", apiErr(err))
+	}
+	if out := e.runIn(t, c.ID, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
+		t.Fatalf("added again: %s", out.RawJSON())
+	}
+}

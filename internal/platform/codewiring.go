@@ -240,13 +240,18 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 	if ok {
 		ids = append(ids, codeFileIDs(a.Obj.ToolResources)...)
 	}
-	return s.Exec(ctx, account, threadID, ids, code, key)
+	return s.Exec(ctx, account, threadID, ids, nil, code, key)
 }
 
 // Exec runs code in the warm sandbox of session (a thread, a container) with the account's files fileIDs at
-// /mnt/data; the files it writes are saved as the account's files with IDs derived from key.
-func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []string, code, key string) (turn.CodeResult, error) {
+// /mnt/data, and without the files at stale (removed from a container: a warm sandbox may hold them still); the
+// files it writes are saved as the account's files with IDs derived from key.
+func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids, stale []string, code, key string) (turn.CodeResult, error) {
 	pool, err := s.get()
+	if err != nil {
+		return turn.CodeResult{}, err
+	}
+	lost, err := removeStale(ctx, pool, account, session, stale)
 	if err != nil {
 		return turn.CodeResult{}, err
 	}
@@ -281,6 +286,9 @@ func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []s
 	if err != nil {
 		return turn.CodeResult{}, err
 	}
+	if res.StateLost == "" {
+		res.StateLost = lost // news the removal's cell took, for this call's
+	}
 	out := turn.CodeResult{Logs: res.StateLost}
 	if out.Logs != "" {
 		out.Logs = "[sandbox: " + out.Logs + "]\n"
@@ -305,6 +313,32 @@ func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []s
 		out.Logs += fmt.Sprintf("\n[file %s not kept: %s]", o.Name, o.Reason)
 	}
 	return out, nil
+}
+
+// removeStale removes the files at paths (under /mnt/data) from the warm sandbox of session, in a cell of its own
+// before the call's: the model's code never sees files removed from its container, and its variables stay. It
+// returns the StateLost news that cell took. A path outside /mnt/data is not touched.
+func removeStale(ctx context.Context, pool *sandbox.Pool, account, session string, paths []string) (string, error) {
+	var in []string
+	for _, p := range paths {
+		if c := path.Clean(p); c == p && strings.HasPrefix(p, sandbox.WorkDir+"/") {
+			in = append(in, p)
+		}
+	}
+	if len(in) == 0 {
+		return "", nil
+	}
+	// JSON strings are Python string literals; the loop leaves no name behind for the model's code.
+	list, err := json.Marshal(in)
+	if err != nil {
+		return "", err
+	}
+	code := "for _contrail_stale in " + string(list) + ":\n    try:\n        __import__('os').remove(_contrail_stale)\n    except OSError:\n        pass\ndel _contrail_stale\n"
+	res, err := pool.ExecFor(ctx, account, session, sandbox.Cell{Code: code})
+	if err != nil {
+		return "", fmt.Errorf("remove the files removed from the container: %w", err)
+	}
+	return res.StateLost, nil
 }
 
 // codeFileIDs reads tool_resources.code_interpreter.file_ids.

@@ -182,7 +182,7 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 	for _, f := range cont.Files {
 		inputs = append(inputs, f.FileID)
 	}
-	res, err := c.p.code.Exec(ctx, s.Account, id, inputs, code, itemID)
+	res, err := c.p.code.Exec(ctx, s.Account, id, inputs, cont.Stale(), code, itemID)
 	if err != nil {
 		return fail(err)
 	}
