@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -131,15 +132,9 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	// A filter not applied would answer a different question than asked: anything but the page's own parameters
-	// and OpenAI's "name" is refused.
-	for k := range r.URL.Query() {
-		switch k {
-		case "after", "before", "limit", "order", "name":
-		default:
-			f.WriteError(w, r, errs.InvalidField(k, "Unrecognized query parameter: '%s'. Supported are 'after', 'limit', 'order' and 'name'.", clip(k)))
-			return
-		}
+	if err := onlyQuery(r, "'after', 'limit', 'order' and 'name'", "after", "before", "limit", "order", "name"); err != nil {
+		f.WriteError(w, r, err)
+		return
 	}
 	name := r.URL.Query().Get("name")
 	account := principal(r).AccountID
@@ -182,9 +177,24 @@ func (f *Face) deleteContainer(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, deleted{ID: id, Object: "container.deleted", Deleted: true})
 }
 
+// onlyQuery refuses a query parameter other than known (supported names them for the message): a filter not
+// applied would answer a different question than asked.
+func onlyQuery(r *http.Request, supported string, known ...string) error {
+	for k := range r.URL.Query() {
+		if !slices.Contains(known, k) {
+			return errs.InvalidField(k, "Unrecognized query parameter: '%s'. Supported are %s.", clip(k), supported)
+		}
+	}
+	return nil
+}
+
 func (f *Face) listContainerFiles(w http.ResponseWriter, r *http.Request) {
 	p, err := parseList(r, 20, 100)
 	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := onlyQuery(r, "'after', 'limit' and 'order'", "after", "before", "limit", "order"); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

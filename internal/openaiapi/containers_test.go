@@ -341,3 +341,44 @@ func TestContainerFileDelete(t *testing.T) {
 		t.Fatalf("files after adding one again: %v: %s", apiErr(err), raw(files))
 	}
 }
+
+// TestContainerFilesListPages: a container's files list newest first unless asked, a page at a time with limit and
+// after; a query parameter the list does not apply is refused, naming it.
+func TestContainerFilesListPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	var made []string
+	for _, name := range []string{"a.txt", "b.txt", "c.txt"} {
+		made = append(made, e.upload(t, name, []byte(name)))
+	}
+	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box", FileIDs: made})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	paths := func(p openai.ContainerFileListParams) (string, bool) {
+		t.Helper()
+		list, err := e.client.Containers.Files.List(ctx, c.ID, p)
+		if err != nil {
+			t.Fatalf("list %+v: %v", p, apiErr(err))
+		}
+		var out []string
+		for _, f := range list.Data {
+			out = append(out, strings.TrimPrefix(f.Path, "/mnt/data/"))
+		}
+		return strings.Join(out, ","), list.HasMore
+	}
+	if got, more := paths(openai.ContainerFileListParams{}); got != "c.txt,b.txt,a.txt" || more {
+		t.Fatalf("list: %s (more %v)", got, more)
+	}
+	if got, more := paths(openai.ContainerFileListParams{Limit: openai.Int(2), Order: openai.ContainerFileListParamsOrderAsc}); got != "a.txt,b.txt" || !more {
+		t.Fatalf("first page ascending: %s (more %v)", got, more)
+	}
+	if got, more := paths(openai.ContainerFileListParams{Limit: openai.Int(2), After: openai.String(made[2])}); got != "b.txt,a.txt" || more {
+		t.Fatalf("after c, newest first: %s (more %v)", got, more)
+	}
+	_, err = e.client.Containers.Files.List(ctx, c.ID, openai.ContainerFileListParams{}, option.WithQuery("source", "user"))
+	wantAPIError(t, err, 400, "source")
+	_, err = e.client.Containers.Files.List(ctx, c.ID, openai.ContainerFileListParams{Limit: openai.Int(101)})
+	wantAPIError(t, err, 400, "limit")
+}
