@@ -34,11 +34,20 @@ type ContainerUsed struct {
 
 func (ContainerUsed) EventType() string { return "container.used" }
 
+// ContainerFileDeleted removes a file from the container (DELETE /v1/containers/{id}/files/{file_id}): it leaves
+// the container's listing and its /mnt/data, at Path. The account's file itself stays.
+type ContainerFileDeleted struct {
+	FileID string `json:"file_id"`
+	Path   string `json:"path"`
+}
+
+func (ContainerFileDeleted) EventType() string { return "container.file_deleted" }
+
 // ContainerDeleted deletes a container.
 type ContainerDeleted struct{}
 
 func (ContainerDeleted) EventType() string { return "container.deleted" }
 
 func containerEvents() []Event {
-	return []Event{ContainerCreated{}, ContainerFileAdded{}, ContainerUsed{}, ContainerDeleted{}}
+	return []Event{ContainerCreated{}, ContainerFileAdded{}, ContainerUsed{}, ContainerFileDeleted{}, ContainerDeleted{}}
 }

@@ -4,6 +4,7 @@
 package container
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -33,7 +34,10 @@ type State struct {
 	// ExpiresAfter is the minutes it lives after LastActiveAt.
 	ExpiresAfter int
 	Files        []File
-	Seq          uint64
+	// Removed are the files removed from it, in order (a file removed, added again and removed again is there
+	// twice): a warm sandbox of the container still holds them on its disk until they are removed there.
+	Removed []events.ContainerFileDeleted
+	Seq     uint64
 }
 
 // File is a file of the container.
@@ -46,6 +50,7 @@ type File struct {
 func (s *State) Clone() State {
 	out := *s
 	out.Files = slices.Clip(s.Files)
+	out.Removed = slices.Clip(s.Removed)
 	return out
 }
 
@@ -64,6 +69,10 @@ func (s *State) Apply(e events.Envelope) {
 		s.active(e.Time)
 	case events.ContainerUsed:
 		s.active(e.Time)
+	case events.ContainerFileDeleted:
+		// A new slice: a clone shares the old one's array.
+		s.Files = slices.DeleteFunc(slices.Clone(s.Files), func(f File) bool { return f.FileID == d.FileID })
+		s.Removed = append(s.Removed, d)
 	case events.ContainerDeleted:
 		s.Deleted = true
 	}
@@ -134,14 +143,62 @@ func (s *State) File(id string) (File, bool) {
 	return File{}, false
 }
 
-// AddFiles is what recording files records: those it does not hold yet.
+// AddFiles is what recording files records: those it does not hold yet. The event's ID derives from the file (a
+// turn done again records it once), and from how often it was removed before: a file added again after its removal
+// is a new event, not the first one repeated.
 func AddFiles(s *State, files []events.ContainerFileAdded) []events.Event {
 	var out []events.Event
 	for _, f := range files {
 		if _, ok := s.File(f.FileID); ok {
 			continue
 		}
-		out = append(out, events.WithID(events.DeriveID(s.ID, "file-"+f.FileID), f))
+		key := "file-" + f.FileID
+		if n := s.removals(f.FileID); n > 0 {
+			key = fmt.Sprintf("%s-%d", key, n)
+		}
+		out = append(out, events.WithID(events.DeriveID(s.ID, key), f))
+	}
+	return out
+}
+
+// removals counts the times a file was removed from the container.
+func (s *State) removals(fileID string) int {
+	n := 0
+	for _, r := range s.Removed {
+		if r.FileID == fileID {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrNoFile is what asking a container for a file it does not hold says.
+func ErrNoFile(id string) error {
+	return errs.E(errs.NotFound, "Container file with id '%s' not found.", id)
+}
+
+// DeleteFile is what a client removing a file from the container records; a file it does not hold is not found.
+// An expired container's files may be removed too: removing takes nothing from a sandbox that is gone.
+func DeleteFile(s *State, fileID string) ([]events.Event, error) {
+	f, ok := s.File(fileID)
+	if !ok {
+		return nil, ErrNoFile(fileID)
+	}
+	return []events.Event{events.ContainerFileDeleted{FileID: fileID, Path: f.Path}}, nil
+}
+
+// Stale are the paths of files removed from the container that a warm sandbox of it may still hold: those removed,
+// less those it holds now (a file added again, or another at the same path).
+func (s *State) Stale() []string {
+	held := map[string]bool{}
+	for _, f := range s.Files {
+		held[f.Path] = true
+	}
+	var out []string
+	for _, r := range s.Removed {
+		if !held[r.Path] && !slices.Contains(out, r.Path) {
+			out = append(out, r.Path)
+		}
 	}
 	return out
 }

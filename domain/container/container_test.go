@@ -41,3 +41,41 @@ func TestExpiryCountsFromTheLastActivity(t *testing.T) {
 		t.Fatalf("a container of an older log lives %d minutes", old.ExpiresAfter)
 	}
 }
+
+// TestRemovedFilesLeaveAndAreStale: a removed file leaves Files without changing a copy taken before; its path is
+// stale (a warm sandbox may hold it) until a file is at that path again.
+func TestRemovedFilesLeaveAndAreStale(t *testing.T) {
+	var s State
+	s.Apply(events.Envelope{AggregateID: "cntr_a", Account: "acct", Event: events.ContainerCreated{Name: "x"}})
+	for _, id := range []string{"file-1", "file-2", "file-3"} {
+		s.Apply(events.Envelope{Event: events.ContainerFileAdded{FileID: id, Path: "/mnt/data/" + id + ".csv"}})
+	}
+	before := s.Clone()
+	evs, err := DeleteFile(&s, "file-1")
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("delete: %v %v", evs, err)
+	}
+	s.Apply(events.Envelope{Event: evs[0]})
+	if len(s.Files) != 2 || s.Files[0].FileID != "file-2" || len(before.Files) != 3 || before.Files[0].FileID != "file-1" ||
+		before.Files[2].FileID != "file-3" {
+		t.Fatalf("after a removal: %+v; the copy taken before: %+v", s.Files, before.Files)
+	}
+	if stale := s.Stale(); len(stale) != 1 || stale[0] != "/mnt/data/file-1.csv" {
+		t.Fatalf("stale: %v", stale)
+	}
+	if _, err := DeleteFile(&s, "file-1"); errs.CodeOf(err) != errs.NotFound {
+		t.Fatalf("removing it again: %v", err)
+	}
+	again := AddFiles(&s, []events.ContainerFileAdded{{FileID: "file-1", Path: "/mnt/data/file-1.csv"}})
+	if len(again) != 1 {
+		t.Fatalf("added again: %v", again)
+	}
+	id, e := events.Unwrap(again[0])
+	if id == "" || id == events.DeriveID("cntr_a", "file-file-1") {
+		t.Fatalf("added again with the first add's ID %q", id)
+	}
+	s.Apply(events.Envelope{Event: e})
+	if stale := s.Stale(); len(stale) != 0 {
+		t.Fatalf("stale once added again: %v", stale)
+	}
+}

@@ -173,30 +173,59 @@ func (c *Containers) Use(ctx context.Context, account, id, itemID, param string)
 	return s, err
 }
 
-// AddFile adds a file of the caller's to a container of theirs (once: a file it holds is not added again) and
-// returns the container; an expired one is refused.
-func (c *Containers) AddFile(ctx context.Context, actor auth.Principal, id, fileID string) (container.State, error) {
-	if _, err := c.Get(ctx, actor.AccountID, id, eventstore.Fresh); err != nil {
-		return container.State{}, err
-	}
+// AddFile adds a file of the caller's to their container s, as the caller just loaded it with Get (once: a file it
+// holds is not added again), and returns the container's file; an expired container is refused. The append is
+// decided on the state this node holds, which that Get brought up to the log: the container is read again only
+// when another node appended meanwhile or the decision refuses (OpenAI's add is one request, not four reads).
+func (c *Containers) AddFile(ctx context.Context, actor auth.Principal, s *container.State, fileID string) (container.File, error) {
 	if fileID == "" {
-		return container.State{}, errs.Missing("file_id")
+		return container.File{}, errs.Missing("file_id")
 	}
 	files, err := c.userFiles(ctx, actor.AccountID, "file_id", []string{fileID})
 	if err != nil {
 		if e := errs.As(err); e != nil && e.Field == "file_id[0]" {
 			e.Field = "file_id"
 		}
-		return container.State{}, err
+		return container.File{}, err
 	}
-	app, err := c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(s *container.State) ([]events.Event, error) {
+	app, err := c.repo.Update(ctx, s.ID, eventstore.Fresh, actor.Meta(), func(s *container.State) ([]events.Event, error) {
+		if !s.Owned(actor.AccountID) { // deleted since it was loaded
+			return nil, errs.E(errs.NotFound, "Container with id '%s' not found.", s.ID)
+		}
 		return container.Add(s, c.store.Now(), files)
 	})
 	if err != nil {
-		return container.State{}, err
+		return container.File{}, err
 	}
-	s, _, err := c.repo.Get(ctx, id, app.LastSeq())
-	return s, err
+	for _, env := range app.Events {
+		if d, ok := env.Event.(events.ContainerFileAdded); ok && d.FileID == fileID {
+			return container.File{ContainerFileAdded: d, CreatedAt: env.Time}, nil
+		}
+	}
+	if f, ok := s.File(fileID); ok {
+		return f, nil // it held the file already
+	}
+	// Added by another request after s was loaded: the state the append was decided on holds it.
+	now, _, err := c.repo.Get(ctx, s.ID, app.LastSeq())
+	if err != nil {
+		return container.File{}, err
+	}
+	f, _ := now.File(fileID)
+	return f, nil
+}
+
+// DeleteFile removes a file from a container of the caller's, in one decision on the container: not found when the
+// container is not theirs (or gone) or does not hold the file.
+func (c *Containers) DeleteFile(ctx context.Context, actor auth.Principal, id, fileID string) (eventstore.Appended, error) {
+	if !ids.Valid(ids.Container, id) {
+		return eventstore.Appended{}, errs.NotFoundf("container", id)
+	}
+	return c.repo.Update(ctx, id, eventstore.Fresh, actor.Meta(), func(s *container.State) ([]events.Event, error) {
+		if !s.Owned(actor.AccountID) {
+			return nil, errs.E(errs.NotFound, "Container with id '%s' not found.", id)
+		}
+		return container.DeleteFile(s, fileID)
+	})
 }
 
 // AddOutputs records files the container's code wrote.

@@ -58,6 +58,9 @@ type Config struct {
 	RunTimeout time.Duration
 	// CodeTimeout bounds one code_interpreter call's wall-clock time (default 60s); past it the sandbox is killed.
 	CodeTimeout time.Duration
+	// ContainerSweep is how often a node checks its warm code sandboxes against their containers, closing those
+	// whose container expired or was deleted (CONTRAIL_CONTAINER_SWEEP; default 30s).
+	ContainerSweep time.Duration
 	// LeaseTTL is how long a dead node keeps its leases (default 3s).
 	LeaseTTL time.Duration
 	// ReadWait bounds how long a read waits for a read model to show what the log holds before it answers from the
@@ -91,6 +94,7 @@ func Defaults() Config {
 		Prefix:          "contrail",
 		RunTimeout:      10 * time.Minute,
 		CodeTimeout:     60 * time.Second,
+		ContainerSweep:  30 * time.Second,
 		LeaseTTL:        3 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
 		// The numbers of commands.DefaultDailyQueryLimit and DefaultRequestsPerMinute (config does not import commands).

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -26,7 +27,10 @@ type ContainerCommands interface {
 	Create(ctx context.Context, actor auth.Principal, name string, fileIDs []string, expiresAfter int) (string, eventstore.Appended, error)
 	Get(ctx context.Context, account, id string, atLeast uint64) (container.State, error)
 	Delete(ctx context.Context, actor auth.Principal, id string) (eventstore.Appended, error)
-	AddFile(ctx context.Context, actor auth.Principal, id, fileID string) (container.State, error)
+	// AddFile adds a file to a container the caller loaded with Get.
+	AddFile(ctx context.Context, actor auth.Principal, s *container.State, fileID string) (container.File, error)
+	// DeleteFile removes a file from a container of the caller's.
+	DeleteFile(ctx context.Context, actor auth.Principal, id, fileID string) (eventstore.Appended, error)
 	// Now is the clock a container's expiry is read with.
 	Now() time.Time
 }
@@ -128,15 +132,9 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	// A filter not applied would answer a different question than asked: anything but the page's own parameters
-	// and OpenAI's "name" is refused.
-	for k := range r.URL.Query() {
-		switch k {
-		case "after", "before", "limit", "order", "name":
-		default:
-			f.WriteError(w, r, errs.InvalidField(k, "Unrecognized query parameter: '%s'. Supported are 'after', 'limit', 'order' and 'name'.", clip(k)))
-			return
-		}
+	if err := onlyQuery(r, "'after', 'limit', 'order' and 'name'", "after", "before", "limit", "order", "name"); err != nil {
+		f.WriteError(w, r, err)
+		return
 	}
 	name := r.URL.Query().Get("name")
 	account := principal(r).AccountID
@@ -179,9 +177,24 @@ func (f *Face) deleteContainer(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, deleted{ID: id, Object: "container.deleted", Deleted: true})
 }
 
+// onlyQuery refuses a query parameter other than known (supported names them for the message): a filter not
+// applied would answer a different question than asked.
+func onlyQuery(r *http.Request, supported string, known ...string) error {
+	for k := range r.URL.Query() {
+		if !slices.Contains(known, k) {
+			return errs.InvalidField(k, "Unrecognized query parameter: '%s'. Supported are %s.", clip(k), supported)
+		}
+	}
+	return nil
+}
+
 func (f *Face) listContainerFiles(w http.ResponseWriter, r *http.Request) {
 	p, err := parseList(r, 20, 100)
 	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := onlyQuery(r, "'after', 'limit' and 'order'", "after", "before", "limit", "order"); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -199,13 +212,16 @@ func (f *Face) listContainerFiles(w http.ResponseWriter, r *http.Request) {
 
 // addContainerFile adds a file to a container of the caller's: one of their files by file_id (JSON, or a multipart
 // form as OpenAI's clients send it), or a multipart "file", kept as one of their files first. It is the
-// container's activity, refused once it expired.
+// container's activity, refused once it expired. The container is loaded once, and that state goes down to the
+// command.
 func (f *Face) addContainerFile(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "container_id")
 	var fileID string
+	var s container.State
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
 		// Checked before an upload is stored: a file for a container that cannot take it is not kept.
-		if _, err := f.usableContainer(r, id); err != nil {
+		var err error
+		if s, err = f.usableContainer(r, id); err != nil {
 			f.WriteError(w, r, err)
 			return
 		}
@@ -238,13 +254,18 @@ func (f *Face) addContainerFile(w http.ResponseWriter, r *http.Request) {
 			f.WriteError(w, r, err)
 			return
 		}
+		// An expired container is refused after file_id is checked (by the command's decision), as before the
+		// container was loaded here.
+		if s, err = f.d.Containers.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh); err != nil {
+			f.WriteError(w, r, err)
+			return
+		}
 	}
-	s, err := f.d.Containers.AddFile(r.Context(), principal(r), id, fileID)
+	file, err := f.d.Containers.AddFile(r.Context(), principal(r), &s, fileID)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	file, _ := s.File(fileID)
 	writeJSON(w, wireContainerFile(&s, file))
 }
 
@@ -268,7 +289,7 @@ func (f *Face) containerFile(r *http.Request) (container.State, container.File, 
 	id := chi.URLParam(r, "file_id")
 	file, ok := s.File(id)
 	if !ok {
-		return s, file, errs.E(errs.NotFound, "Container file with id '%s' not found.", id)
+		return s, file, container.ErrNoFile(id)
 	}
 	return s, file, nil
 }
@@ -280,6 +301,17 @@ func (f *Face) getContainerFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, wireContainerFile(&s, file))
+}
+
+// deleteContainerFile removes a file from a container of the caller's: it leaves the container's listing and its
+// /mnt/data (a warm sandbox drops it before its next call), not the caller's files.
+func (f *Face) deleteContainerFile(w http.ResponseWriter, r *http.Request) {
+	fileID := chi.URLParam(r, "file_id")
+	if _, err := f.d.Containers.DeleteFile(r.Context(), principal(r), chi.URLParam(r, "container_id"), fileID); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, deleted{ID: fileID, Object: "container.file.deleted", Deleted: true})
 }
 
 func (f *Face) containerFileContent(w http.ResponseWriter, r *http.Request) {

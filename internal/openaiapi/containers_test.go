@@ -290,3 +290,95 @@ func TestContainersListPages(t *testing.T) {
 		}
 	}
 }
+
+// TestContainerFileDelete: a file removed from a container leaves its listing and its content (the account's file
+// stays); removing it again, from another account, or from a container that is not there is a 404; added again,
+// it is there again.
+func TestContainerFileDelete(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
+	notes := e.upload(t, "notes.txt", []byte("remember the milk"))
+	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box", FileIDs: []string{notes}})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	if _, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{FileID: openai.String(csv)}); err != nil {
+		t.Fatalf("add: %v", apiErr(err))
+	}
+	_, otherKey := e.node.NewAccount(t, "other")
+	other := sdk(e.node, otherKey)
+	wantAPIError(t, other.Containers.Files.Delete(ctx, c.ID, csv), 404, "")
+
+	if err := e.client.Containers.Files.Delete(ctx, c.ID, csv); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	if r := e.node.Do(t, e.key, "DELETE", "/v1/containers/"+c.ID+"/files/"+notes, nil); r.Status != 200 ||
+		!strings.Contains(string(r.Body), `"object":"container.file.deleted"`) || !strings.Contains(string(r.Body), `"id":"`+notes+`"`) {
+		t.Fatalf("delete as JSON: %d %s", r.Status, r.Body)
+	}
+	files, err := e.client.Containers.Files.List(ctx, c.ID, openai.ContainerFileListParams{})
+	if err != nil || len(files.Data) != 0 {
+		t.Fatalf("files after both were removed: %v: %s", apiErr(err), raw(files))
+	}
+	_, err = e.client.Containers.Files.Get(ctx, c.ID, csv)
+	wantAPIError(t, err, 404, "")
+	_, err = e.client.Containers.Files.Content.Get(ctx, c.ID, csv)
+	wantAPIError(t, err, 404, "")
+	wantAPIError(t, e.client.Containers.Files.Delete(ctx, c.ID, csv), 404, "")
+	wantAPIError(t, e.client.Containers.Files.Delete(ctx, "cntr_nothere", csv), 404, "")
+	if _, err := e.client.Files.Get(ctx, csv); err != nil {
+		t.Fatalf("the account's file went with the container's: %v", apiErr(err))
+	}
+
+	// Added again, it is the container's again: a new event, not the first add replayed.
+	if f, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{FileID: openai.String(csv)}); err != nil || f.ID != csv {
+		t.Fatalf("add again: %v: %s", apiErr(err), raw(f))
+	}
+	files, err = e.client.Containers.Files.List(ctx, c.ID, openai.ContainerFileListParams{})
+	if err != nil || len(files.Data) != 1 || files.Data[0].ID != csv {
+		t.Fatalf("files after adding one again: %v: %s", apiErr(err), raw(files))
+	}
+}
+
+// TestContainerFilesListPages: a container's files list newest first unless asked, a page at a time with limit and
+// after; a query parameter the list does not apply is refused, naming it.
+func TestContainerFilesListPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	var made []string
+	for _, name := range []string{"a.txt", "b.txt", "c.txt"} {
+		made = append(made, e.upload(t, name, []byte(name)))
+	}
+	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box", FileIDs: made})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	paths := func(p openai.ContainerFileListParams) (string, bool) {
+		t.Helper()
+		list, err := e.client.Containers.Files.List(ctx, c.ID, p)
+		if err != nil {
+			t.Fatalf("list %+v: %v", p, apiErr(err))
+		}
+		var out []string
+		for _, f := range list.Data {
+			out = append(out, strings.TrimPrefix(f.Path, "/mnt/data/"))
+		}
+		return strings.Join(out, ","), list.HasMore
+	}
+	if got, more := paths(openai.ContainerFileListParams{}); got != "c.txt,b.txt,a.txt" || more {
+		t.Fatalf("list: %s (more %v)", got, more)
+	}
+	if got, more := paths(openai.ContainerFileListParams{Limit: openai.Int(2), Order: openai.ContainerFileListParamsOrderAsc}); got != "a.txt,b.txt" || !more {
+		t.Fatalf("first page ascending: %s (more %v)", got, more)
+	}
+	if got, more := paths(openai.ContainerFileListParams{Limit: openai.Int(2), After: openai.String(made[2])}); got != "b.txt,a.txt" || more {
+		t.Fatalf("after c, newest first: %s (more %v)", got, more)
+	}
+	_, err = e.client.Containers.Files.List(ctx, c.ID, openai.ContainerFileListParams{}, option.WithQuery("source", "user"))
+	wantAPIError(t, err, 400, "source")
+	_, err = e.client.Containers.Files.List(ctx, c.ID, openai.ContainerFileListParams{Limit: openai.Int(101)})
+	wantAPIError(t, err, 400, "limit")
+}

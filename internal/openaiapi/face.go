@@ -206,6 +206,7 @@ func (f *Face) Routes(r chi.Router) {
 		r.Get("/containers/{container_id}/files", f.listContainerFiles)
 		r.Post("/containers/{container_id}/files", f.addContainerFile)
 		r.Get("/containers/{container_id}/files/{file_id}", f.getContainerFile)
+		r.Delete("/containers/{container_id}/files/{file_id}", f.deleteContainerFile)
 		r.Get("/containers/{container_id}/files/{file_id}/content", f.containerFileContent)
 
 		r.Get("/models", f.listModels)

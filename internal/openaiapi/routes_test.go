@@ -35,7 +35,7 @@ var assistantsEndpoints = []string{
 	"DELETE /v1/conversations/{conversation_id}/items/{item_id}",
 	"POST /v1/containers", "GET /v1/containers", "GET /v1/containers/{container_id}", "DELETE /v1/containers/{container_id}",
 	"GET /v1/containers/{container_id}/files", "POST /v1/containers/{container_id}/files", "GET /v1/containers/{container_id}/files/{file_id}",
-	"GET /v1/containers/{container_id}/files/{file_id}/content",
+	"DELETE /v1/containers/{container_id}/files/{file_id}", "GET /v1/containers/{container_id}/files/{file_id}/content",
 }
 
 // TestEveryRouteAnswersInShape walks the node's router: every endpoint of the reference is there, as the reference

@@ -8,10 +8,15 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/handlers/turn"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/sandbox"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -27,6 +32,9 @@ type codeSandbox struct {
 	runner *sandbox.Runner
 	pool   *sandbox.Pool
 	err    error
+	// stopWatch ends watchContainers; watchDone is closed when it has.
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
 }
 
 func (s *codeSandbox) get() (*sandbox.Pool, error) {
@@ -44,6 +52,7 @@ func (s *codeSandbox) get() (*sandbox.Pool, error) {
 		} else {
 			s.runner = r
 			s.pool = sandbox.NewPool(r, sandbox.PoolConfig{})
+			s.watchContainers(s.pool)
 		}
 	}
 	if s.pool == nil && s.err == nil {
@@ -52,14 +61,110 @@ func (s *codeSandbox) get() (*sandbox.Pool, error) {
 	return s.pool, s.err
 }
 
-// release ends the warm sandbox of account's session on this node, if it has one.
-func (s *codeSandbox) release(account, session string) {
+// release ends the warm sandbox of account's session on this node, if it has one, and says why in the log.
+func (s *codeSandbox) release(account, session, why string) {
 	s.mu.Lock()
 	pool := s.pool
 	s.mu.Unlock()
 	if pool != nil {
-		pool.CloseFor(account, session)
+		s.close(pool, account, session, why)
 	}
+}
+
+// close ends the warm sandbox of account's session in pool and logs why, once, when there was one.
+func (s *codeSandbox) close(pool *sandbox.Pool, account, session, why string) {
+	if pool.CloseFor(account, session) {
+		s.p.Logger.Info("closed a warm code sandbox", "component", "sandbox", "account", account, "session", session, "why", why)
+	}
+}
+
+// Why a container's warm sandbox was closed, for the log.
+const (
+	whyContainerDeleted = "its container was deleted"
+	whyContainerExpired = "its container expired"
+)
+
+// watchContainers closes the warm sandboxes of containers that are gone, rather than keep them until the pool's
+// idle close: at once when a container's deletion is published (every node hears it, the one holding its sandbox
+// among them), and, every Config.ContainerSweep, those whose container expired, or was deleted while this node did
+// not hear it. Called once, with s.mu held.
+func (s *codeSandbox) watchContainers(pool *sandbox.Pool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopWatch, s.watchDone = cancel, make(chan struct{})
+	names := s.p.Layout.Names
+	var sub *nats.Subscription
+	if s.p.NC != nil {
+		var err error
+		sub, err = s.p.NC.Subscribe(names.EventSubject("container", "*", "deleted"), func(m *nats.Msg) {
+			var env struct {
+				Account     string `json:"account"`
+				AggregateID string `json:"aggregate_id"`
+			}
+			if json.Unmarshal(m.Data, &env) != nil || !ids.Valid(ids.Container, env.AggregateID) {
+				return
+			}
+			s.close(pool, env.Account, env.AggregateID, whyContainerDeleted)
+		})
+		if err != nil {
+			// The sweep still closes them, later.
+			s.p.Logger.Warn("cannot hear containers' deletions; their sandboxes close at the next sweep", "err", err)
+		}
+	}
+	every := s.p.Config.ContainerSweep
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	go func() {
+		defer close(s.watchDone)
+		if sub != nil {
+			defer func() { _ = sub.Unsubscribe() }()
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			s.sweepContainers(ctx, pool)
+		}
+	}()
+}
+
+// sweepContainers closes the warm sandboxes of pool whose container expired or was deleted. An expired container's
+// sandbox in a call is left to the call (one began before the container expired) and closed at a later sweep.
+func (s *codeSandbox) sweepContainers(ctx context.Context, pool *sandbox.Pool) {
+	containers := s.p.Commands.Containers
+	for _, w := range pool.Warm() {
+		if !ids.Valid(ids.Container, w.Key) {
+			continue // a thread's (the Assistants API): it lives as long as the thread
+		}
+		c, err := containers.Get(ctx, w.Account, w.Key, eventstore.Fresh)
+		switch {
+		case errs.CodeOf(err) == errs.NotFound:
+			s.close(pool, w.Account, w.Key, whyContainerDeleted)
+		case err != nil:
+			if ctx.Err() != nil {
+				return
+			}
+			s.p.Logger.Warn("check a warm code sandbox's container", "container", w.Key, "err", err)
+		case c.Expired(containers.Now()) && !w.InCall:
+			s.close(pool, w.Account, w.Key, whyContainerExpired)
+		}
+	}
+}
+
+// WarmCodeSandboxes lists the warm code_interpreter sandboxes this node holds, by account and session (a container
+// or a thread).
+func (p *Platform) WarmCodeSandboxes() []sandbox.Warm {
+	p.code.mu.Lock()
+	pool := p.code.pool
+	p.code.mu.Unlock()
+	if pool == nil {
+		return nil
+	}
+	return pool.Warm()
 }
 
 // available says why code cannot run here (nil: it can).
@@ -106,6 +211,11 @@ func (s *codeSandbox) shutdown() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.made = true
+	if s.stopWatch != nil {
+		s.stopWatch()
+		<-s.watchDone
+		s.stopWatch = nil
+	}
 	if s.pool != nil {
 		s.pool.Shutdown()
 		s.pool = nil
@@ -130,13 +240,18 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 	if ok {
 		ids = append(ids, codeFileIDs(a.Obj.ToolResources)...)
 	}
-	return s.Exec(ctx, account, threadID, ids, code, key)
+	return s.Exec(ctx, account, threadID, ids, nil, code, key)
 }
 
 // Exec runs code in the warm sandbox of session (a thread, a container) with the account's files fileIDs at
-// /mnt/data; the files it writes are saved as the account's files with IDs derived from key.
-func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []string, code, key string) (turn.CodeResult, error) {
+// /mnt/data, and without the files at stale (removed from a container: a warm sandbox may hold them still); the
+// files it writes are saved as the account's files with IDs derived from key.
+func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids, stale []string, code, key string) (turn.CodeResult, error) {
 	pool, err := s.get()
+	if err != nil {
+		return turn.CodeResult{}, err
+	}
+	lost, err := removeStale(ctx, pool, account, session, stale)
 	if err != nil {
 		return turn.CodeResult{}, err
 	}
@@ -171,6 +286,9 @@ func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []s
 	if err != nil {
 		return turn.CodeResult{}, err
 	}
+	if res.StateLost == "" {
+		res.StateLost = lost // news the removal's cell took, for this call's
+	}
 	out := turn.CodeResult{Logs: res.StateLost}
 	if out.Logs != "" {
 		out.Logs = "[sandbox: " + out.Logs + "]\n"
@@ -195,6 +313,32 @@ func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids []s
 		out.Logs += fmt.Sprintf("\n[file %s not kept: %s]", o.Name, o.Reason)
 	}
 	return out, nil
+}
+
+// removeStale removes the files at paths (under /mnt/data) from the warm sandbox of session, in a cell of its own
+// before the call's: the model's code never sees files removed from its container, and its variables stay. It
+// returns the StateLost news that cell took. A path outside /mnt/data is not touched.
+func removeStale(ctx context.Context, pool *sandbox.Pool, account, session string, paths []string) (string, error) {
+	var in []string
+	for _, p := range paths {
+		if c := path.Clean(p); c == p && strings.HasPrefix(p, sandbox.WorkDir+"/") {
+			in = append(in, p)
+		}
+	}
+	if len(in) == 0 {
+		return "", nil
+	}
+	// JSON strings are Python string literals; the loop leaves no name behind for the model's code.
+	list, err := json.Marshal(in)
+	if err != nil {
+		return "", err
+	}
+	code := "for _contrail_stale in " + string(list) + ":\n    try:\n        __import__('os').remove(_contrail_stale)\n    except OSError:\n        pass\ndel _contrail_stale\n"
+	res, err := pool.ExecFor(ctx, account, session, sandbox.Cell{Code: code})
+	if err != nil {
+		return "", fmt.Errorf("remove the files removed from the container: %w", err)
+	}
+	return res.StateLost, nil
 }
 
 // codeFileIDs reads tool_resources.code_interpreter.file_ids.

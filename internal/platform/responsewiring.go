@@ -174,7 +174,7 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 	cont, err := c.p.Commands.Containers.Use(ctx, s.Account, id, itemID, "container")
 	if err != nil {
 		if errs.CodeOf(err) == errs.Invalid {
-			c.p.code.release(s.Account, id)
+			c.p.code.release(s.Account, id, whyContainerExpired)
 		}
 		return fail(err)
 	}
@@ -182,7 +182,7 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 	for _, f := range cont.Files {
 		inputs = append(inputs, f.FileID)
 	}
-	res, err := c.p.code.Exec(ctx, s.Account, id, inputs, code, itemID)
+	res, err := c.p.code.Exec(ctx, s.Account, id, inputs, cont.Stale(), code, itemID)
 	if err != nil {
 		return fail(err)
 	}

@@ -54,8 +54,8 @@ type Pool struct {
 type entryKey struct{ account, key string }
 
 type entry struct {
-	account string
-	run     sync.Mutex // one call at a time for the key; held while its sandbox starts
+	account, key string
+	run          sync.Mutex // one call at a time for the key; held while its sandbox starts
 
 	// Guarded by Pool.mu.
 	k        *Kernel
@@ -147,6 +147,7 @@ func (p *Pool) kernel(ctx context.Context, e *entry) (*Kernel, string, error) {
 		// turn like them.
 		e.k = nil
 		e.lost = "the sandbox was closed to give other accounts their share of the code sandboxes"
+		p.logClose(e, e.lost)
 		p.freeLocked(e.account)
 		p.grantLocked()
 		p.mu.Unlock()
@@ -256,6 +257,7 @@ func (p *Pool) grantLocked() {
 			victim = idle.k
 			idle.k = nil
 			idle.lost = "the sandbox was closed to make room for another conversation's"
+			p.logClose(idle, idle.lost)
 			p.freeLocked(idle.account)
 		}
 		p.live++
@@ -306,6 +308,12 @@ func (p *Pool) drop(e *entry, k *Kernel, lost string) {
 	_ = k.Close()
 }
 
+// logClose says why the pool closed e's warm sandbox, once per close (a caller's CloseFor is the caller's to
+// explain; a sandbox that ended by itself was logged by what ended it).
+func (p *Pool) logClose(e *entry, why string) {
+	p.r.log.Info("closed a warm code sandbox", "account", e.account, "session", e.key, "why", why)
+}
+
 // endedBetweenCalls is what a key's next call is told when its sandbox ended with no call running: the limits
 // on what threads a cell left running may use, or the file count, ended it.
 const endedBetweenCalls = "the sandbox ended between calls (what the code left running went over a limit)"
@@ -326,7 +334,7 @@ func (p *Pool) acquire(account, key string) (*entry, error) {
 	ek := entryKey{account, key}
 	e := p.entries[ek]
 	if e == nil {
-		e = &entry{account: account}
+		e = &entry{account: account, key: key}
 		p.entries[ek] = e
 	}
 	e.users++
@@ -346,8 +354,9 @@ func (p *Pool) release(e *entry) {
 func (p *Pool) Close(key string) { p.CloseFor("", key) }
 
 // CloseFor ends the sandbox of account's key, if it has one, and forgets the key: its next call starts afresh,
-// with no StateLost. A call running for the key ends with SandboxEnded.
-func (p *Pool) CloseFor(account, key string) {
+// with no StateLost. A call running for the key ends with SandboxEnded. It reports whether a sandbox was closed,
+// so that a caller says why once, and only when there was one.
+func (p *Pool) CloseFor(account, key string) bool {
 	p.mu.Lock()
 	ek := entryKey{account, key}
 	e := p.entries[ek]
@@ -363,6 +372,28 @@ func (p *Pool) CloseFor(account, key string) {
 	if k != nil {
 		_ = k.Close()
 	}
+	return k != nil
+}
+
+// Warm is a key holding a warm sandbox.
+type Warm struct {
+	Account, Key string
+	// InCall is true while a call runs in it or waits for it.
+	InCall bool
+}
+
+// Warm lists the keys holding a sandbox, for a caller that closes those whose owner is gone (a container expired
+// or deleted): the pool knows its keys, not what they stand for.
+func (p *Pool) Warm() []Warm {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Warm
+	for ek, e := range p.entries {
+		if e.k != nil {
+			out = append(out, Warm{Account: ek.account, Key: ek.key, InCall: e.users > 0})
+		}
+	}
+	return out
 }
 
 // Shutdown ends every sandbox of the pool; later calls are refused.
@@ -419,6 +450,7 @@ func (p *Pool) janitor() {
 				idle = append(idle, e.k)
 				e.k = nil
 				e.lost = fmt.Sprintf("the sandbox was closed after %s without a call", p.idle)
+				p.logClose(e, e.lost)
 				p.freeLocked(e.account)
 			case e.k == nil && now.Sub(e.lastUsed) > rememberLost:
 				delete(p.entries, key)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -173,5 +174,89 @@ func TestPoolShutdown(t *testing.T) {
 	}
 	if left := own.leftovers(); len(left) > 0 {
 		t.Errorf("processes left in the pool's sandboxes: %v", left)
+	}
+}
+
+// TestPoolListsItsWarmKeys: Warm names each key holding a sandbox with its account, and CloseFor says whether it
+// closed one, so that its caller logs a close once.
+func TestPoolListsItsWarmKeys(t *testing.T) {
+	p := NewPool(newRunner(t, Limits{}), PoolConfig{})
+	defer p.Shutdown()
+	for _, k := range []struct{ account, key string }{{"acct-a", "cntr_1"}, {"acct-b", "thread_2"}} {
+		if _, err := p.ExecFor(context.Background(), k.account, k.key, Cell{Code: "x = 1"}); err != nil {
+			t.Fatalf("%s: %v", k.key, err)
+		}
+	}
+	got := map[string]Warm{}
+	for _, w := range p.Warm() {
+		got[w.Key] = w
+	}
+	if len(got) != 2 || got["cntr_1"].Account != "acct-a" || got["thread_2"].Account != "acct-b" || got["cntr_1"].InCall {
+		t.Fatalf("warm: %+v", got)
+	}
+	if !p.CloseFor("acct-a", "cntr_1") {
+		t.Fatal("closing a warm sandbox reported none")
+	}
+	if p.CloseFor("acct-a", "cntr_1") || p.CloseFor("acct-b", "cntr_1") {
+		t.Fatal("closing a key with no sandbox reported one")
+	}
+	if w := p.Warm(); len(w) != 1 || w[0].Key != "thread_2" {
+		t.Fatalf("warm after a close: %+v", w)
+	}
+}
+
+// syncBuffer is a log the pool's janitor and a test write and read at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// closes counts the log's lines saying the pool closed key's sandbox for a reason holding why.
+func (s *syncBuffer) closes(key, why string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, l := range strings.Split(s.b.String(), "\n") {
+		if strings.Contains(l, "closed a warm code sandbox") && strings.Contains(l, "session="+key+" ") && strings.Contains(l, why) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPoolLogsWhyItClosesASandbox: a sandbox the pool closes to make room, or after idling, is logged once with
+// why.
+func TestPoolLogsWhyItClosesASandbox(t *testing.T) {
+	r := newRunner(t, Limits{})
+	logs := &syncBuffer{}
+	r.log = slog.New(slog.NewTextHandler(logs, nil))
+	p := NewPool(r, PoolConfig{Max: 1, Idle: 200 * time.Millisecond})
+	defer p.Shutdown()
+	poolExec(t, p, "a", "x = 1")
+	poolExec(t, p, "b", "x = 2") // a was idle: closed to make room
+	if n := logs.closes("a", "make room"); n != 1 {
+		t.Fatalf("the close of a's sandbox to make room is logged %d times:\n%s", n, logs)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for logs.closes("b", "without a call") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("b's idle close is not logged:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := logs.closes("b", "without a call"); n != 1 {
+		t.Fatalf("b's idle close is logged %d times", n)
 	}
 }

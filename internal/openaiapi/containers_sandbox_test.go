@@ -1,0 +1,206 @@
+package openaiapi_test
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
+)
+
+// warmIn says whether the node holds a warm code sandbox for session (a container).
+func warmIn(n *platformtest.Node, session string) bool {
+	for _, w := range n.WarmCodeSandboxes() {
+		if w.Key == session {
+			return true
+		}
+	}
+	return false
+}
+
+// closesLogged counts the node's log lines saying it closed session's warm sandbox for why.
+func closesLogged(n *platformtest.Node, session, why string) int {
+	count := 0
+	for _, l := range strings.Split(n.Logs.String(), "\n") {
+		if strings.Contains(l, `"msg":"closed a warm code sandbox"`) && strings.Contains(l, `"session":"`+session+`"`) &&
+			strings.Contains(l, `"why":"`+why+`"`) {
+			count++
+		}
+	}
+	return count
+}
+
+// runIn runs one code_interpreter call in container c.
+func (e *env) runIn(t *testing.T, c, code string) responses.ResponseOutputItemUnion {
+	t.Helper()
+	e.model.Enqueue(codeCall("call_"+c, code), llmtest.Text("ran"))
+	r, err := e.client.Responses.New(ctxFor(t), responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("run"), Tools: codeIn(c),
+		Include: []responses.ResponseIncludable{"code_interpreter_call.outputs"}})
+	if err != nil || len(r.Output) == 0 || r.Output[0].Status != "completed" {
+		t.Fatalf("run in %s: %v: %s", c, apiErr(err), raw(r))
+	}
+	return r.Output[0]
+}
+
+// TestDeletedContainerClosesItsSandboxAtOnce: deleting a container closes its warm sandbox on the node that holds
+// it when the deletion is published, not at the next sweep (an hour away here) nor at the pool's idle close; the
+// node says why in its log, once. Another container's sandbox stays warm.
+func TestDeletedContainerClosesItsSandboxAtOnce(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ContainerSweep = time.Hour }))
+	ctx := ctxFor(t)
+	var made []string
+	for _, name := range []string{"doomed", "kept"} {
+		c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: name})
+		if err != nil {
+			t.Fatalf("create %s: %v", name, apiErr(err))
+		}
+		e.runIn(t, c.ID, "x = 'still here'")
+		made = append(made, c.ID)
+	}
+	doomed, kept := made[0], made[1]
+	if !warmIn(e.node, doomed) || !warmIn(e.node, kept) {
+		t.Fatalf("warm after a call each: %+v", e.node.WarmCodeSandboxes())
+	}
+	if err := e.client.Containers.Delete(ctx, doomed); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	// The node forgets the sandbox, then closes it, then logs it.
+	waitFor(t, func() bool {
+		return !warmIn(e.node, doomed) && closesLogged(e.node, doomed, "its container was deleted") > 0
+	})
+	if n := closesLogged(e.node, doomed, "its container was deleted"); n != 1 {
+		t.Fatalf("the close of the deleted container's sandbox is logged %d times:\n%s", n, e.node.Logs)
+	}
+	if out := e.runIn(t, kept, "print(x)"); len(out.Outputs) == 0 || strings.TrimSpace(out.Outputs[0].Logs) != "still here" {
+		t.Fatalf("the other container's sandbox lost its state: %s", out.RawJSON())
+	}
+}
+
+// TestExpiredContainerSandboxIsSwept: the node's periodic check closes the warm sandbox of a container that
+// expired, with nobody using it, and says why once; a container still running keeps its sandbox and its state.
+func TestExpiredContainerSandboxIsSwept(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	clk := platformtest.NewClock(time.Now())
+	e := newEnv(t, platformtest.WithClock(clk.Now),
+		platformtest.WithConfig(func(c *config.Config) { c.ContainerSweep = 20 * time.Millisecond }))
+	ctx := ctxFor(t)
+	short, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "short",
+		ExpiresAfter: openai.ContainerNewParamsExpiresAfter{Anchor: "last_active_at", Minutes: 1}})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	long, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "long"})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	e.runIn(t, short.ID, "x = 1")
+	e.runIn(t, long.ID, "x = 'still here'")
+	if !warmIn(e.node, short.ID) || !warmIn(e.node, long.ID) {
+		t.Fatalf("warm after a call each: %+v", e.node.WarmCodeSandboxes())
+	}
+
+	clk.Add(2 * time.Minute)
+	waitFor(t, func() bool {
+		return !warmIn(e.node, short.ID) && closesLogged(e.node, short.ID, "its container expired") > 0
+	})
+	if n := closesLogged(e.node, short.ID, "its container expired"); n != 1 {
+		t.Fatalf("the close of the expired container's sandbox is logged %d times:\n%s", n, e.node.Logs)
+	}
+	if got, err := e.client.Containers.Get(ctx, short.ID); err != nil || got.Status != "expired" {
+		t.Fatalf("the swept container: %v: %s", apiErr(err), raw(got))
+	}
+	if out := e.runIn(t, long.ID, "print(x)"); len(out.Outputs) == 0 || strings.TrimSpace(out.Outputs[0].Logs) != "still here" {
+		t.Fatalf("the running container's sandbox lost its state: %s", out.RawJSON())
+	}
+}
+
+// TestDeletingOnAnotherNodeClosesTheSandbox: two nodes share one NATS; a container's code ran on one of them, and
+// its deletion through the other closes the sandbox on the node holding it at once (the sweep is an hour away).
+func TestDeletingOnAnotherNodeClosesTheSandbox(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	model := llmtest.NewServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	base := platformtest.WithConfig(func(c *config.Config) {
+		c.OpenAIBaseURL, c.OpenAIAPIKey = model.URL, "sk-test"
+		c.ContainerSweep = time.Hour
+	})
+	n1 := platformtest.Start(t, base, platformtest.WithConfig(func(c *config.Config) { c.NATSListen, c.NATSListenSet = addr, true }))
+	n2 := platformtest.Start(t, base, platformtest.WithConfig(func(c *config.Config) { c.NATSURL = "nats://" + addr }))
+	_, key := n1.NewAccount(t, "two")
+	e1 := &env{node: n1, model: model, client: sdk(n1, key), key: key}
+	ctx := ctxFor(t)
+	c, err := e1.client.Containers.New(ctx, openai.ContainerNewParams{Name: "shared"})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	e1.runIn(t, c.ID, "x = 1")
+	// Either node's responder may have run the call: the deletion goes through the other one.
+	holder, other := n1, n2
+	if !warmIn(n1, c.ID) {
+		holder, other = n2, n1
+	}
+	if !warmIn(holder, c.ID) {
+		t.Fatalf("no node holds a warm sandbox: %+v, %+v", n1.WarmCodeSandboxes(), n2.WarmCodeSandboxes())
+	}
+	otherClient := sdk(other, key)
+	if err := otherClient.Containers.Delete(ctx, c.ID); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	waitFor(t, func() bool {
+		return !warmIn(holder, c.ID) && closesLogged(holder, c.ID, "its container was deleted") > 0
+	})
+}
+
+// TestRemovedFileLeavesTheWarmSandbox: a file removed from a container is gone from /mnt/data at the next call,
+// in the same warm sandbox (its variables stay); one added again is back.
+func TestRemovedFileLeavesTheWarmSandbox(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
+	notes := e.upload(t, "notes.txt", []byte("remember the milk"))
+	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box", FileIDs: []string{csv, notes}})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	list := "import os\nprint(x, sorted(f for f in os.listdir('/mnt/data') if f.endswith(('.csv', '.txt'))))"
+	if out := e.runIn(t, c.ID, "x = 'kept'\n"+list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
+		t.Fatalf("before: %s", out.RawJSON())
+	}
+	if err := e.client.Containers.Files.Delete(ctx, c.ID, csv); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	if out := e.runIn(t, c.ID, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt']" {
+		t.Fatalf("after the removal: %s", out.RawJSON())
+	}
+	if _, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{FileID: openai.String(csv)}); err != nil {
+		t.Fatalf("add again: %v", apiErr(err))
+	}
+	if out := e.runIn(t, c.ID, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
+		t.Fatalf("added again: %s", out.RawJSON())
+	}
+}
