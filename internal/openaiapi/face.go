@@ -183,6 +183,7 @@ func (f *Face) Routes(r chi.Router) {
 		r.Get("/threads/{thread_id}/runs/{run_id}/steps/{step_id}", f.getStep)
 
 		r.Post("/responses", f.createResponse)
+		r.Get("/responses", f.responsesSocket)
 		r.Post("/responses/input_tokens", f.countInputTokens)
 		r.Post("/responses/compact", f.compactResponse)
 		r.Get("/responses/{response_id}", f.getResponse)

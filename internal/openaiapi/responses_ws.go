@@ -1,0 +1,228 @@
+package openaiapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/httpapi"
+)
+
+// The Responses API's WebSocket mode: GET /v1/responses upgraded, with the key in the upgrade's Authorization
+// header as on every /v1 route (the face's middleware answers 401 before any upgrade). The client sends
+// {"type": "response.create", ...the create parameters} messages, one after another on the socket; each is answered
+// with the events its response's SSE stream has (the same frames, from the same log, numbered alike), each as one
+// text message, up to its terminal event (response.completed, .failed, .incomplete, or error). Requests are served
+// one at a time in the order they came, so that a response's events are never interleaved with another's: a
+// request's stream_id, the lane openai-node's helper routes by, is echoed on every event of its response. A
+// request that cannot be served (bad JSON, a bad parameter, a previous response not found) is answered with an
+// error event naming the problem, and the socket serves the next one.
+
+const (
+	// maxWSQueued bounds the messages a socket holds while a response is being served; past it the socket is not
+	// read (TCP pushes back on the client) until one is taken. A message is at most maxBodyBytes, as a POST's body.
+	maxWSQueued = 4
+	// wsWriteTimeout bounds how long one event may wait for a client that does not read: it is then dropped.
+	wsWriteTimeout = time.Minute
+)
+
+// streamIDPattern is what openai-node's lane helper accepts as a stream_id; it is only ever echoed back.
+var streamIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,256}$`)
+
+// responsesSocket serves GET /v1/responses: the WebSocket mode (a plain GET is a method the route lacks).
+func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		f.WriteError(w, r, errs.E(errs.MethodNotAllowed, "GET %s is the Responses API's WebSocket mode: it needs a WebSocket upgrade", r.URL.Path))
+		return
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		// Accept has answered the request (400, 403 for a foreign origin)
+		f.d.Logger.Info("responses: websocket upgrade refused", "err", err)
+		return
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(maxBodyBytes)
+	// Serving ends with the request's context, which the server ends on shutdown, or when the client goes. The
+	// socket is read under a context of its own, so that a shutdown can still say goodbye on it (a read whose
+	// context ends closes the socket at once).
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	readCtx, stopReading := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopReading()
+	account := principal(r).AccountID
+	f.d.Logger.Debug("responses: websocket open", "account", account)
+	queue := make(chan []byte, maxWSQueued)
+	var readErr error
+	go func() {
+		defer cancel()
+		for {
+			typ, msg, err := c.Read(readCtx)
+			if err != nil {
+				readErr = err
+				return
+			}
+			if typ != websocket.MessageText {
+				msg = nil // answered in its turn, with an error event
+			}
+			select {
+			case queue <- msg:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	served := 0
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case msg := <-queue:
+			f.serveSocketMessage(ctx, c, r.WithContext(ctx), msg)
+			served++
+		}
+	}
+	if r.Context().Err() != nil {
+		// The node is stopping: the client may reconnect (to another node); what it was told is in the log.
+		_ = c.Close(websocket.StatusGoingAway, "server shutting down")
+		f.d.Logger.Debug("responses: websocket closed for shutdown", "account", account, "requests", served)
+		return
+	}
+	f.d.Logger.Debug("responses: websocket closed", "account", account, "requests", served, "reason", readErr)
+}
+
+// serveSocketMessage answers one message of a socket: a response.create's response, streamed, or an error event.
+func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *http.Request, msg []byte) {
+	out := &wsSink{ctx: ctx, c: c}
+	fail := func(err error) {
+		httpapi.LogError(f.d.Logger, r, err)
+		out.send("error", wsErrorFrame(err))
+	}
+	if msg == nil {
+		fail(errs.E(errs.Invalid, "a message must be a text message holding a JSON object"))
+		return
+	}
+	in, err := parseFields(msg)
+	if err != nil {
+		fail(errs.E(errs.Invalid, "We could not parse the JSON of your message: each message must be one JSON object."))
+		return
+	}
+	if out.streamID, err = in.str("stream_id"); err != nil {
+		out.streamID = ""
+		fail(err)
+		return
+	}
+	if out.streamID != "" && !streamIDPattern.MatchString(out.streamID) {
+		id := out.streamID
+		out.streamID = ""
+		fail(errs.InvalidField("stream_id", "Invalid 'stream_id': expected 1 to 256 letters, digits, '_', '.' or '-', but got '%s'.", clip(id)))
+		return
+	}
+	typ, err := in.str("type")
+	if err != nil {
+		fail(err)
+		return
+	}
+	switch typ {
+	case "response.create":
+	case "":
+		fail(errs.Missing("type"))
+		return
+	case "response.steer":
+		fail(errs.InvalidField("type", "Steering ('response.steer') is not supported: send a new 'response.create' with previous_response_id."))
+		return
+	default:
+		fail(errs.InvalidField("type", "Invalid 'type': expected 'response.create', but got '%s'.", clip(typ)))
+		return
+	}
+	var background bool
+	if _, err := get(in, "background", &background); err != nil {
+		fail(err)
+		return
+	}
+	if background {
+		fail(errs.InvalidField("background", "Background mode is not supported over WebSocket."))
+		return
+	}
+	// stream is implicit over a socket: openai-node's helper leaves it out, the Agents SDK sends true, and false
+	// is answered with the same events (the socket has no other way to answer).
+	delete(in.m, "stream")
+	nr, err := f.decodeNewResponse(r, in)
+	if err != nil {
+		fail(err)
+		return
+	}
+	nr.Stream = true
+	b, err := f.beginResponse(r, nr)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer b.close()
+	fr := &frames{after: -1, failedAlone: true}
+	f.pumpResponse(ctx, out, fr, b.watch, 0, b.live)
+	if out.ended || ctx.Err() != nil {
+		return
+	}
+	// The stream of a cancelled or deleted response ends without a terminal event (SSE just ends): a socket's
+	// client, waiting for one before its next request, is told with an error event.
+	what := "was cancelled"
+	if fr.s.Status != events.ResponseStatusCancelled {
+		what = "ended without an answer"
+	}
+	out.send("error", errorFrame("invalid_request_error", "response_cancelled", fmt.Sprintf("Response %s %s.", b.id, what)))
+}
+
+// wsErrorFrame is the error event a socket answers a request it cannot serve with: the error object as openai-node
+// types it (with the HTTP status the POST would have had), and its fields at the top as a stream's error event has
+// them.
+func wsErrorFrame(err error) obj {
+	status, o := errorFor(err)
+	var code, param any
+	if o.Code != nil {
+		code = *o.Code
+	}
+	if o.Param != nil {
+		param = *o.Param
+	}
+	return obj{"status": status, "code": code, "message": o.Message, "param": param,
+		"error": obj{"type": o.Type, "code": code, "message": o.Message, "param": param}}
+}
+
+// wsSink sends a response's frames as a socket's text messages, each with the request's stream_id when it had one.
+type wsSink struct {
+	ctx      context.Context
+	c        *websocket.Conn
+	streamID string
+	// ended is set once a terminal event was sent: the client's next request may follow.
+	ended bool
+}
+
+func (s *wsSink) send(typ string, data obj) bool {
+	data["type"] = typ
+	if s.streamID != "" {
+		data["stream_id"] = s.streamID
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return false
+	}
+	switch typ {
+	case "response.completed", "response.failed", "response.incomplete", "error":
+		s.ended = true
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, wsWriteTimeout)
+	defer cancel()
+	return s.c.Write(ctx, websocket.MessageText, raw) == nil
+}
+
+// flush and done: every message is sent whole as it is written, and the socket stays open for the next request.
+func (s *wsSink) flush() {}
+func (s *wsSink) done()  {}
