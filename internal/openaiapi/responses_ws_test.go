@@ -1,11 +1,20 @@
 package openaiapi_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/coder/websocket"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
@@ -140,5 +149,169 @@ func TestResponsesWebSocketWithNpmSDKs(t *testing.T) {
 	}
 	if out.AgentStreamed.Final != "It is sunny in Bergen." || out.AgentStreamed.Text != "It is sunny in Bergen." {
 		t.Errorf("Agents SDK streamed run over the websocket transport: %+v", out.AgentStreamed)
+	}
+}
+
+// wsDial opens a Responses socket on base (a node's URL) with key.
+func wsDial(t *testing.T, ctx context.Context, base, key string) *websocket.Conn {
+	t.Helper()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/responses",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + key}}})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	c.SetReadLimit(-1)
+	return c
+}
+
+// wsExchange sends msg and reads the events of its answer, up to its terminal event.
+func wsExchange(t *testing.T, ctx context.Context, c *websocket.Conn, typ websocket.MessageType, msg string) []map[string]any {
+	t.Helper()
+	if err := c.Write(ctx, typ, []byte(msg)); err != nil {
+		t.Fatalf("write %.80s: %v", msg, err)
+	}
+	var evs []map[string]any
+	for {
+		_, raw, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("after %.80s, read: %v (events so far %v)", msg, err, evs)
+		}
+		var ev map[string]any
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatalf("event %s: %v", raw, err)
+		}
+		evs = append(evs, ev)
+		switch ev["type"] {
+		case "response.completed", "response.failed", "response.incomplete", "error":
+			return evs
+		}
+	}
+}
+
+// wsRefusal checks that evs are one error event with the status and param a POST would have had.
+func wsRefusal(t *testing.T, name string, evs []map[string]any, status int, param, detail string) {
+	t.Helper()
+	if len(evs) != 1 || evs[0]["type"] != "error" {
+		t.Errorf("%s: events %v, want one error event", name, evs)
+		return
+	}
+	e, _ := evs[0]["error"].(map[string]any)
+	var gotParam string
+	if p, ok := e["param"].(string); ok {
+		gotParam = p
+	}
+	msg, _ := e["message"].(string)
+	if evs[0]["status"] != float64(status) || gotParam != param || e["type"] != "invalid_request_error" || !strings.Contains(msg, detail) {
+		t.Errorf("%s: error event %v, want status %d naming %q (%q)", name, evs[0], status, param, detail)
+	}
+}
+
+// TestResponsesWebSocketRefusals: an upgrade without a key or with a wrong one is answered 401, never upgraded; a
+// GET that is not an upgrade is 405. On a socket, what cannot be served gets one error event naming the problem,
+// and the socket serves the next request: another account's response as previous_response_id (not found, as over
+// HTTP), a binary message, background, a bad stream_id. A response that fails ends with response.failed alone (its
+// clients take an error event as the end too); stream false is answered with the stream all the same. A message
+// larger than a POST's body closes the socket with 1009.
+func TestResponsesWebSocketRefusals(t *testing.T) {
+	e := newEnv(t)
+	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		if req.LastMessage().Content == "fail" {
+			return llmtest.Error(http.StatusBadRequest, "This model cannot answer that.")
+		}
+		return llmtest.Text("Answered: " + req.LastMessage().Content)
+	})
+	ctx := ctxFor(t)
+	url := "ws" + strings.TrimPrefix(e.node.URL, "http") + "/v1/responses"
+	for name, header := range map[string]http.Header{"no key": nil, "a wrong key": {"Authorization": {"Bearer sk-not-a-key"}}} {
+		c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
+		if err == nil {
+			c.CloseNow()
+			t.Errorf("%s: upgraded", name)
+			continue
+		}
+		if resp == nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s: %v, %+v", name, err, resp)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if e := checkErrorBody(t, resp.StatusCode, body); string(e.Error.Code) != `"invalid_api_key"` {
+			t.Errorf("%s: %s", name, body)
+		}
+	}
+	if resp := do(t, e.node, e.key, http.MethodGet, "/v1/responses", nil); resp.Status != http.StatusMethodNotAllowed {
+		t.Errorf("GET /v1/responses without an upgrade: %d %s", resp.Status, resp.Body)
+	}
+
+	theirs, err := e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("mine")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other := e.node.NewAccount(t, "other")
+	c := wsDial(t, ctx, e.node.URL, other)
+	wsRefusal(t, "another account's previous response", wsExchange(t, ctx, c, websocket.MessageText,
+		`{"type":"response.create","model":"gpt-4o-mini","input":"x","previous_response_id":"`+theirs.ID+`"}`), 404, "previous_response_id", theirs.ID)
+	wsRefusal(t, "a binary message", wsExchange(t, ctx, c, websocket.MessageBinary, `{"type":"response.create"}`), 400, "", "text message")
+	wsRefusal(t, "background", wsExchange(t, ctx, c, websocket.MessageText,
+		`{"type":"response.create","model":"gpt-4o-mini","input":"x","background":true}`), 400, "background", "not supported")
+	wsRefusal(t, "a bad stream_id", wsExchange(t, ctx, c, websocket.MessageText,
+		`{"type":"response.create","model":"gpt-4o-mini","input":"x","stream_id":"a b"}`), 400, "stream_id", "a b")
+	wsRefusal(t, "no type", wsExchange(t, ctx, c, websocket.MessageText, `{"model":"gpt-4o-mini","input":"x"}`), 400, "type", "type")
+
+	evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"fail","stream_id":"s-1"}`)
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev["type"].(string))
+		if ev["stream_id"] != "s-1" {
+			t.Errorf("event %v without the request's stream_id", ev)
+		}
+	}
+	if types[0] != "response.created" || types[len(types)-1] != "response.failed" || slices.Contains(types, "error") {
+		t.Errorf("a failed response's events: %v", types)
+	}
+	if r, _ := evs[len(evs)-1]["response"].(map[string]any); r["status"] != "failed" || !strings.Contains(fmt.Sprint(r["error"]), "This model cannot answer that.") {
+		t.Errorf("response.failed: %v", evs[len(evs)-1])
+	}
+
+	evs = wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"still here","stream":false}`)
+	last := evs[len(evs)-1]
+	if r, _ := last["response"].(map[string]any); last["type"] != "response.completed" || r["status"] != "completed" || evs[0]["type"] != "response.created" ||
+		!strings.Contains(fmt.Sprint(r["output"]), "Answered: still here") {
+		t.Errorf("a request after the refusals: %v", evs)
+	}
+	for _, ev := range evs {
+		if _, ok := ev["stream_id"]; ok {
+			t.Errorf("event %v has a stream_id the request did not give", ev)
+		}
+	}
+
+	big := `{"type":"response.create","model":"gpt-4o-mini","input":"` + strings.Repeat("x", 8<<20) + `"}`
+	if err := c.Write(ctx, websocket.MessageText, []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Errorf("after a message over the limit: %v, want a close with 1009", err)
+	}
+}
+
+// TestResponsesWebSocketShutdown: a node that stops closes its sockets with 1001 (going away), once what it was
+// serving has ended (the request contexts end first, as cmd/contrail's serve ends them).
+func TestResponsesWebSocketShutdown(t *testing.T) {
+	e := newEnv(t)
+	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
+	srv := httptest.NewUnstartedServer(e.node.Platform.Handler())
+	srv.Config.BaseContext = func(net.Listener) context.Context { return base }
+	srv.Start()
+	defer srv.Close()
+	ctx := ctxFor(t)
+	c := wsDial(t, ctx, srv.URL, e.key)
+	if evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"hi"}`); evs[len(evs)-1]["type"] != "response.completed" {
+		t.Fatalf("events %v", evs)
+	}
+	stop()
+	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Errorf("after the server's stop: %v, want a close with 1001", err)
 	}
 }
