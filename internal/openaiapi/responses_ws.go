@@ -11,7 +11,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
 )
@@ -173,11 +172,11 @@ func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *htt
 	}
 	// The stream of a cancelled or deleted response ends without a terminal event (SSE just ends): a socket's
 	// client, waiting for one before its next request, is told with an error event.
-	what := "was cancelled"
-	if fr.s.Status != events.ResponseStatusCancelled {
-		what = "ended without an answer"
+	code, what := "response_cancelled", "was cancelled"
+	if fr.s.Deleted {
+		code, what = "response_deleted", "was deleted before it ended"
 	}
-	out.send("error", errorFrame("invalid_request_error", "response_cancelled", fmt.Sprintf("Response %s %s.", b.id, what)))
+	out.send("error", errorFrame("invalid_request_error", code, fmt.Sprintf("Response %s %s.", b.id, what)))
 }
 
 // wsErrorFrame is the error event a socket answers a request it cannot serve with: the error object as openai-node

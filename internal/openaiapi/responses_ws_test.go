@@ -211,13 +211,17 @@ func wsRefusal(t *testing.T, name string, evs []map[string]any, status int, para
 // GET that is not an upgrade is 405. On a socket, what cannot be served gets one error event naming the problem,
 // and the socket serves the next request: another account's response as previous_response_id (not found, as over
 // HTTP), a binary message, background, a bad stream_id. A response that fails ends with response.failed alone (its
-// clients take an error event as the end too); stream false is answered with the stream all the same. A message
+// clients take an error event as the end too); one deleted while streamed ends with an error event saying so;
+// stream false is answered with the stream all the same. A message
 // larger than a POST's body closes the socket with 1009.
 func TestResponsesWebSocketRefusals(t *testing.T) {
 	e := newEnv(t)
 	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
-		if req.LastMessage().Content == "fail" {
+		switch req.LastMessage().Content {
+		case "fail":
 			return llmtest.Error(http.StatusBadRequest, "This model cannot answer that.")
+		case "hang":
+			return llmtest.Text("never finished").HangAfter(1)
 		}
 		return llmtest.Text("Answered: " + req.LastMessage().Content)
 	})
@@ -271,6 +275,43 @@ func TestResponsesWebSocketRefusals(t *testing.T) {
 	}
 	if r, _ := evs[len(evs)-1]["response"].(map[string]any); r["status"] != "failed" || !strings.Contains(fmt.Sprint(r["error"]), "This model cannot answer that.") {
 		t.Errorf("response.failed: %v", evs[len(evs)-1])
+	}
+
+	// A response deleted while it is streamed ends with an error event saying so, not with silence.
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"gpt-4o-mini","input":"hang"}`)); err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		Type     string
+		Response struct{ ID string }
+	}
+	if _, raw, err := c.Read(ctx); err != nil || json.Unmarshal(raw, &created) != nil || created.Type != "response.created" {
+		t.Fatalf("first event of a response: %s, %v", raw, err)
+	}
+	if resp := do(t, e.node, other, http.MethodDelete, "/v1/responses/"+created.Response.ID, nil); resp.Status != http.StatusOK {
+		t.Fatalf("delete %s: %d %s", created.Response.ID, resp.Status, resp.Body)
+	}
+	for {
+		_, raw, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("after the delete: %v", err)
+		}
+		var ev struct {
+			Type  string
+			Error struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "error" {
+			if ev.Error.Code != "response_deleted" || !strings.Contains(ev.Error.Message, created.Response.ID) {
+				t.Errorf("the end of a deleted response: %s", raw)
+			}
+			break
+		}
+		if ev.Type == "response.completed" || ev.Type == "response.failed" || ev.Type == "response.incomplete" {
+			t.Fatalf("a deleted response ended with %s", raw)
+		}
 	}
 
 	evs = wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"still here","stream":false}`)
