@@ -42,7 +42,9 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.E(errs.MethodNotAllowed, "GET %s is the Responses API's WebSocket mode: it needs a WebSocket upgrade", r.URL.Path))
 		return
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	// Any origin: the key is an Authorization header, which a browser page cannot put on another site's socket
+	// (the origin check guards sockets that cookies authenticate), and a Node client may send an Origin of its own.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: []string{"*"}, CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		// Accept has answered the request (400, 403 for a foreign origin)
 		f.d.Logger.Info("responses: websocket upgrade refused", "err", err)
@@ -59,21 +61,18 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 	defer stopReading()
 	account := principal(r).AccountID
 	f.d.Logger.Debug("responses: websocket open", "account", account)
-	queue := make(chan []byte, maxWSQueued)
+	queue := make(chan socketMessage, maxWSQueued)
 	var readErr error
 	go func() {
 		defer cancel()
 		for {
-			typ, msg, err := c.Read(readCtx)
+			typ, data, err := c.Read(readCtx)
 			if err != nil {
 				readErr = err
 				return
 			}
-			if typ != websocket.MessageText {
-				msg = nil // answered in its turn, with an error event
-			}
 			select {
-			case queue <- msg:
+			case queue <- socketMessage{data: data, binary: typ != websocket.MessageText}:
 			case <-ctx.Done():
 				return
 			}
@@ -97,18 +96,24 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 	f.d.Logger.Debug("responses: websocket closed", "account", account, "requests", served, "reason", readErr)
 }
 
+// socketMessage is one message a socket read: a binary one is answered in its turn, with an error event.
+type socketMessage struct {
+	data   []byte
+	binary bool
+}
+
 // serveSocketMessage answers one message of a socket: a response.create's response, streamed, or an error event.
-func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *http.Request, msg []byte) {
+func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *http.Request, msg socketMessage) {
 	out := &wsSink{ctx: ctx, c: c}
 	fail := func(err error) {
 		httpapi.LogError(f.d.Logger, r, err)
 		out.send("error", wsErrorFrame(err))
 	}
-	if msg == nil {
-		fail(errs.E(errs.Invalid, "a message must be a text message holding a JSON object"))
+	if msg.binary {
+		fail(errs.E(errs.Invalid, "a message must be a text message holding a JSON object, not a binary one"))
 		return
 	}
-	in, err := parseFields(msg)
+	in, err := parseFields(msg.data)
 	if err != nil {
 		fail(errs.E(errs.Invalid, "We could not parse the JSON of your message: each message must be one JSON object."))
 		return
