@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -19,16 +20,20 @@ import (
 // header as on every /v1 route (the face's middleware answers 401 before any upgrade). The client sends
 // {"type": "response.create", ...the create parameters} messages, one after another on the socket; each is answered
 // with the events its response's SSE stream has (the same frames, from the same log, numbered alike), each as one
-// text message, up to its terminal event (response.completed, .failed, .incomplete, or error). Requests are served
-// one at a time in the order they came, so that a response's events are never interleaved with another's: a
-// request's stream_id, the lane openai-node's helper routes by, is echoed on every event of its response. A
+// text message, up to its terminal event (response.completed, .failed, .incomplete, or error). A request's
+// stream_id names its lane, which openai-node's helper routes events by: it is echoed on every event of its
+// response. The requests of a lane (those without a stream_id are one lane) are served one at a time in the order
+// they came, so that a lane's responses never interleave; lanes are served side by side, as the protocol has them. A
 // request that cannot be served (bad JSON, a bad parameter, a previous response not found) is answered with an
 // error event naming the problem, and the socket serves the next one.
 
 const (
-	// maxWSQueued bounds the messages a socket holds while a response is being served; past it the socket is not
-	// read (TCP pushes back on the client) until one is taken. A message is at most maxBodyBytes, as a POST's body.
-	maxWSQueued = 4
+	// maxWSLanes bounds the lanes (stream_ids) of one socket, and so the responses it streams at once.
+	maxWSLanes = 8
+	// maxWSQueued bounds the messages a lane holds while one of its responses is being served; past it the socket
+	// is not read (TCP pushes back on the client) until one is taken. A message is at most maxBodyBytes, as a
+	// POST's body.
+	maxWSQueued = 2
 	// wsWriteTimeout bounds how long one event may wait for a client that does not read: it is then dropped.
 	wsWriteTimeout = time.Minute
 )
@@ -61,7 +66,7 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 	defer stopReading()
 	account := principal(r).AccountID
 	f.d.Logger.Debug("responses: websocket open", "account", account)
-	queue := make(chan socketMessage, maxWSQueued)
+	incoming := make(chan socketMessage)
 	var readErr error
 	go func() {
 		defer cancel()
@@ -72,28 +77,81 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			select {
-			case queue <- socketMessage{data: data, binary: typ != websocket.MessageText}:
+			case incoming <- socketMessage{data: data, binary: typ != websocket.MessageText}:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	served := 0
-	for ctx.Err() == nil {
+	// Each lane (stream_id) has its queue and its server: its requests are served in order, lanes side by side.
+	var wg sync.WaitGroup
+	lanes := map[string]chan socketMessage{}
+	messages := 0
+dispatch:
+	for {
+		var msg socketMessage
 		select {
 		case <-ctx.Done():
-		case msg := <-queue:
-			f.serveSocketMessage(ctx, c, r.WithContext(ctx), msg)
-			served++
+			break dispatch
+		case msg = <-incoming:
+		}
+		lane := laneOf(msg)
+		q, ok := lanes[lane]
+		if !ok {
+			if len(lanes) == maxWSLanes {
+				out := &wsSink{ctx: ctx, c: c, streamID: lane}
+				out.send("error", wsErrorFrame(errs.InvalidField("stream_id", "A socket serves at most %d stream_ids.", maxWSLanes)))
+				continue
+			}
+			q = make(chan socketMessage, maxWSQueued)
+			lanes[lane] = q
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case m := <-q:
+						f.serveSocketMessage(ctx, c, r.WithContext(ctx), m)
+					}
+				}
+			}()
+		}
+		// A full lane stops the reading (TCP pushes back on the client) until its server takes one.
+		select {
+		case q <- msg:
+			messages++
+		case <-ctx.Done():
+			break dispatch
 		}
 	}
+	wg.Wait()
 	if r.Context().Err() != nil {
 		// The node is stopping: the client may reconnect (to another node); what it was told is in the log.
 		_ = c.Close(websocket.StatusGoingAway, "server shutting down")
-		f.d.Logger.Debug("responses: websocket closed for shutdown", "account", account, "requests", served)
+		f.d.Logger.Debug("responses: websocket closed for shutdown", "account", account, "messages", messages)
 		return
 	}
-	f.d.Logger.Debug("responses: websocket closed", "account", account, "requests", served, "reason", readErr)
+	f.d.Logger.Debug("responses: websocket closed", "account", account, "messages", messages, "reason", readErr)
+}
+
+// laneOf is the stream_id a message names, the lane it is served in; one that names none, or none a lane can have
+// (bad JSON, a bad stream_id), is served in the default lane, which answers it with an error event.
+func laneOf(m socketMessage) string {
+	if m.binary {
+		return ""
+	}
+	var head struct {
+		StreamID any `json:"stream_id"`
+	}
+	if json.Unmarshal(m.data, &head) != nil {
+		return ""
+	}
+	if id, ok := head.StreamID.(string); ok && streamIDPattern.MatchString(id) {
+		return id
+	}
+	return ""
 }
 
 // socketMessage is one message a socket read: a binary one is answered in its turn, with an error event.

@@ -356,3 +356,80 @@ func TestResponsesWebSocketShutdown(t *testing.T) {
 		t.Errorf("after the server's stop: %v, want a close with 1001", err)
 	}
 }
+
+// TestResponsesWebSocketLanes: a socket's lanes (stream_ids) are served side by side, each in order, as openai-node's
+// lane helper expects: a response on lane a that the model holds does not hold lane b's, and each event names its
+// lane. A socket has at most 8 lanes: a ninth is refused with an error event naming stream_id.
+func TestResponsesWebSocketLanes(t *testing.T) {
+	e := newEnv(t)
+	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		if req.LastMessage().Content == "hang" {
+			return llmtest.Text("never finished").HangAfter(1)
+		}
+		return llmtest.Text("Answered: " + req.LastMessage().Content)
+	})
+	ctx := ctxFor(t)
+	c := wsDial(t, ctx, e.node.URL, e.key)
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"gpt-4o-mini","input":"hang","stream_id":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	var held struct {
+		Type     string
+		StreamID string `json:"stream_id"`
+		Response struct{ ID string }
+	}
+	if _, raw, err := c.Read(ctx); err != nil || json.Unmarshal(raw, &held) != nil || held.Type != "response.created" || held.StreamID != "a" {
+		t.Fatalf("first event on lane a: %s, %v", raw, err)
+	}
+	evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"quick","stream_id":"b"}`)
+	var onB []string
+	for _, ev := range evs {
+		switch ev["stream_id"] {
+		case "b":
+			onB = append(onB, ev["type"].(string))
+		case "a":
+			if ev["type"] == "response.completed" {
+				t.Fatalf("the held response completed: %v", ev)
+			}
+		default:
+			t.Errorf("an event of no lane: %v", ev)
+		}
+	}
+	if len(onB) == 0 || onB[0] != "response.created" || onB[len(onB)-1] != "response.completed" {
+		t.Errorf("lane b while lane a is held: %v", onB)
+	}
+	for _, lane := range []string{"c", "d", "e", "f", "g", "h"} {
+		evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"quick","stream_id":"`+lane+`"}`)
+		if last := evs[len(evs)-1]; last["type"] != "response.completed" || last["stream_id"] != lane {
+			t.Errorf("lane %s: %v", lane, evs)
+		}
+	}
+	evs = wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"quick","stream_id":"i"}`)
+	wsRefusal(t, "a ninth lane", evs, 400, "stream_id", "at most 8")
+	if evs[0]["stream_id"] != "i" {
+		t.Errorf("the refusal of lane i does not name it: %v", evs[0])
+	}
+	// The held response, deleted, ends on its lane.
+	if resp := do(t, e.node, e.key, http.MethodDelete, "/v1/responses/"+held.Response.ID, nil); resp.Status != http.StatusOK {
+		t.Fatalf("delete %s: %d %s", held.Response.ID, resp.Status, resp.Body)
+	}
+	for {
+		_, raw, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("after the delete: %v", err)
+		}
+		var ev struct {
+			Type     string
+			StreamID string `json:"stream_id"`
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "error" {
+			if ev.StreamID != "a" {
+				t.Errorf("the end of the held response: %s", raw)
+			}
+			break
+		}
+	}
+}
