@@ -35,7 +35,7 @@ const (
 	// POST's body.
 	maxWSQueued = 2
 	// wsWriteTimeout bounds how long one event may wait for a client that does not read: it is then dropped.
-	wsWriteTimeout = time.Minute
+	wsWriteTimeout = 30 * time.Second
 )
 
 // streamIDPattern is what openai-node's lane helper accepts as a stream_id; it is only ever echoed back.
@@ -280,7 +280,9 @@ func (s *wsSink) send(typ string, data obj) bool {
 	case "response.completed", "response.failed", "response.incomplete", "error":
 		s.ended = true
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, wsWriteTimeout)
+	// Bounded by its own timeout only: a write whose context ends closes the socket at once (even one that has just
+	// finished), so the socket's end must not reach it; the pump stops sending when the socket's context ends.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), wsWriteTimeout)
 	defer cancel()
 	return s.c.Write(ctx, websocket.MessageText, raw) == nil
 }
