@@ -213,6 +213,17 @@ func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *htt
 		fail(errs.InvalidField("background", "Background mode is not supported over WebSocket."))
 		return
 	}
+	// generate (a socket's own field) false asks for a response recorded without the model's answer, to follow
+	// later: not one Contrail can make, so it is refused rather than answered with output not asked for.
+	generate := true
+	if _, err := get(in, "generate", &generate); err != nil {
+		fail(err)
+		return
+	}
+	if !generate {
+		fail(errs.InvalidField("generate", "'generate': false is not supported: every response is answered by the model."))
+		return
+	}
 	// stream is implicit over a socket: openai-node's helper leaves it out, the Agents SDK sends true, and false
 	// is answered with the same events (the socket has no other way to answer).
 	delete(in.m, "stream")

@@ -210,7 +210,7 @@ func wsRefusal(t *testing.T, name string, evs []map[string]any, status int, para
 // TestResponsesWebSocketRefusals: an upgrade without a key or with a wrong one is answered 401, never upgraded; a
 // GET that is not an upgrade is 405. On a socket, what cannot be served gets one error event naming the problem,
 // and the socket serves the next request: another account's response as previous_response_id (not found, as over
-// HTTP), a binary message, background, a bad stream_id. A response that fails ends with response.failed alone (its
+// HTTP), a binary message, background, generate false, a bad stream_id, no type. A response that fails ends with response.failed alone (its
 // clients take an error event as the end too); one deleted while streamed ends with an error event saying so;
 // stream false is answered with the stream all the same. A message
 // larger than a POST's body closes the socket with 1009.
@@ -260,6 +260,8 @@ func TestResponsesWebSocketRefusals(t *testing.T) {
 		`{"type":"response.create","model":"gpt-4o-mini","input":"x","background":true}`), 400, "background", "not supported")
 	wsRefusal(t, "a bad stream_id", wsExchange(t, ctx, c, websocket.MessageText,
 		`{"type":"response.create","model":"gpt-4o-mini","input":"x","stream_id":"a b"}`), 400, "stream_id", "a b")
+	wsRefusal(t, "generate false", wsExchange(t, ctx, c, websocket.MessageText,
+		`{"type":"response.create","model":"gpt-4o-mini","input":"x","generate":false}`), 400, "generate", "not supported")
 	wsRefusal(t, "no type", wsExchange(t, ctx, c, websocket.MessageText, `{"model":"gpt-4o-mini","input":"x"}`), 400, "type", "type")
 
 	evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"fail","stream_id":"s-1"}`)
