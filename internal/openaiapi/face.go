@@ -119,6 +119,9 @@ type Deps struct {
 	Logger       *slog.Logger
 	// MaxUploadBytes bounds one uploaded file (default 512 MiB, OpenAI's limit).
 	MaxUploadBytes int64
+	// Limiter counts each response.create of a Responses socket against the key's request rate, as a POST is
+	// (the HTTP layer counts the upgrade once); nil: not counted.
+	Limiter httpapi.Limiter
 }
 
 // Face is the /v1 face.

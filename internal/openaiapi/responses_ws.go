@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -204,6 +205,13 @@ func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *htt
 		fail(errs.InvalidField("type", "Invalid 'type': expected 'response.create', but got '%s'.", clip(typ)))
 		return
 	}
+	// Each response is a request as a POST is, counted against the key's rate.
+	if f.d.Limiter != nil {
+		if err := f.d.Limiter.AllowRequest(ctx, principal(r)); err != nil {
+			fail(err)
+			return
+		}
+	}
 	var background bool
 	if _, err := get(in, "background", &background); err != nil {
 		fail(err)
@@ -265,8 +273,12 @@ func wsErrorFrame(err error) obj {
 	if o.Param != nil {
 		param = *o.Param
 	}
-	return obj{"status": status, "code": code, "message": o.Message, "param": param,
-		"error": obj{"type": o.Type, "code": code, "message": o.Message, "param": param}}
+	detail := obj{"type": o.Type, "code": code, "message": o.Message, "param": param}
+	if e := errs.As(err); e != nil && e.RetryAfter > 0 {
+		// the header a POST refused for its rate would have had, as the error object carries headers
+		detail["headers"] = obj{"retry-after": strconv.Itoa(int((e.RetryAfter + time.Second - 1) / time.Second))}
+	}
+	return obj{"status": status, "code": code, "message": o.Message, "param": param, "error": detail}
 }
 
 // wsSink sends a response's frames as a socket's text messages, each with the request's stream_id when it had one.

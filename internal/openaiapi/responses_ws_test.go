@@ -16,9 +16,11 @@ import (
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/npmtest"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
 // wsRun is what ws.mjs saw.
@@ -433,5 +435,35 @@ func TestResponsesWebSocketLanes(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// TestResponsesWebSocketRateLimit: each response.create on a socket counts against the key's request rate as a POST
+// does: past it, the request is refused with an error event (429, rate_limit_exceeded, the Retry-After a POST would
+// have had) and the socket answers the next message. With 3 requests a minute, of the upgrade and 8 creates at least
+// one is refused even if a minute ends meanwhile.
+func TestResponsesWebSocketRateLimit(t *testing.T) {
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.RequestsPerMinute = 3 }))
+	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
+	ctx := ctxFor(t)
+	c := wsDial(t, ctx, e.node.URL, e.key)
+	refused, answered := 0, 0
+	for range 8 {
+		evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"hi"}`)
+		last := evs[len(evs)-1]
+		if last["type"] != "error" {
+			answered++
+			continue
+		}
+		refused++
+		detail, _ := last["error"].(map[string]any)
+		headers, _ := detail["headers"].(map[string]any)
+		if len(evs) != 1 || last["status"] != float64(http.StatusTooManyRequests) || detail["code"] != "rate_limit_exceeded" ||
+			headers["retry-after"] == nil {
+			t.Errorf("a request past the rate: %v", evs)
+		}
+	}
+	if refused == 0 || answered == 0 {
+		t.Errorf("%d answered, %d refused: want some of each", answered, refused)
 	}
 }
