@@ -119,8 +119,10 @@ type Deps struct {
 	Logger       *slog.Logger
 	// MaxUploadBytes bounds one uploaded file (default 512 MiB, OpenAI's limit).
 	MaxUploadBytes int64
-	// Limiter counts each response.create of a Responses socket against the key's request rate, as a POST is
-	// (the HTTP layer counts the upgrade once); nil: not counted.
+	// Auth and Limiter admit each response.create of a Responses socket as the HTTP layer admits a POST (it
+	// admits the upgrade once): the key checked again, so that one revoked since is refused, and counted against
+	// its request rate. Nil Auth: admitted with the socket.
+	Auth    httpapi.Authenticator
 	Limiter httpapi.Limiter
 }
 

@@ -205,9 +205,10 @@ func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *htt
 		fail(errs.InvalidField("type", "Invalid 'type': expected 'response.create', but got '%s'.", clip(typ)))
 		return
 	}
-	// Each response is a request as a POST is, counted against the key's rate.
-	if f.d.Limiter != nil {
-		if err := f.d.Limiter.AllowRequest(ctx, principal(r)); err != nil {
+	// Each response is a request as a POST is: its key is checked again (one revoked since the upgrade is refused)
+	// and the request counted against the key's rate.
+	if f.d.Auth != nil {
+		if _, err := httpapi.Admit(ctx, f.d.Auth, f.d.Limiter, r.Header.Get("Authorization"), false); err != nil {
 			fail(err)
 			return
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/npmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/projections"
 )
 
 // wsRun is what ws.mjs saw.
@@ -465,5 +466,26 @@ func TestResponsesWebSocketRateLimit(t *testing.T) {
 	}
 	if refused == 0 || answered == 0 {
 		t.Errorf("%d answered, %d refused: want some of each", answered, refused)
+	}
+}
+
+// TestResponsesWebSocketRevokedKey: a socket's key is checked at each response.create, as at each POST: once it is
+// revoked, the socket's next request is refused with a 401 error event (invalid_api_key).
+func TestResponsesWebSocketRevokedKey(t *testing.T) {
+	e := newEnv(t)
+	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
+	ctx := ctxFor(t)
+	p, key := e.node.NewAccount(t, "revoked")
+	c := wsDial(t, ctx, e.node.URL, key)
+	create := `{"type":"response.create","model":"gpt-4o-mini","input":"hi"}`
+	if evs := wsExchange(t, ctx, c, websocket.MessageText, create); evs[len(evs)-1]["type"] != "response.completed" {
+		t.Fatalf("before the revocation: %v", evs)
+	}
+	res, err := e.node.Commands.Accounts.RevokeKey(ctx, p, p.AccountID, p.KeyID)
+	e.node.Shown(t, "revoke key", res, err, projections.Accounts{})
+	evs := wsExchange(t, ctx, c, websocket.MessageText, create)
+	if detail, _ := evs[0]["error"].(map[string]any); len(evs) != 1 || evs[0]["status"] != float64(http.StatusUnauthorized) ||
+		detail["code"] != "invalid_api_key" {
+		t.Errorf("after the revocation: %v", evs)
 	}
 }
