@@ -48,7 +48,7 @@ type wsRun struct {
 	SocketErrors                         []string `json:"socketErrors"`
 	AgentRun                             string   `json:"agentRun"`
 	AgentStreamed                        struct{ Final, Text string }
-	AgentSockets                         int      `json:"agentSockets"`
+	AgentSockets                         []string `json:"agentSockets"`
 	AgentHTTP                            []string `json:"agentHTTP"`
 }
 
@@ -143,9 +143,10 @@ func TestResponsesWebSocketWithNpmSDKs(t *testing.T) {
 	if out.After.Text != "Answered: still there?" || out.After.Status != "completed" {
 		t.Errorf("a request after the refused ones: %+v", out.After)
 	}
-	// The runs went over sockets (the SDK keeps one per model), none over HTTP.
-	if out.AgentSockets == 0 || len(out.AgentHTTP) != 0 {
-		t.Errorf("the Agents SDK opened %d sockets and made HTTP requests %v", out.AgentSockets, out.AgentHTTP)
+	// The runs went over sockets to the node, none over HTTP.
+	wsURL := "ws" + strings.TrimPrefix(e.node.URL, "http") + "/v1/responses"
+	if len(out.AgentSockets) == 0 || len(out.AgentHTTP) != 0 || slices.ContainsFunc(out.AgentSockets, func(u string) bool { return u != wsURL }) {
+		t.Errorf("the Agents SDK opened sockets to %v (want %s) and made HTTP requests %v", out.AgentSockets, wsURL, out.AgentHTTP)
 	}
 	if out.AgentRun != "It is sunny in Oslo." {
 		t.Errorf("Agents SDK run over the websocket transport: %q", out.AgentRun)

@@ -94,13 +94,13 @@ out.socketErrors = socketErrors;
 
 // The Agents SDK over its WebSocket transport: a run with a function tool, and a streamed one. It needs a global
 // WebSocket that sends headers: Node 22's, or ws's on Node 20 (which has none without a flag).
-// The sockets it opens are counted.
+// The sockets it opens are listed by URL.
 const BaseWebSocket = globalThis.WebSocket ?? (await import('ws')).WebSocket;
-let agentSockets = 0;
+const agentSockets = [];
 globalThis.WebSocket = class extends BaseWebSocket {
-  constructor(...args) {
-    super(...args);
-    agentSockets++;
+  constructor(url, ...rest) {
+    super(url, ...rest);
+    agentSockets.push(String(url));
   }
 };
 setDefaultOpenAIClient(client);
