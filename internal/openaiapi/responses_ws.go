@@ -96,7 +96,13 @@ dispatch:
 			break dispatch
 		case msg = <-incoming:
 		}
-		lane := laneOf(msg)
+		h := headOf(msg)
+		if h.Type == "response.steer" {
+			// Answered at once, not in its lane's turn: steering is about a response in progress.
+			steerFailed(ctx, c, h)
+			continue
+		}
+		lane := h.lane()
 		q, ok := lanes[lane]
 		if !ok {
 			if len(lanes) == maxWSLanes {
@@ -137,22 +143,47 @@ dispatch:
 	f.d.Logger.Debug("responses: websocket closed", "account", account, "messages", messages, "reason", readErr)
 }
 
-// laneOf is the stream_id a message names, the lane it is served in; one that names none, or none a lane can have
-// (bad JSON, a bad stream_id), is served in the default lane, which answers it with an error event.
-func laneOf(m socketMessage) string {
-	if m.binary {
-		return ""
+// head is what the dispatch reads of a message: its type and lane, and a steer's target and input.
+type head struct {
+	Type               string          `json:"type"`
+	StreamID           any             `json:"stream_id"`
+	PreviousResponseID any             `json:"previous_response_id"`
+	Input              json.RawMessage `json:"input"`
+}
+
+// headOf reads a message's head; a binary message or bad JSON has none (it is answered in the default lane).
+func headOf(m socketMessage) head {
+	var h head
+	if m.binary || json.Unmarshal(m.data, &h) != nil {
+		return head{}
 	}
-	var head struct {
-		StreamID any `json:"stream_id"`
-	}
-	if json.Unmarshal(m.data, &head) != nil {
-		return ""
-	}
-	if id, ok := head.StreamID.(string); ok && streamIDPattern.MatchString(id) {
+	return h
+}
+
+// lane is the stream_id a message names, the lane it is served in; one that names none, or none a lane can have, is
+// served in the default lane, which answers a bad stream_id with an error event.
+func (h head) lane() string {
+	if id, ok := h.StreamID.(string); ok && streamIDPattern.MatchString(id) {
 		return id
 	}
 	return ""
+}
+
+// steerFailed answers a response.steer: steering (input added to a response in progress, continued by a successor)
+// is not something Contrail's responses do, so it is refused as openai-node types the refusal, with the input
+// given back for the client to send in its next response.create. It is not an error event, which the lane helper
+// would take as the end of the response in progress on the default lane.
+func steerFailed(ctx context.Context, c *websocket.Conn, h head) {
+	target, _ := h.PreviousResponseID.(string)
+	input := h.Input
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	out := &wsSink{ctx: ctx, c: c}
+	out.send("response.steer.failed", obj{"sequence_number": 0,
+		"error": obj{"type": "invalid_request_error", "code": "steering_not_supported",
+			"message": "Steering is not supported: send the input in a new 'response.create' with previous_response_id."},
+		"steer": obj{"input": input, "previous_response_id": clip(target)}})
 }
 
 // socketMessage is one message a socket read: a binary one is answered in its turn, with an error event.
@@ -197,9 +228,6 @@ func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *htt
 	case "response.create":
 	case "":
 		fail(errs.Missing("type"))
-		return
-	case "response.steer":
-		fail(errs.InvalidField("type", "Steering ('response.steer') is not supported: send a new 'response.create' with previous_response_id."))
 		return
 	default:
 		fail(errs.InvalidField("type", "Invalid 'type': expected 'response.create', but got '%s'.", clip(typ)))

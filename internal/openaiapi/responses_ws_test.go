@@ -214,7 +214,8 @@ func wsRefusal(t *testing.T, name string, evs []map[string]any, status int, para
 // TestResponsesWebSocketRefusals: an upgrade without a key or with a wrong one is answered 401, never upgraded; a
 // GET that is not an upgrade is 405. On a socket, what cannot be served gets one error event naming the problem,
 // and the socket serves the next request: another account's response as previous_response_id (not found, as over
-// HTTP), a binary message, background, generate false, a bad stream_id, no type. A response that fails ends with response.failed alone (its
+// HTTP), a binary message, background, generate false, a bad stream_id, no type; a response.steer is refused with
+// response.steer.failed. A response that fails ends with response.failed alone (its
 // clients take an error event as the end too); one deleted while streamed ends with an error event saying so;
 // stream false is answered with the stream all the same. A message
 // larger than a POST's body closes the socket with 1009.
@@ -267,6 +268,24 @@ func TestResponsesWebSocketRefusals(t *testing.T) {
 	wsRefusal(t, "generate false", wsExchange(t, ctx, c, websocket.MessageText,
 		`{"type":"response.create","model":"gpt-4o-mini","input":"x","generate":false}`), 400, "generate", "not supported")
 	wsRefusal(t, "no type", wsExchange(t, ctx, c, websocket.MessageText, `{"model":"gpt-4o-mini","input":"x"}`), 400, "type", "type")
+
+	// Steering is refused as openai-node types the refusal (not an error event, which would end a response in
+	// progress), the input given back.
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.steer","previous_response_id":"`+theirs.ID+`","input":"and more"}`)); err != nil {
+		t.Fatal(err)
+	}
+	var steer struct {
+		Type  string
+		Error struct{ Code, Type string }
+		Steer struct {
+			Input              string
+			PreviousResponseID string `json:"previous_response_id"`
+		}
+	}
+	if _, raw, err := c.Read(ctx); err != nil || json.Unmarshal(raw, &steer) != nil || steer.Type != "response.steer.failed" ||
+		steer.Error.Code != "steering_not_supported" || steer.Steer.Input != "and more" || steer.Steer.PreviousResponseID != theirs.ID {
+		t.Errorf("response.steer: %s, %v", raw, err)
+	}
 
 	evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"fail","stream_id":"s-1"}`)
 	var types []string
