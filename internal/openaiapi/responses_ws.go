@@ -262,7 +262,12 @@ func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *htt
 		return
 	}
 	// stream is implicit over a socket: openai-node's helper leaves it out, the Agents SDK sends true, and false
-	// is answered with the same events (the socket has no other way to answer).
+	// is answered with the same events (the socket has no other way to answer); only its type is checked.
+	var stream bool
+	if _, err := get(in, "stream", &stream); err != nil {
+		fail(err)
+		return
+	}
 	delete(in.m, "stream")
 	nr, err := f.decodeNewResponse(r, in)
 	if err != nil {
