@@ -303,10 +303,10 @@ func TestREADMEResponsesRunAsPasted(t *testing.T) {
 		t.Skipf("the npm packages are not installed in %s (make deps installs them)", dir)
 	}
 	blocks := regexp.MustCompile("(?s)```js\n(.*?)```").FindAllStringSubmatch(section, -1)
-	if len(blocks) != 2 {
-		t.Fatalf("want two Node programs in the section, found %d", len(blocks))
+	if len(blocks) != 3 {
+		t.Fatalf("want three Node programs in the section, found %d", len(blocks))
 	}
-	for i, want := range []string{"completed resp_", "conversation conv_"} {
+	for i, want := range []string{"completed resp_", "conversation conv_", "completed over a socket: resp_"} {
 		// Node finds the packages from where the script is: it is written beside them for the run.
 		script := filepath.Join(dir, "readme-"+strings.ReplaceAll(t.Name(), "/", "-")+string(rune('a'+i))+".mjs")
 		if err := os.WriteFile(script, []byte(atNode(blocks[i][1], n)), 0o644); err != nil {

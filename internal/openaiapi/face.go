@@ -119,6 +119,11 @@ type Deps struct {
 	Logger       *slog.Logger
 	// MaxUploadBytes bounds one uploaded file (default 512 MiB, OpenAI's limit).
 	MaxUploadBytes int64
+	// Auth and Limiter admit each response.create of a Responses socket as the HTTP layer admits a POST (it
+	// admits the upgrade once): the key checked again, so that one revoked since is refused, and counted against
+	// its request rate. Nil Auth: admitted with the socket.
+	Auth    httpapi.Authenticator
+	Limiter httpapi.Limiter
 }
 
 // Face is the /v1 face.
@@ -183,6 +188,7 @@ func (f *Face) Routes(r chi.Router) {
 		r.Get("/threads/{thread_id}/runs/{run_id}/steps/{step_id}", f.getStep)
 
 		r.Post("/responses", f.createResponse)
+		r.Get("/responses", f.responsesSocket)
 		r.Post("/responses/input_tokens", f.countInputTokens)
 		r.Post("/responses/compact", f.compactResponse)
 		r.Get("/responses/{response_id}", f.getResponse)

@@ -28,60 +28,34 @@ import (
 
 func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 	in, err := f.readNewResponse(r)
-	if err == nil {
-		err = f.openCompactions(principal(r).AccountID, "input", in.Input)
-	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.checkReferences(r, &in.ResponseCreated); err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	id := events.NewPrefixedID(ids.Response.Prefix)
-	ref := events.Ref{Type: "response", ID: id}
-	// Watched before the append, so that every event after it is in the watch however fast the loop is.
-	var live chan *nats.Msg
-	if in.Stream && f.d.NC != nil {
-		live = make(chan *nats.Msg, 4096)
-		sub, err := f.d.NC.ChanSubscribe(f.d.Names.LiveSubject("response", id), live)
-		if err != nil {
-			f.WriteError(w, r, fmt.Errorf("listen to response %s: %w", id, err))
-			return
-		}
-		defer func() { _ = sub.Unsubscribe() }()
-		natsx.Registered(r.Context(), f.d.NC)
-	}
-	watch, err := f.d.Store.Watch(r.Context(), ref)
-	if err != nil {
-		f.WriteError(w, r, fmt.Errorf("watch response %s: %w", id, err))
-		return
-	}
-	defer watch.Close()
-	appended, err := f.d.Responses.Create(r.Context(), principal(r), id, in.ResponseCreated)
+	b, err := f.beginResponse(r, in)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
+	defer b.close()
 	if in.Stream {
-		f.streamResponse(w, r, watch, 0, -1, live)
+		f.streamResponse(w, r, b.watch, 0, -1, b.live)
 		return
 	}
 	if in.Background {
 		// The response as created, queued, as OpenAI answers a background create: read back from the log, it could
 		// already be in progress (the responder takes it at once), and the answer would depend on the machine's load.
 		var s response.State
-		for _, e := range appended.Events {
+		for _, e := range b.appended.Events {
 			s.Apply(e)
 		}
 		writeJSON(w, wireResponse(&s))
 		return
 	}
 	var s response.State
-	for e, err := range watch.Follow(r.Context(), events.Version{}) {
+	for e, err := range b.watch.Follow(r.Context(), events.Version{}) {
 		if err != nil {
-			f.WriteError(w, r, fmt.Errorf("follow response %s: %w", id, err))
+			f.WriteError(w, r, fmt.Errorf("follow response %s: %w", b.id, err))
 			return
 		}
 		s.Apply(e)
@@ -93,13 +67,80 @@ func (f *Face) createResponse(w http.ResponseWriter, r *http.Request) {
 	f.WriteError(w, r, r.Context().Err())
 }
 
-// streamResponse writes a response's stream from the log: the frames of its events from the first on, those after
-// `after` sent, until the response ends or the client goes. live, when not nil, brings the model's text as the
-// loop publishes it: its frames are sent at once and those the committed message repeats are not sent again.
+// begun is a response just recorded: its ID, the watch on its events from the first, and for a stream the live
+// subject's pieces of its text.
+type begun struct {
+	id       string
+	watch    *eventstore.Watch
+	live     chan *nats.Msg
+	sub      *nats.Subscription
+	appended eventstore.Appended
+}
+
+func (b *begun) close() {
+	if b.sub != nil {
+		_ = b.sub.Unsubscribe()
+	}
+	if b.watch != nil {
+		b.watch.Close()
+	}
+}
+
+// beginResponse checks what a create request refers to and records the response, for a POST or a WebSocket's
+// response.create alike; r carries the caller and the context the response is watched in. The caller closes it.
+func (f *Face) beginResponse(r *http.Request, in newResponse) (*begun, error) {
+	if err := f.openCompactions(principal(r).AccountID, "input", in.Input); err != nil {
+		return nil, err
+	}
+	if err := f.checkReferences(r, &in.ResponseCreated); err != nil {
+		return nil, err
+	}
+	b := &begun{id: events.NewPrefixedID(ids.Response.Prefix)}
+	ref := events.Ref{Type: "response", ID: b.id}
+	// Watched before the append, so that every event after it is in the watch however fast the loop is.
+	if in.Stream && f.d.NC != nil {
+		b.live = make(chan *nats.Msg, 4096)
+		sub, err := f.d.NC.ChanSubscribe(f.d.Names.LiveSubject("response", b.id), b.live)
+		if err != nil {
+			return nil, fmt.Errorf("listen to response %s: %w", b.id, err)
+		}
+		b.sub = sub
+		natsx.Registered(r.Context(), f.d.NC)
+	}
+	watch, err := f.d.Store.Watch(r.Context(), ref)
+	if err != nil {
+		b.close()
+		return nil, fmt.Errorf("watch response %s: %w", b.id, err)
+	}
+	b.watch = watch
+	if b.appended, err = f.d.Responses.Create(r.Context(), principal(r), b.id, in.ResponseCreated); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// streamResponse writes a response's stream from the log as server-sent events: the frames of its events from the
+// first on, those after `after` sent, until the response ends or the client goes. live, when not nil, brings the
+// model's text as the loop publishes it: its frames are sent at once and those the committed message repeats are
+// not sent again.
 func (f *Face) streamResponse(w http.ResponseWriter, r *http.Request, watch *eventstore.Watch, from uint64, after int, live <-chan *nats.Msg) {
-	out := startSSE(w)
-	fr := &frames{after: after, send: out.send}
-	ctx, cancel := context.WithCancel(r.Context())
+	f.pumpResponse(r.Context(), startSSE(w), &frames{after: after}, watch, from, live)
+}
+
+// sink is where a response's frames go: an SSE body (sse) or a WebSocket (wsSink). flush pushes out what send
+// wrote; done ends the stream after its terminal frame.
+type sink interface {
+	send(typ string, data obj) bool
+	flush()
+	done()
+}
+
+// pumpResponse sends a response's frames (fr, which it points at out) to out from the log and the live subject,
+// until the response ends, the log fails (an error frame) or ctx ends.
+func (f *Face) pumpResponse(ctx context.Context, out sink, fr *frames, watch *eventstore.Watch, from uint64, live <-chan *nats.Msg) {
+	fr.send = out.send
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	logCh := make(chan logItem, 64)
 	go func() {

@@ -28,11 +28,17 @@ var includeValues = []string{"file_search_call.results", "code_interpreter_call.
 // readNewResponse reads a create request. Fields the API has and Contrail ignores are accepted; fields it does
 // not know are ignored, as OpenAI ignores them (the Agents SDK sends some of its own).
 func (f *Face) readNewResponse(r *http.Request) (newResponse, error) {
-	var out newResponse
 	in, err := readFields(r)
 	if err != nil {
-		return out, err
+		return newResponse{}, err
 	}
+	return f.decodeNewResponse(r, in)
+}
+
+// decodeNewResponse reads a create request's fields, from a POST's body or a WebSocket's response.create message;
+// r is the request that carries the caller (the POST, or the socket's upgrade).
+func (f *Face) decodeNewResponse(r *http.Request, in fields) (newResponse, error) {
+	var out newResponse
 	rq := &out.ResponseCreated
 	if err := f.readAsked(r, in, rq); err != nil {
 		return out, err

@@ -23,6 +23,10 @@ type frames struct {
 	send  func(typ string, data obj) bool
 	// ended is set once the terminal frame was produced.
 	ended bool
+	// failedAlone ends a failed response's frames with response.failed alone, without the error frame before it
+	// (its number is kept, so that both transports number the same events alike): a WebSocket's clients take an
+	// error event as the end of the response too, and would read the response.failed after it as the next one's.
+	failedAlone bool
 	// The message the current turn is streaming live: its ID, the frames sent for it (from liveFrom on), the
 	// pieces sent; liveOff stops live frames for the turn after a piece went missing.
 	liveTurn   int
@@ -178,7 +182,9 @@ func (f *frames) frame(e events.Envelope) bool {
 		return f.emit("response.incomplete", obj{"response": wireResponse(s)})
 	case events.ResponseFailed:
 		f.ended = true
-		if !f.emit("error", errorFrame(failureType(d.Code), d.Code, d.Message)) {
+		if f.failedAlone {
+			f.seq++
+		} else if !f.emit("error", errorFrame(failureType(d.Code), d.Code, d.Message)) {
 			return false
 		}
 		return f.emit("response.failed", obj{"response": wireResponse(s)})

@@ -29,6 +29,7 @@ var assistantsEndpoints = []string{
 	"POST /v1/responses", "GET /v1/responses/{response_id}", "DELETE /v1/responses/{response_id}",
 	"POST /v1/responses/{response_id}/cancel", "GET /v1/responses/{response_id}/input_items", "POST /v1/responses/input_tokens",
 	"POST /v1/responses/compact",
+	"GET /v1/responses", // the WebSocket mode: an upgrade, else 405
 	"POST /v1/conversations", "GET /v1/conversations/{conversation_id}", "POST /v1/conversations/{conversation_id}",
 	"DELETE /v1/conversations/{conversation_id}", "GET /v1/conversations/{conversation_id}/items",
 	"POST /v1/conversations/{conversation_id}/items", "GET /v1/conversations/{conversation_id}/items/{item_id}",

@@ -1,0 +1,349 @@
+package openaiapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/httpapi"
+)
+
+// The Responses API's WebSocket mode: GET /v1/responses upgraded, with the key in the upgrade's Authorization
+// header as on every /v1 route (the face's middleware answers 401 before any upgrade). The client sends
+// {"type": "response.create", ...the create parameters} messages, one after another on the socket; each is answered
+// with the events its response's SSE stream has (the same frames, from the same log, numbered alike), each as one
+// text message, up to its terminal event (response.completed, .failed, .incomplete, or error). A request's
+// stream_id names its lane, which openai-node's helper routes events by: it is echoed on every event of its
+// response. The requests of a lane (those without a stream_id are one lane) are served one at a time in the order
+// they came, so that a lane's responses never interleave; lanes are served side by side, as the protocol has them. A
+// request that cannot be served (bad JSON, a bad parameter, a previous response not found) is answered with an
+// error event naming the problem, and the socket serves the next one.
+
+const (
+	// maxWSLanes bounds the lanes (stream_ids) of one socket, and so the responses it streams at once.
+	maxWSLanes = 8
+	// maxWSQueued bounds the messages a lane holds while one of its responses is being served; past it the socket
+	// is not read (TCP pushes back on the client) until one is taken. A message is at most maxBodyBytes, as a
+	// POST's body.
+	maxWSQueued = 2
+	// wsWriteTimeout bounds how long one event may wait for a client that does not read: it is then dropped.
+	wsWriteTimeout = 30 * time.Second
+)
+
+// streamIDPattern is what openai-node's lane helper accepts as a stream_id; it is only ever echoed back.
+var streamIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,256}$`)
+
+// responsesSocket serves GET /v1/responses: the WebSocket mode (a plain GET is a method the route lacks).
+func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		f.WriteError(w, r, errs.E(errs.MethodNotAllowed, "GET %s is the Responses API's WebSocket mode: it needs a WebSocket upgrade", r.URL.Path))
+		return
+	}
+	// Any origin: the key is an Authorization header, which a browser page cannot put on another site's socket
+	// (the origin check guards sockets that cookies authenticate), and a Node client may send an Origin of its own.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: []string{"*"}, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		// Accept has answered the request (400, 403 for a foreign origin)
+		f.d.Logger.Info("responses: websocket upgrade refused", "err", err)
+		return
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(maxBodyBytes)
+	// Serving ends with the request's context, which the server ends on shutdown, or when the client goes. The
+	// socket is read under a context of its own, so that a shutdown can still say goodbye on it (a read whose
+	// context ends closes the socket at once).
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	readCtx, stopReading := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopReading()
+	account := principal(r).AccountID
+	f.d.Logger.Debug("responses: websocket open", "account", account)
+	incoming := make(chan socketMessage)
+	var readErr error
+	go func() {
+		defer cancel()
+		for {
+			typ, data, err := c.Read(readCtx)
+			if err != nil {
+				readErr = err
+				return
+			}
+			select {
+			case incoming <- socketMessage{data: data, binary: typ != websocket.MessageText}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	// Each lane (stream_id) has its queue and its server: its requests are served in order, lanes side by side.
+	var wg sync.WaitGroup
+	lanes := map[string]chan socketMessage{}
+	messages := 0
+dispatch:
+	for {
+		var msg socketMessage
+		select {
+		case <-ctx.Done():
+			break dispatch
+		case msg = <-incoming:
+		}
+		h := headOf(msg)
+		if h.Type == "response.steer" {
+			// Answered at once, not in its lane's turn: steering is about a response in progress.
+			steerFailed(ctx, c, h)
+			continue
+		}
+		lane := h.lane()
+		q, ok := lanes[lane]
+		if !ok {
+			if len(lanes) == maxWSLanes {
+				out := &wsSink{ctx: ctx, c: c, streamID: lane}
+				out.send("error", wsErrorFrame(errs.InvalidField("stream_id", "A socket serves at most %d stream_ids.", maxWSLanes)))
+				continue
+			}
+			q = make(chan socketMessage, maxWSQueued)
+			lanes[lane] = q
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case m := <-q:
+						f.serveSocketMessage(ctx, c, r.WithContext(ctx), m)
+					}
+				}
+			}()
+		}
+		// A full lane stops the reading (TCP pushes back on the client) until its server takes one.
+		select {
+		case q <- msg:
+			messages++
+		case <-ctx.Done():
+			break dispatch
+		}
+	}
+	wg.Wait()
+	if r.Context().Err() != nil {
+		// The node is stopping: the client may reconnect (to another node); what it was told is in the log.
+		_ = c.Close(websocket.StatusGoingAway, "server shutting down")
+		f.d.Logger.Debug("responses: websocket closed for shutdown", "account", account, "messages", messages)
+		return
+	}
+	f.d.Logger.Debug("responses: websocket closed", "account", account, "messages", messages, "reason", readErr)
+}
+
+// head is what the dispatch reads of a message: its type and lane, and a steer's target and input.
+type head struct {
+	Type               string          `json:"type"`
+	StreamID           any             `json:"stream_id"`
+	PreviousResponseID any             `json:"previous_response_id"`
+	Input              json.RawMessage `json:"input"`
+}
+
+// headOf reads a message's head; a binary message or bad JSON has none (it is answered in the default lane).
+func headOf(m socketMessage) head {
+	var h head
+	if m.binary || json.Unmarshal(m.data, &h) != nil {
+		return head{}
+	}
+	return h
+}
+
+// lane is the stream_id a message names, the lane it is served in; one that names none, or none a lane can have, is
+// served in the default lane, which answers a bad stream_id with an error event.
+func (h head) lane() string {
+	if id, ok := h.StreamID.(string); ok && streamIDPattern.MatchString(id) {
+		return id
+	}
+	return ""
+}
+
+// steerFailed answers a response.steer: steering (input added to a response in progress, continued by a successor)
+// is not something Contrail's responses do, so it is refused as openai-node types the refusal, with the input
+// given back for the client to send in its next response.create. It is not an error event, which the lane helper
+// would take as the end of the response in progress on the default lane.
+func steerFailed(ctx context.Context, c *websocket.Conn, h head) {
+	target, _ := h.PreviousResponseID.(string)
+	input := h.Input
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	out := &wsSink{ctx: ctx, c: c}
+	out.send("response.steer.failed", obj{"sequence_number": 0,
+		"error": obj{"type": "invalid_request_error", "code": "steering_not_supported",
+			"message": "Steering is not supported: send the input in a new 'response.create' with previous_response_id."},
+		"steer": obj{"input": input, "previous_response_id": clip(target)}})
+}
+
+// socketMessage is one message a socket read: a binary one is answered in its turn, with an error event.
+type socketMessage struct {
+	data   []byte
+	binary bool
+}
+
+// serveSocketMessage answers one message of a socket: a response.create's response, streamed, or an error event.
+func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *http.Request, msg socketMessage) {
+	out := &wsSink{ctx: ctx, c: c}
+	fail := func(err error) {
+		httpapi.LogError(f.d.Logger, r, err)
+		out.send("error", wsErrorFrame(err))
+	}
+	if msg.binary {
+		fail(errs.E(errs.Invalid, "a message must be a text message holding a JSON object, not a binary one"))
+		return
+	}
+	in, err := parseFields(msg.data)
+	if err != nil {
+		fail(errs.E(errs.Invalid, "We could not parse the JSON of your message: each message must be one JSON object."))
+		return
+	}
+	if out.streamID, err = in.str("stream_id"); err != nil {
+		out.streamID = ""
+		fail(err)
+		return
+	}
+	if out.streamID != "" && !streamIDPattern.MatchString(out.streamID) {
+		id := out.streamID
+		out.streamID = ""
+		fail(errs.InvalidField("stream_id", "Invalid 'stream_id': expected 1 to 256 letters, digits, '_', '.' or '-', but got '%s'.", clip(id)))
+		return
+	}
+	typ, err := in.str("type")
+	if err != nil {
+		fail(err)
+		return
+	}
+	switch typ {
+	case "response.create":
+	case "":
+		fail(errs.Missing("type"))
+		return
+	default:
+		fail(errs.InvalidField("type", "Invalid 'type': expected 'response.create', but got '%s'.", clip(typ)))
+		return
+	}
+	// Each response is a request as a POST is: its key is checked again (one revoked since the upgrade is refused)
+	// and the request counted against the key's rate.
+	if f.d.Auth != nil {
+		if _, err := httpapi.Admit(ctx, f.d.Auth, f.d.Limiter, r.Header.Get("Authorization"), false); err != nil {
+			fail(err)
+			return
+		}
+	}
+	var background bool
+	if _, err := get(in, "background", &background); err != nil {
+		fail(err)
+		return
+	}
+	if background {
+		fail(errs.InvalidField("background", "Background mode is not supported over WebSocket."))
+		return
+	}
+	// generate (a socket's own field) false asks for a response recorded without the model's answer, to follow
+	// later: not one Contrail can make, so it is refused rather than answered with output not asked for.
+	generate := true
+	if _, err := get(in, "generate", &generate); err != nil {
+		fail(err)
+		return
+	}
+	if !generate {
+		fail(errs.InvalidField("generate", "'generate': false is not supported: every response is answered by the model."))
+		return
+	}
+	// stream is implicit over a socket: openai-node's helper leaves it out, the Agents SDK sends true, and false
+	// is answered with the same events (the socket has no other way to answer); only its type is checked.
+	var stream bool
+	if _, err := get(in, "stream", &stream); err != nil {
+		fail(err)
+		return
+	}
+	delete(in.m, "stream")
+	nr, err := f.decodeNewResponse(r, in)
+	if err != nil {
+		fail(err)
+		return
+	}
+	nr.Stream = true
+	b, err := f.beginResponse(r, nr)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer b.close()
+	fr := &frames{after: -1, failedAlone: true}
+	f.pumpResponse(ctx, out, fr, b.watch, 0, b.live)
+	if out.ended || ctx.Err() != nil {
+		return
+	}
+	// The stream of a cancelled or deleted response ends without a terminal event (SSE just ends): a socket's
+	// client, waiting for one before its next request, is told with an error event.
+	code, what := "response_cancelled", "was cancelled"
+	if fr.s.Deleted {
+		code, what = "response_deleted", "was deleted before it ended"
+	}
+	out.send("error", errorFrame("invalid_request_error", code, fmt.Sprintf("Response %s %s.", b.id, what)))
+}
+
+// wsErrorFrame is the error event a socket answers a request it cannot serve with: the error object as openai-node
+// types it (with the HTTP status the POST would have had), and its fields at the top as a stream's error event has
+// them.
+func wsErrorFrame(err error) obj {
+	status, o := errorFor(err)
+	var code, param any
+	if o.Code != nil {
+		code = *o.Code
+	}
+	if o.Param != nil {
+		param = *o.Param
+	}
+	detail := obj{"type": o.Type, "code": code, "message": o.Message, "param": param}
+	if e := errs.As(err); e != nil && e.RetryAfter > 0 {
+		// the header a POST refused for its rate would have had, as the error object carries headers
+		detail["headers"] = obj{"retry-after": strconv.Itoa(int((e.RetryAfter + time.Second - 1) / time.Second))}
+	}
+	return obj{"status": status, "code": code, "message": o.Message, "param": param, "error": detail}
+}
+
+// wsSink sends a response's frames as a socket's text messages, each with the request's stream_id when it had one.
+type wsSink struct {
+	ctx      context.Context
+	c        *websocket.Conn
+	streamID string
+	// ended is set once a terminal event was sent: the client's next request may follow.
+	ended bool
+}
+
+func (s *wsSink) send(typ string, data obj) bool {
+	data["type"] = typ
+	if s.streamID != "" {
+		data["stream_id"] = s.streamID
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return false
+	}
+	switch typ {
+	case "response.completed", "response.failed", "response.incomplete", "error":
+		s.ended = true
+	}
+	// Bounded by its own timeout only: a write whose context ends closes the socket at once (even one that has just
+	// finished), so the socket's end must not reach it; the pump stops sending when the socket's context ends.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), wsWriteTimeout)
+	defer cancel()
+	return s.c.Write(ctx, websocket.MessageText, raw) == nil
+}
+
+// flush and done: every message is sent whole as it is written, and the socket stays open for the next request.
+func (s *wsSink) flush() {}
+func (s *wsSink) done()  {}
