@@ -75,7 +75,7 @@ function Conversations({ current }) {
       ${list.length ? null : html`<li class="muted">No conversations yet.</li>`}</ul>
       ${last && last.has_more ? html`<p class="row"><button type="button" disabled=${more.busy} onClick=${loadMore}>${more.busy ? 'Loading…' : 'More conversations'}</button></p>` : null}
       <${ErrorBox} error=${more.error} />
-      <p class="row"><button type="button" onClick=${first.reload}>Refresh</button></p>` : html`<${Loading} what="conversations" />`}`;
+      <p class="row"><button type="button" onClick=${first.reload}>Refresh list</button></p>` : html`<${Loading} what="conversations" />`}`;
 }
 
 // allPages reads a list to its end (at most 1000 items: a console shows no more at once).

@@ -383,6 +383,9 @@ await step('a phone: nothing is wider than the screen', async () => {
   await page.goto(base + '/#/chat/' + session);
   await page.locator('ul.sessions a.session-title').first().waitFor();
   await shot('12-phone-chat', 'Chat on a 420 px phone: past sessions by their first words, long IDs wrapped');
+  await page.goto(base + '/#/responses/conversation/' + env('CONVERSATION'));
+  await page.locator('ol.items li').first().waitFor();
+  await shot('12-phone-responses', 'Responses on a 420 px phone: conversations by their first words over their IDs, wrapped, then the items');
   await page.setViewportSize({ width: 1360, height: 900 });
 });
 
