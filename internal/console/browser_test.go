@@ -83,6 +83,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	spare := n.IssueKey(t, ada, ada.AccountID, "old laptop")
 	thread := completedRun(t, n, key)
 	julepAgent, execution := julepExecution(t, n, key)
+	oldConv, conv, resp := conversationWithResponse(t, n, key)
 	n.NewAccount(t, "poison")
 	waitDeadLetter(t, n)
 	broken.Store(false)
@@ -96,7 +97,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"CONSOLE_URL="+n.URL, "ADMIN_KEY="+n.AdminKey, "USER_KEY="+key, "SPARE_KEY_ID="+spare.KeyID,
 		"AGENT_URL="+serveAgent(t, n, genrand.Handler), "DEAD_AGENT_URL="+deadURL(t), "CHROMIUM="+browser, "ARTIFACTS="+artifactsDir,
-		"JULEP_AGENT="+julepAgent, "JULEP_EXECUTION="+execution)
+		"JULEP_AGENT="+julepAgent, "JULEP_EXECUTION="+execution,
+		"OLD_CONVERSATION="+oldConv, "CONVERSATION="+conv, "RESPONSE="+resp)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -291,6 +293,27 @@ func julepExecution(t *testing.T, n *platformtest.Node, key string) (string, str
 		n.Do(t, key, "GET", "/julep/executions/"+exec.ID, nil).JSON(t, &exec)
 	}
 	return agent.ID, exec.ID
+}
+
+// conversationWithResponse makes, on the OpenAI face, two conversations: an older one, and one whose items are a
+// user's message, a function call and its output, followed by a response of the offline model in it, for the
+// Responses page. It returns the older conversation's ID, the other's, and the response's.
+func conversationWithResponse(t *testing.T, n *platformtest.Node, key string) (string, string, string) {
+	t.Helper()
+	var old, conv, resp struct{ ID, Status string }
+	n.Do(t, key, "POST", "/v1/conversations", map[string]any{"items": []any{
+		map[string]any{"role": "user", "content": "An older conversation about tea"}}}).JSON(t, &old)
+	n.Do(t, key, "POST", "/v1/conversations", map[string]any{"metadata": map[string]string{"from": "console test"}, "items": []any{
+		map[string]any{"role": "user", "content": "Plan a trip to Lisbon with three stops and check the weather there"},
+		map[string]any{"type": "function_call", "call_id": "call_weather", "name": "get_weather", "arguments": `{"city":"Lisbon"}`},
+		map[string]any{"type": "function_call_output", "call_id": "call_weather", "output": "sunny, 24C"},
+	}}).JSON(t, &conv)
+	r := n.Do(t, key, "POST", "/v1/responses", map[string]any{"model": "offline", "conversation": conv.ID, "input": "Thanks, what should I pack?"})
+	r.JSON(t, &resp)
+	if old.ID == "" || conv.ID == "" || resp.Status != "completed" {
+		t.Fatalf("conversations %q, %q; response: %d %s", old.ID, conv.ID, r.Status, r.Body)
+	}
+	return old.ID, conv.ID, resp.ID
 }
 
 // deadURL is the URL of an agent that does not answer: a loopback port nothing listens on.

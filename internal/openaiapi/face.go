@@ -196,6 +196,7 @@ func (f *Face) Routes(r chi.Router) {
 		r.Post("/responses/{response_id}/cancel", f.cancelResponse)
 		r.Get("/responses/{response_id}/input_items", f.listInputItems)
 
+		r.Get("/conversations", f.listConversations) // an extension: OpenAI has no list (conversations_list.go)
 		r.Post("/conversations", f.createConversation)
 		r.Get("/conversations/{conversation_id}", f.getConversation)
 		r.Post("/conversations/{conversation_id}", f.updateConversation)

@@ -41,7 +41,7 @@ func allProjections() []projections.Projection {
 		projections.Agents{}, projections.Sessions{}, projections.Embeds{},
 		projections.JulepAgents{}, projections.JulepUsers{}, projections.JulepDocs{}, projections.JulepSessions{},
 		projections.JulepTasks{}, projections.Executions{}, projections.TaskTimersView{}, projections.VectorStores{},
-		projections.Containers{},
+		projections.Containers{}, projections.Conversations{},
 	}
 }
 

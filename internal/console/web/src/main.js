@@ -8,6 +8,7 @@ import { Chat } from './chat.js';
 import { Timeline } from './timeline.js';
 import { Agents } from './agents.js';
 import { Assistants } from './assistants.js';
+import { Responses } from './responses.js';
 import { Operations } from './operations.js';
 import { Julep } from './julep.js';
 import { VectorStores } from './vectorstores.js';
@@ -17,6 +18,7 @@ const pages = [
   ['timeline', 'Timeline', Timeline],
   ['agents', 'Agents', Agents],
   ['assistants', 'Assistants', Assistants],
+  ['responses', 'Responses', Responses],
   ['vector-stores', 'Vector stores', VectorStores],
   ['julep', 'Julep', Julep],
   ['operations', 'Operations', Operations],

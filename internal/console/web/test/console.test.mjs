@@ -1,7 +1,8 @@
 // The console in a real browser (Debian's chromium, driven by playwright-core), against a real node that
 // browser_test.go started: sign in (a wrong key first), chat with the front agent and see the reply stream,
 // the session's timeline (routing, func calls, scrubbing), agents (detail, routing, registration), assistants,
-// and operations as admin (revoke a key). Every page gets a screenshot and a check that each field has a label.
+// responses (conversations, their items, a response by its ID), and operations as admin (revoke a key). Every page
+// gets a screenshot and a check that each field has a label.
 //
 // It prints one JSON line per step on stdout and, last, {"figures": ...}. Exit 0: all passed; 77: the browser
 // could not start (the Go test skips, saying why); anything else: a failure, with failure.png in ARTIFACTS.
@@ -319,6 +320,38 @@ await step('assistants: threads, messages, runs with steps', async () => {
   await shot('09-assistants', "Assistants: a thread's messages, a run with its status history and steps");
 });
 
+await step("responses: conversations newest first, a conversation's items in order, a response by its ID", async () => {
+  await page.click('nav >> text=Responses');
+  const first = page.locator('#conversations li').first();
+  await first.waitFor();
+  assert.equal(await first.getAttribute('data-id'), env('CONVERSATION'));
+  assert.match(await first.locator('a.session-title').textContent(), /^Plan a trip to Lisbon with three stops and check the weather…$/);
+  assert.equal(await first.locator('code.id').textContent(), env('CONVERSATION'));
+  assert.equal(await page.locator('#conversations li').nth(1).getAttribute('data-id'), env('OLD_CONVERSATION'));
+  await labelled('responses');
+  await first.locator('a.session-title').click();
+  await page.locator('ol.items li[data-type="function_call_output"]').waitFor();
+  const items = page.locator('ol.items li');
+  assert.deepEqual(await items.evaluateAll((els) => els.map((el) => el.dataset.type)), ['message', 'function_call', 'function_call_output', 'message', 'message']);
+  assert.match(await items.nth(0).textContent(), /user.*Plan a trip to Lisbon/s);
+  assert.match(await items.nth(1).textContent(), /Function call.*get_weather\(\{"city":"Lisbon"\}\)/s);
+  assert.match(await items.nth(2).textContent(), /Function output.*of get_weather.*sunny, 24C/s);
+  assert.match(await items.nth(3).textContent(), /user.*Thanks, what should I pack\?/s);
+  assert.match(await items.nth(4).textContent(), /assistant/);
+  assert.match(await page.textContent('dl.kv'), /console test/); // its metadata
+  await shot('09c-responses-conversation', "Responses: the account's conversations by their first words, and one's items: a message, a function call and its output, a response's input and output");
+  await page.fill('#response-id', env('RESPONSE'));
+  await page.keyboard.press('Enter');
+  await page.locator('#response-status').waitFor();
+  assert.equal(await page.textContent('#response-status'), 'completed');
+  assert.match(await page.textContent('#response'), /model\s*offline/);
+  assert.match(await page.textContent('#response-usage'), /total_tokens\s*\d+/);
+  assert.equal(await page.locator('#response ol.items li[data-type="message"]').count(), 1);
+  assert.equal(await page.locator(`#response a[href="#/responses/conversation/${env('CONVERSATION')}"]`).count(), 1);
+  await labelled('responses (a response)');
+  await shot('09d-responses-response', 'Responses: a response opened by its ID: status, model, output items and usage, the conversation it is in');
+});
+
 await step('julep: an agent, its task, an execution with its transitions', async () => {
   await page.click('nav >> text=Julep');
   await page.locator(`#julep-agents tr[data-id="${env('JULEP_AGENT')}"] a`).click();
@@ -337,7 +370,7 @@ await step('julep: an agent, its task, an execution with its transitions', async
 
 await step('a phone: nothing is wider than the screen', async () => {
   await page.setViewportSize({ width: 420, height: 900 });
-  for (const [where, loaded] of [['#/chat/' + session, 'ul.sessions a.session-title'], ['#/julep/execution/' + env('JULEP_EXECUTION'), '#julep-transitions li'], ['#/agents', 'table.grid tbody tr']]) {
+  for (const [where, loaded] of [['#/chat/' + session, 'ul.sessions a.session-title'], ['#/julep/execution/' + env('JULEP_EXECUTION'), '#julep-transitions li'], ['#/agents', 'table.grid tbody tr'], ['#/responses/conversation/' + env('CONVERSATION'), 'ol.items li']]) {
     await page.goto(base + '/' + where);
     await page.locator(loaded).first().waitFor();
     const wide = await page.evaluate(() => [...document.querySelectorAll('header.top, header.top *, aside.side, aside.side *')]
@@ -350,6 +383,9 @@ await step('a phone: nothing is wider than the screen', async () => {
   await page.goto(base + '/#/chat/' + session);
   await page.locator('ul.sessions a.session-title').first().waitFor();
   await shot('12-phone-chat', 'Chat on a 420 px phone: past sessions by their first words, long IDs wrapped');
+  await page.goto(base + '/#/responses/conversation/' + env('CONVERSATION'));
+  await page.locator('ol.items li').first().waitFor();
+  await shot('12-phone-responses', 'Responses on a 420 px phone: conversations by their first words over their IDs, wrapped, then the items');
   await page.setViewportSize({ width: 1360, height: 900 });
 });
 
