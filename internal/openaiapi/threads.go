@@ -294,32 +294,14 @@ func (f *Face) getMessage(w http.ResponseWriter, r *http.Request) {
 
 // messagesCaughtUp checks that the caller may read the thread, then waits (briefly) until the messages read model
 // shows the thread's last message event. shown says it does; when it does not, docs are the thread's messages as
-// the model will show them, folded from the log with the model's own fold, so that a message a client knows of
-// (the run that wrote it completed) is never answered missing or old. A log that cannot be read either is a 503:
-// what the model holds may be stale, and is not answered.
+// the model will show them, folded from the log, or the error is a 503 (shownOrFolded).
 func (f *Face) messagesCaughtUp(r *http.Request, threadID string) (
 	docs []projections.Listed[thread.ThreadMessageView], shown bool, err error) {
 	if _, err := f.thread(r, threadID); err != nil {
 		return nil, false, err
 	}
-	shown, err = f.d.Views.ShowsAggregate(r.Context(), projections.Messages{}, threadID)
-	if err != nil || shown {
-		return nil, shown, err
-	}
-	history, _, err := f.d.Store.LoadLatest(r.Context(), events.Ref{Type: "thread", ID: threadID})
-	if err == nil {
-		docs, err = projections.FoldAggregateAs[projections.Listed[thread.ThreadMessageView]](r.Context(),
-			projections.Messages{}, history, principal(r).AccountID+"."+threadID+".*")
-	}
-	if err != nil {
-		if r.Context().Err() != nil {
-			return nil, false, r.Context().Err()
-		}
-		return nil, false, &errs.Error{Code: errs.Unavailable,
-			Message: "the thread's messages are not shown yet (their read model is behind) and the log could not be read: retry",
-			Err:     fmt.Errorf("read thread %s's messages from the log: %w", threadID, err)}
-	}
-	return docs, false, nil
+	return shownOrFolded[projections.Listed[thread.ThreadMessageView]](f, r, projections.Messages{}, threadID,
+		principal(r).AccountID+"."+threadID+".*", "messages")
 }
 
 func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
