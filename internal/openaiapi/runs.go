@@ -175,8 +175,8 @@ func (f *Face) run(r *http.Request, threadID, runID string) (thread.RunView, err
 	if _, err := f.thread(r, threadID); err != nil {
 		return thread.RunView{}, err
 	}
-	folded, shown, err := shownOrFolded[projections.Listed[thread.RunView]](f, r, projections.Runs{}, threadID,
-		principal(r).AccountID+"."+threadID+".*", "runs")
+	folded, shown, err := shownOrFolded[projections.Listed[thread.RunView]](f, r, projections.Runs{}, threadRef(threadID),
+		principal(r).AccountID+"."+threadID+".*", "the thread's runs")
 	if err != nil {
 		return thread.RunView{}, err
 	}
@@ -344,7 +344,8 @@ func (f *Face) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	filter := principal(r).AccountID + "." + threadID + ".*"
-	docs, shown, err := shownOrFolded[projections.Listed[thread.RunView]](f, r, projections.Runs{}, threadID, filter, "runs")
+	docs, shown, err := shownOrFolded[projections.Listed[thread.RunView]](f, r, projections.Runs{}, threadRef(threadID), filter,
+		"the thread's runs")
 	if err == nil && shown {
 		docs, err = projections.ListAll[projections.Listed[thread.RunView]](r.Context(), f.d.Views, "runs", filter)
 	}
@@ -367,8 +368,8 @@ func (f *Face) stepsCaughtUp(r *http.Request, threadID, runID string) (
 	if _, err := f.run(r, threadID, runID); err != nil {
 		return nil, false, err
 	}
-	return shownOrFolded[projections.Listed[thread.StepView]](f, r, projections.RunSteps{}, threadID,
-		principal(r).AccountID+"."+threadID+"."+runID+".*", "run steps")
+	return shownOrFolded[projections.Listed[thread.StepView]](f, r, projections.RunSteps{}, threadRef(threadID),
+		principal(r).AccountID+"."+threadID+"."+runID+".*", "the run's steps")
 }
 
 func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {

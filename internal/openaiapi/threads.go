@@ -300,8 +300,8 @@ func (f *Face) messagesCaughtUp(r *http.Request, threadID string) (
 	if _, err := f.thread(r, threadID); err != nil {
 		return nil, false, err
 	}
-	return shownOrFolded[projections.Listed[thread.ThreadMessageView]](f, r, projections.Messages{}, threadID,
-		principal(r).AccountID+"."+threadID+".*", "messages")
+	return shownOrFolded[projections.Listed[thread.ThreadMessageView]](f, r, projections.Messages{}, threadRef(threadID),
+		principal(r).AccountID+"."+threadID+".*", "the thread's messages")
 }
 
 func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
