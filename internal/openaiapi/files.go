@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
@@ -33,14 +32,8 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: form["purpose"], Upload: upload})
-	if err == nil {
-		// Past the wait the file is answered from the log (f.file): it went in, and a client must not upload it
-		// again.
-		if err = f.d.Views.Shows(r.Context(), res, projections.Files{}); waitedTooLong(r, id, err) {
-			err = nil
-		}
-	}
-	if err != nil {
+	// Past the wait the file is answered from the log (f.file): it went in, and a client must not upload it again.
+	if err := f.shownOrDone(r, id, res, err, projections.Files{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -147,31 +140,8 @@ func (l *limited) Read(p []byte) (int, error) {
 // (shownOrFolded): a file a client just uploaded, or a run's code wrote and its answer names, is never answered
 // missing, nor one deleted answered still there.
 func (f *Face) file(r *http.Request, id string) (projections.FileView, error) {
-	if !ids.Valid(ids.File, id) {
-		return projections.FileView{}, fileNotFound(id)
-	}
-	key := projections.OwnedKey(principal(r).AccountID, id)
-	folded, shown, err := shownOrFolded[projections.Listed[projections.FileView]](f, r, projections.Files{},
-		events.Ref{Type: "file", ID: id}, key, "the file")
-	if err != nil {
-		return projections.FileView{}, err
-	}
-	if !shown {
-		for _, d := range folded {
-			if d.Obj.ID == id {
-				return d.Obj, nil
-			}
-		}
-		return projections.FileView{}, fileNotFound(id)
-	}
-	d, ok, err := projections.Get[projections.Listed[projections.FileView]](r.Context(), f.d.Views, "files", key)
-	if err != nil {
-		return d.Obj, err
-	}
-	if !ok {
-		return d.Obj, fileNotFound(id)
-	}
-	return d.Obj, nil
+	return ownedShown(f, r, projections.Files{}, "file", ids.File, id, fileNotFound(id),
+		func(v projections.FileView) string { return v.ID })
 }
 
 func (f *Face) answerFile(w http.ResponseWriter, r *http.Request, id string) {
@@ -194,13 +164,8 @@ func (f *Face) deleteFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Files.Delete(r.Context(), principal(r), id)
-	if err == nil {
-		// Past the wait the file is gone all the same: the next read of it folds the log (f.file).
-		if err = f.d.Views.Shows(r.Context(), res, projections.Files{}); waitedTooLong(r, id, err) {
-			err = nil
-		}
-	}
-	if err != nil {
+	// Past the wait the file is gone all the same: the next read of it folds the log (f.file).
+	if err := f.shownOrDone(r, id, res, err, projections.Files{}); err != nil {
 		if errs.CodeOf(err) == errs.NotFound {
 			err = fileNotFound(id)
 		}

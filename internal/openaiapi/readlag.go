@@ -6,6 +6,7 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -43,3 +44,37 @@ func shownOrFolded[T any](f *Face, r *http.Request, p projections.Projection, ag
 
 // threadRef names a thread's events.
 func threadRef(id string) events.Ref { return events.Ref{Type: "thread", ID: id} }
+
+// ownedShown reads an object of the caller's that a read model keeps as Listed[T] under "<account>.<id>", its
+// own aggregate's only (an assistant, a thread, a file: agg names its events), once the model shows the
+// aggregate's last event, or else from the log (shownOrFolded). An ID that cannot be of the kind, or names no such
+// object of the caller's, is notFound.
+func ownedShown[T any](f *Face, r *http.Request, p projections.Projection, agg string, kind ids.Kind, id string,
+	notFound error, idOf func(T) string) (T, error) {
+	var zero T
+	if !ids.Valid(kind, id) {
+		return zero, notFound
+	}
+	key := projections.OwnedKey(principal(r).AccountID, id)
+	folded, shown, err := shownOrFolded[projections.Listed[T]](f, r, p, events.Ref{Type: agg, ID: id}, key,
+		"the "+kind.Name)
+	if err != nil {
+		return zero, err
+	}
+	if !shown {
+		for _, d := range folded {
+			if idOf(d.Obj) == id {
+				return d.Obj, nil
+			}
+		}
+		return zero, notFound
+	}
+	d, ok, err := projections.Get[projections.Listed[T]](r.Context(), f.d.Views, p.Name(), key)
+	if err != nil {
+		return zero, err
+	}
+	if !ok {
+		return zero, notFound
+	}
+	return d.Obj, nil
+}
