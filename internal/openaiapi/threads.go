@@ -11,6 +11,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -154,8 +155,12 @@ func (f *Face) thread(r *http.Request, id string) (thread.ThreadView, error) {
 	return t.Obj, nil
 }
 
+// answerThread answers a thread of the caller's once the threads read model shows its last thread event, or else
+// from the log (ownedShown): a thread modified or deleted is not answered as it was. (f.thread, every thread
+// route's check, does not wait: what those routes read waits on its own model.)
 func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
-	t, err := f.thread(r, id)
+	t, err := ownedShown(f, r, projections.Threads{}, "thread", ids.Thread, id, errs.NotFoundf("thread", id),
+		func(t thread.ThreadView) string { return t.ID })
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -191,7 +196,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Threads.Modify(r.Context(), principal(r), id, md, in.has("metadata"), tr)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Threads{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -201,7 +206,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteThread(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "thread_id")
 	res, err := f.d.Threads.Delete(r.Context(), principal(r), id)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{}, projections.Runs{}, projections.RunSteps{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Threads{}, projections.Runs{}, projections.RunSteps{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
