@@ -1,0 +1,110 @@
+package openaiapi_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
+)
+
+// appendUndecodable appends to an aggregate's history an event this build cannot decode, so that its log cannot
+// be folded.
+func (e *env) appendUndecodable(t *testing.T, aggregate, id, event string) {
+	t.Helper()
+	if _, err := e.node.JS.Publish(ctxFor(t), e.node.Layout.Names.EventSubject(aggregate, id, event),
+		[]byte("not an event")); err != nil {
+		t.Fatalf("append an undecodable event: %v", err)
+	}
+}
+
+// wantBehind checks err is the 503 of a read whose model is behind and whose log could not be read.
+func wantBehind(t *testing.T, what string, err error) {
+	t.Helper()
+	if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
+		t.Fatalf("%s: %s", what, ae.RawJSON())
+	}
+}
+
+// TestAThreadIsReadFromTheLogWhileTheThreadsReadModelStandsStill: while the threads read model applies nothing, a
+// thread modified is answered modified (not as a timeout) and got so, and deleted is answered deleted and then not
+// found: past the read wait the thread is folded from the log, not answered as the model last showed it; and when
+// its log cannot be read either, a 503.
+func TestAThreadIsReadFromTheLogWhileTheThreadsReadModelStandsStill(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	th := e.thread(t, "Hello.")
+	gone := e.thread(t, "Goodbye.")
+	broken := e.thread(t, "Hm.")
+
+	release := e.holdLease(t, "projection.threads_v2")
+	defer release()
+	modified, err := e.client.Beta.Threads.Update(ctx, th.ID, openai.BetaThreadUpdateParams{
+		Metadata: map[string]string{"topic": "greetings"}})
+	if err != nil {
+		t.Fatalf("modify the thread: %v", apiErr(err))
+	}
+	if modified.Metadata["topic"] != "greetings" {
+		t.Fatalf("the thread modified: %s", modified.RawJSON())
+	}
+	got, err := e.client.Beta.Threads.Get(ctx, th.ID)
+	if err != nil || got.Metadata["topic"] != "greetings" {
+		t.Fatalf("the thread: %v %s", apiErr(err), got.RawJSON())
+	}
+	if del, err := e.client.Beta.Threads.Delete(ctx, gone.ID); err != nil || !del.Deleted {
+		t.Fatalf("delete the thread: %v", apiErr(err))
+	}
+	_, err = e.client.Beta.Threads.Get(ctx, gone.ID)
+	wantAPIError(t, err, http.StatusNotFound, "")
+
+	e.appendUndecodable(t, "thread", broken.ID, "modified")
+	_, err = e.client.Beta.Threads.Get(ctx, broken.ID)
+	wantBehind(t, "get the thread", err)
+}
+
+// TestAnAssistantIsReadFromTheLogWhileTheAssistantsReadModelStandsStill: while the assistants read model applies
+// nothing, an assistant made is answered made (not as a timeout a client would retry into a second one), one
+// modified is answered and got modified, one deleted is answered deleted and then not found; and when an
+// assistant's log cannot be read either, a 503.
+func TestAnAssistantIsReadFromTheLogWhileTheAssistantsReadModelStandsStill(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	a, gone, broken := e.assistant(t), e.assistant(t), e.assistant(t)
+
+	release := e.holdLease(t, "projection.assistants_v2")
+	defer release()
+	made, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+		Name: openai.String("made")})
+	if err != nil {
+		t.Fatalf("create an assistant: %v", apiErr(err))
+	}
+	if got, err := e.client.Beta.Assistants.Get(ctx, made.ID); err != nil || got.Name != "made" {
+		t.Fatalf("the assistant made: %v", apiErr(err))
+	}
+	modified, err := e.client.Beta.Assistants.Update(ctx, a.ID, openai.BetaAssistantUpdateParams{
+		Name: openai.String("renamed")})
+	if err != nil {
+		t.Fatalf("modify the assistant: %v", apiErr(err))
+	}
+	if modified.Name != "renamed" || modified.Instructions != "You help." {
+		t.Fatalf("the assistant modified: %s", modified.RawJSON())
+	}
+	if got, err := e.client.Beta.Assistants.Get(ctx, a.ID); err != nil || got.Name != "renamed" {
+		t.Fatalf("the assistant: %v %s", apiErr(err), got.RawJSON())
+	}
+	if del, err := e.client.Beta.Assistants.Delete(ctx, gone.ID); err != nil || !del.Deleted {
+		t.Fatalf("delete the assistant: %v", apiErr(err))
+	}
+	_, err = e.client.Beta.Assistants.Get(ctx, gone.ID)
+	wantAPIError(t, err, http.StatusNotFound, "")
+
+	e.appendUndecodable(t, "assistant", broken.ID, "modified")
+	_, err = e.client.Beta.Assistants.Get(ctx, broken.ID)
+	wantBehind(t, "get the assistant", err)
+}
