@@ -241,7 +241,7 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Threads.CreateMessage(r.Context(), principal(r), threadID, nm)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -250,14 +250,6 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.answerMessage(w, r, threadID, id)
-}
-
-func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, id string) {
-	if _, err := f.thread(r, threadID); err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	f.writeMessage(w, r, threadID, id)
 }
 
 // writeMessage answers a message of a thread the caller may read (checked before).
@@ -278,7 +270,12 @@ func (f *Face) writeMessage(w http.ResponseWriter, r *http.Request, threadID, id
 // getMessage answers once the messages read model shows the thread's last message event, or else from the log: a
 // message a run step names can be read the moment the step can.
 func (f *Face) getMessage(w http.ResponseWriter, r *http.Request) {
-	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
+	f.answerMessage(w, r, chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id"))
+}
+
+// answerMessage answers a message of a thread of the caller's once the messages read model shows the thread's last
+// message event, or else from the log (messagesCaughtUp).
+func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, id string) {
 	docs, shown, err := f.messagesCaughtUp(r, threadID)
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -322,7 +319,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Threads.ModifyMessage(r.Context(), principal(r), threadID, id, md)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -332,7 +329,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteMessage(w http.ResponseWriter, r *http.Request) {
 	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
 	res, err := f.d.Threads.DeleteMessage(r.Context(), principal(r), threadID, id)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
