@@ -108,3 +108,41 @@ func TestAnAssistantIsReadFromTheLogWhileTheAssistantsReadModelStandsStill(t *te
 	_, err = e.client.Beta.Assistants.Get(ctx, broken.ID)
 	wantBehind(t, "get the assistant", err)
 }
+
+// TestAMessageWrittenWhileTheMessagesReadModelStandsStillIsAnsweredFromTheLog: while the messages read model
+// applies nothing, a message added to a thread is answered added (not as a timeout a client would retry into a
+// second message), one modified is answered modified, one deleted is answered deleted and then not found.
+func TestAMessageWrittenWhileTheMessagesReadModelStandsStillIsAnsweredFromTheLog(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	th := e.thread(t, "Hello.")
+	first, err := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
+	if err != nil || len(first.Data) != 1 {
+		t.Fatalf("the thread's messages: %v", apiErr(err))
+	}
+
+	release := e.holdLease(t, "projection.messages_v2")
+	defer release()
+	added, err := e.client.Beta.Threads.Messages.New(ctx, th.ID, openai.BetaThreadMessageNewParams{Role: "user",
+		Content: openai.BetaThreadMessageNewParamsContentUnion{OfString: openai.String("Are you there?")}})
+	if err != nil {
+		t.Fatalf("add a message: %v", apiErr(err))
+	}
+	if len(added.Content) != 1 || added.Content[0].Text.Value != "Are you there?" || added.ThreadID != th.ID {
+		t.Fatalf("the message added: %s", added.RawJSON())
+	}
+	modified, err := e.client.Beta.Threads.Messages.Update(ctx, th.ID, added.ID, openai.BetaThreadMessageUpdateParams{
+		Metadata: map[string]string{"seen": "no"}})
+	if err != nil {
+		t.Fatalf("modify the message: %v", apiErr(err))
+	}
+	if modified.Metadata["seen"] != "no" {
+		t.Fatalf("the message modified: %s", modified.RawJSON())
+	}
+	if del, err := e.client.Beta.Threads.Messages.Delete(ctx, th.ID, first.Data[0].ID); err != nil || !del.Deleted {
+		t.Fatalf("delete the message: %v", apiErr(err))
+	}
+	_, err = e.client.Beta.Threads.Messages.Get(ctx, th.ID, first.Data[0].ID)
+	wantAPIError(t, err, http.StatusNotFound, "")
+}
