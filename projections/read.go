@@ -409,6 +409,40 @@ func (r *Runner) ShowsAggregate(ctx context.Context, p Projection, aggregateID s
 	return true, nil
 }
 
+// ShowsLatest waits, at most Config.ReadWait as Shows does, until the read model p has applied the log's last event
+// of each type it folds, of any aggregate. It reports whether the model shows them: past the wait it returns false
+// and no error. It is for a read that spans aggregates (an account's Julep agents), which FoldAggregate cannot
+// answer from the log: past the wait such a read says the model is behind rather than answer what it holds.
+func (r *Runner) ShowsLatest(ctx context.Context, p Projection) (bool, error) {
+	stream, err := r.eventsStream(ctx)
+	if err != nil {
+		return false, err
+	}
+	var last uint64
+	for _, t := range p.EventTypes() {
+		m, err := stream.GetLastMsgForSubject(ctx, r.names.TypeFilter(t))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("last %s event: %w", t, err)
+		}
+		last = max(last, m.Sequence)
+	}
+	if last == 0 {
+		return true, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, r.cfg.ReadWait)
+	defer cancel()
+	if err := r.WaitFor(wctx, p.Name(), last); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
 // eventsStream is the log's stream handle, looked up once: a read that checks a model against the log would
 // otherwise pay a round trip for it every time. The handle only names the stream, so it stays good; a failed
 // lookup is not kept.
