@@ -172,5 +172,5 @@ func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) listAssistants(w http.ResponseWriter, r *http.Request) {
-	listOwned(f, w, r, "assistants", func(a projections.AssistantView) string { return a.ID }, assistantWire)
+	listOwned(f, w, r, projections.Assistants{}, func(a projections.AssistantView) string { return a.ID }, assistantWire)
 }

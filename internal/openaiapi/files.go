@@ -207,6 +207,10 @@ func (f *Face) listFiles(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	if err := f.listCaughtUp(r, projections.Files{}); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	docs, err := projections.ListAll[projections.Listed[projections.FileView]](r.Context(), f.d.Views, "files",
 		principal(r).AccountID+".*")
 	if err != nil {

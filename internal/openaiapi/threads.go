@@ -171,7 +171,7 @@ func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
 // listThreads lists the caller's threads. OpenAI's API has no such list (a client keeps its thread IDs); Contrail
 // adds it, in OpenAI's list shape, so that a console or a script can find an account's threads again.
 func (f *Face) listThreads(w http.ResponseWriter, r *http.Request) {
-	listOwned(f, w, r, "threads", func(t thread.ThreadView) string { return t.ID }, threadWire)
+	listOwned(f, w, r, projections.Threads{}, func(t thread.ThreadView) string { return t.ID }, threadWire)
 }
 
 func (f *Face) getThread(w http.ResponseWriter, r *http.Request) {
