@@ -53,3 +53,28 @@ func TestASessionsMessagesAreReadFromTheLogWhileTheirReadModelStandsStill(t *tes
 		t.Fatalf("the session's messages with its log unreadable: %q", e.Message)
 	}
 }
+
+// TestAListWhoseReadModelStandsStillIsUnavailable: an account's sessions and the agents it may see span many
+// aggregates and are not folded from the log, so past the read wait such a list whose read model stands still is
+// an error saying the model is behind, not the list without what was just made.
+func TestAListWhoseReadModelStandsStillIsUnavailable(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	_, key := n.NewAccount(t, "ada")
+	c := client{t: t, n: n, key: key}
+
+	releaseSessions := n.HoldLease(t, "projection.sessions_v2")
+	defer releaseSessions()
+	newSession(t, c, "")
+	if e := c.fail(`{ allSessions { handle } }`, nil, "SERVICE_UNAVAILABLE"); !strings.Contains(e.Message, "read model is behind") {
+		t.Fatalf("allSessions: %q", e.Message)
+	}
+
+	releaseAgents := n.HoldLease(t, "projection.agents")
+	defer releaseAgents()
+	// The mutation's own wait for the model runs out; the agent is made all the same.
+	c.post(`mutation { createAgent(agentData: {handle: "genrand", funcUrl: "http://127.0.0.1:9/genrand"}) { agent { agentId } } }`, nil)
+	if e := c.fail(`{ allAgents { agentId } }`, nil, "SERVICE_UNAVAILABLE"); !strings.Contains(e.Message, "read model is behind") {
+		t.Fatalf("allAgents: %q", e.Message)
+	}
+}
