@@ -121,16 +121,21 @@ func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m comman
 	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
 		return fmt.Errorf("keep the thread's attachments: %w", err)
 	}
-	th, err := f.thread(r, threadID)
+	// The thread's tool_resources as the log holds them, not as the threads model shows them: they are written
+	// back whole, and the model may not show yet what a modify set a moment ago.
+	th, ok, err := f.threadInLog(r.Context(), principal(r).AccountID, threadID)
 	if err != nil {
 		return err
+	}
+	if !ok {
+		return errs.NotFoundf("thread", threadID)
 	}
 	tr, err := commands.WithVectorStore(th.ToolResources, commands.ThreadStoreID(threadID))
 	if err != nil || bytes.Equal(tr, th.ToolResources) {
 		return err
 	}
 	res, err = f.d.Threads.Modify(r.Context(), principal(r), threadID, nil, false, tr)
-	return f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{})
+	return f.shownOrDone(r, threadID, res, err, projections.Threads{})
 }
 
 // thread reads a thread the caller owns from the read model; every route under a thread starts here.
