@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -73,5 +74,46 @@ func TestAFileIs503WhenNeitherTheReadModelNorTheLogAnswers(t *testing.T) {
 	_, err := e.client.Files.Get(ctx, id)
 	if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
 		t.Fatalf("get: %s", ae.RawJSON())
+	}
+}
+
+// TestCodeInterpretersFileIsSavedWhileTheFilesReadModelStandsStill: a file the run's code writes while the files
+// read model stands still is kept, and its call does not fail for the model's wait running out: the step names the
+// file, and the file is got by ID (from the log) and read.
+func TestCodeInterpretersFileIsSavedWhileTheFilesReadModelStandsStill(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	a := e.codeAssistant(t, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+		Tools: []openai.AssistantToolUnionParam{{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}}}})
+	e.model.Enqueue(codeCall("call_w", "open('/mnt/data/out.txt', 'w').write('written')"), llmtest.Text("Done."))
+	th := e.thread(t, "Write a file.")
+
+	release := e.holdLease(t, "projection.files_v2")
+	defer release()
+	run := e.completeRun(t, th.ID, a.ID)
+	if out := e.model.Requests()[1].LastMessage().Content; !strings.Contains(out, "[file written: /mnt/data/out.txt (saved as file-") {
+		t.Fatalf("the model was told %q", out)
+	}
+	steps, err := e.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{
+		Order: openai.BetaThreadRunStepListParamsOrderAsc})
+	if err != nil || len(steps.Data) != 2 {
+		t.Fatalf("the run's steps: %v %s", apiErr(err), steps.RawJSON())
+	}
+	out := e.model.Requests()[1].LastMessage().Content
+	id := out[strings.Index(out, "file-"):]
+	id = id[:strings.IndexAny(id, ") ")]
+	f, err := e.client.Files.Get(ctx, id)
+	if err != nil || f.Filename != "out.txt" || f.Purpose != "assistants_output" {
+		t.Fatalf("the file by ID: %v %s", apiErr(err), f.RawJSON())
+	}
+	resp, err := e.client.Files.Content(ctx, id)
+	if err != nil {
+		t.Fatalf("the file's content: %v", apiErr(err))
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if string(body) != "written" {
+		t.Fatalf("the file's content: %q", body)
 	}
 }
