@@ -39,6 +39,9 @@ func (r queryResolver) AllAgents(ctx context.Context, first *int, after *string)
 	for _, b := range r.d.Agents.Builtins() {
 		out = append(out, agentModel(b, ""))
 	}
+	if err := r.listCaughtUp(ctx, projections.Agents{}); err != nil {
+		return nil, err
+	}
 	own, err := projections.ListAll[projections.AgentView](ctx, r.d.Views, "agents", projections.OwnAgentsFilter(p.AccountID))
 	if err != nil {
 		return nil, err

@@ -43,6 +43,9 @@ func (r queryResolver) AllSessions(ctx context.Context, first *int, after *strin
 	if err != nil {
 		return nil, err
 	}
+	if err := r.listCaughtUp(ctx, projections.Sessions{}); err != nil {
+		return nil, err
+	}
 	views, err := projections.ListAll[projections.SessionView](ctx, r.d.Views, "sessions", projections.SessionsFilter(p.AccountID))
 	if err != nil {
 		return nil, err
@@ -119,7 +122,7 @@ func (r sessionResolver) Messages(ctx context.Context, obj *generated.Session, f
 	if err != nil {
 		return nil, err
 	}
-	views, err := projections.ListAll[projections.MessageView](ctx, r.d.Views, "sessions", projections.SessionMessagesFilter(v.Account, v.ID))
+	views, err := r.sessionMessages(ctx, v)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +137,50 @@ func (r sessionResolver) Messages(ctx context.Context, obj *generated.Session, f
 		out = append(out, mm)
 	}
 	return page(out, func(m model.Message) string { return m.ID }, first, after, "message")
+}
+
+// sessionMessages is a session's chat log once the sessions read model shows the session's last event it folds,
+// or else, past the wait (as long as Shows would), folded from the log with the model's own Apply
+// (projections.FoldAggregate): an agent's reply a client saw in a subscription is never left out because the
+// model stood still a moment. A log that cannot be read either is an error saying the model is behind, not the
+// model's stale log.
+func (r *Resolver) sessionMessages(ctx context.Context, v projections.SessionView) ([]projections.MessageView, error) {
+	filter := projections.SessionMessagesFilter(v.Account, v.ID)
+	shown, err := r.d.Views.ShowsAggregate(ctx, projections.Sessions{}, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	if shown {
+		return projections.ListAll[projections.MessageView](ctx, r.d.Views, "sessions", filter)
+	}
+	history, _, err := r.d.Store.LoadLatest(ctx, events.Ref{Type: "session", ID: v.ID})
+	var views []projections.MessageView
+	if err == nil {
+		views, err = projections.FoldAggregateAs[projections.MessageView](ctx, projections.Sessions{}, history, filter)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &errs.Error{Code: errs.Unavailable,
+			Message: "the session's messages cannot be read now: the read model is behind and the log could not be read; retry",
+			Err:     fmt.Errorf("read session %s's messages from the log: %w", v.ID, err)}
+	}
+	return views, nil
+}
+
+// listCaughtUp waits (as long as Shows would) until the read model of a list that spans aggregates (an account's
+// sessions, the agents one may see) has applied the log's last event of each type it folds. Such a list is not
+// folded from the log: past the wait it is an error saying the model is behind, not what the model holds (a
+// session made a moment ago left out, one deleted still listed).
+func (r *Resolver) listCaughtUp(ctx context.Context, model projections.Projection) error {
+	shown, err := r.d.Views.ShowsLatest(ctx, model)
+	if err != nil || shown {
+		return err
+	}
+	return &errs.Error{Code: errs.Unavailable,
+		Message: "this list cannot be answered now: its read model is behind; retry",
+		Err:     fmt.Errorf("list %s: the read model did not catch up within the read wait", model.Name())}
 }
 
 // Embeds lists every embed the session's messages carry, by key.

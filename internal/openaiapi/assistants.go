@@ -8,6 +8,7 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -113,25 +114,23 @@ func (f *Face) createAssistant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Assistants.Create(r.Context(), principal(r), spec)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Assistants{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
 	f.answerAssistant(w, r, id)
 }
 
+// answerAssistant answers an assistant of the caller's once the assistants read model shows its last event, or else
+// from the log (ownedShown).
 func (f *Face) answerAssistant(w http.ResponseWriter, r *http.Request, id string) {
-	a, ok, err := projections.Get[projections.Listed[projections.AssistantView]](r.Context(), f.d.Views, "assistants",
-		projections.OwnedKey(principal(r).AccountID, id))
+	a, err := ownedShown(f, r, projections.Assistants{}, "assistant", ids.Assistant, id, errs.NotFoundf("assistant", id),
+		func(a projections.AssistantView) string { return a.ID })
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	if !ok {
-		f.WriteError(w, r, errs.NotFoundf("assistant", id))
-		return
-	}
-	writeJSON(w, assistantWire(a.Obj))
+	writeJSON(w, assistantWire(a))
 }
 
 func (f *Face) getAssistant(w http.ResponseWriter, r *http.Request) {
@@ -155,7 +154,7 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 		// Reapplying the request to the current settings changes exactly the fields it sent.
 		_ = f.assistantSpec(in, s)
 	})
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Assistants{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -165,7 +164,7 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "assistant_id")
 	res, err := f.d.Assistants.Delete(r.Context(), principal(r), id)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Assistants{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -173,5 +172,5 @@ func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) listAssistants(w http.ResponseWriter, r *http.Request) {
-	listOwned(f, w, r, "assistants", func(a projections.AssistantView) string { return a.ID }, assistantWire)
+	listOwned(f, w, r, projections.Assistants{}, func(a projections.AssistantView) string { return a.ID }, assistantWire)
 }

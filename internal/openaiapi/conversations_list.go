@@ -1,24 +1,14 @@
 package openaiapi
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/domain/conversation"
 	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/projections"
 )
-
-// listIndexWait bounds how long a listing waits for the conversations index to reach the log (the projections'
-// default ReadWait): past it, the listing answers from what the index holds.
-const listIndexWait = 5 * time.Second
 
 // previewWords and previewChars bound a listed conversation's preview: enough to tell conversations apart.
 const (
@@ -42,8 +32,9 @@ func (f *Face) listConversations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The create answers before the index shows it (conversations.go does not wait on it): waiting here for the
-	// log's last creation lists the conversation a client just made.
-	if err := f.conversationsIndexed(r.Context()); err != nil {
+	// log's last creation lists the conversation a client just made; an index still behind past the wait is a
+	// 503, not a listing without it (listCaughtUp).
+	if err := f.listCaughtUp(r, projections.Conversations{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -74,32 +65,6 @@ func (f *Face) listConversations(w http.ResponseWriter, r *http.Request) {
 		out.Data = append(out.Data, c)
 	}
 	writeJSON(w, out)
-}
-
-// conversationsIndexed waits, at most listIndexWait, until the conversations index has applied the log's last
-// conversation.created. Past the wait it returns nil: a listing a moment behind is better than none.
-func (f *Face) conversationsIndexed(ctx context.Context) error {
-	stream, err := f.d.JS.Stream(ctx, f.d.Names.EventsStream())
-	if err != nil {
-		return fmt.Errorf("look up events stream: %w", err)
-	}
-	m, err := stream.GetLastMsgForSubject(ctx, f.d.Names.TypeFilter("conversation.created"))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("last conversation created: %w", err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, listIndexWait)
-	defer cancel()
-	if err := f.d.Views.WaitFor(wctx, projections.Conversations{}.Name(), m.Sequence); err != nil && ctx.Err() == nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			f.d.Logger.WarnContext(ctx, "conversations index behind the log; listing what it holds", "seq", m.Sequence)
-			return nil
-		}
-		return err
-	}
-	return ctx.Err()
 }
 
 // conversationPreview is the first words of the conversation's first user message (its text parts), "" when it

@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3/conversations"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -120,5 +123,29 @@ func TestConversationsList(t *testing.T) {
 			}
 		}
 		return true
+	})
+}
+
+// TestConversationsListWhoseIndexStandsStillIsA503: past the read wait, a listing whose index stands still is a 503
+// saying the read model is behind, not a listing without the conversation just made; once the index goes on, the
+// listing has it.
+func TestConversationsListWhoseIndexStandsStillIsA503(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	release := e.holdLease(t, "projection.conversations")
+	c, err := e.client.Conversations.New(ctx, conversations.ConversationNewParams{})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	var page conversationPage
+	err = e.client.Get(ctx, "conversations", nil, &page)
+	wantBehind(t, "list conversations", err)
+
+	release()
+	waitFor(t, func() bool {
+		page = conversationPage{}
+		err := e.client.Get(ctx, "conversations", nil, &page)
+		return err == nil && len(page.Data) == 1 && page.Data[0].ID == c.ID
 	})
 }

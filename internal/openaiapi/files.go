@@ -12,6 +12,7 @@ import (
 
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -31,7 +32,8 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: form["purpose"], Upload: upload})
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Files{}); err != nil {
+	// Past the wait the file is answered from the log (f.file): it went in, and a client must not upload it again.
+	if err := f.shownOrDone(r, id, res, err, projections.Files{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -134,16 +136,12 @@ func (l *limited) Read(p []byte) (int, error) {
 	return k, err
 }
 
+// file reads a file of the caller's once the files read model shows the file's last event, or else from the log
+// (shownOrFolded): a file a client just uploaded, or a run's code wrote and its answer names, is never answered
+// missing, nor one deleted answered still there.
 func (f *Face) file(r *http.Request, id string) (projections.FileView, error) {
-	d, ok, err := projections.Get[projections.Listed[projections.FileView]](r.Context(), f.d.Views, "files",
-		projections.OwnedKey(principal(r).AccountID, id))
-	if err != nil {
-		return d.Obj, err
-	}
-	if !ok {
-		return d.Obj, fileNotFound(id)
-	}
-	return d.Obj, nil
+	return ownedShown(f, r, projections.Files{}, "file", ids.File, id, fileNotFound(id),
+		func(v projections.FileView) string { return v.ID })
 }
 
 func (f *Face) answerFile(w http.ResponseWriter, r *http.Request, id string) {
@@ -166,7 +164,8 @@ func (f *Face) deleteFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Files.Delete(r.Context(), principal(r), id)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Files{}); err != nil {
+	// Past the wait the file is gone all the same: the next read of it folds the log (f.file).
+	if err := f.shownOrDone(r, id, res, err, projections.Files{}); err != nil {
 		if errs.CodeOf(err) == errs.NotFound {
 			err = fileNotFound(id)
 		}
@@ -205,6 +204,10 @@ func (f *Face) fileContent(w http.ResponseWriter, r *http.Request) {
 func (f *Face) listFiles(w http.ResponseWriter, r *http.Request) {
 	p, err := parseList(r, 10000, 10000)
 	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := f.listCaughtUp(r, projections.Files{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

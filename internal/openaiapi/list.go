@@ -2,6 +2,7 @@ package openaiapi
 
 import (
 	"cmp"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -112,13 +113,18 @@ func paginate[T any](items []listed[T], p listParams) page[T] {
 
 // listOwned answers a page of the caller's objects of a read model kept as Listed documents under
 // "<account>.<id>", each as show maps it, newest first unless the request says otherwise.
-func listOwned[T, W any](f *Face, w http.ResponseWriter, r *http.Request, model string, id func(T) string, show func(T) W) {
+func listOwned[T, W any](f *Face, w http.ResponseWriter, r *http.Request, model projections.Projection, id func(T) string,
+	show func(T) W) {
 	p, err := parseList(r, 20, 100)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	docs, err := projections.ListAll[projections.Listed[T]](r.Context(), f.d.Views, model, principal(r).AccountID+".*")
+	if err := f.listCaughtUp(r, model); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	docs, err := projections.ListAll[projections.Listed[T]](r.Context(), f.d.Views, model.Name(), principal(r).AccountID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -128,4 +134,18 @@ func listOwned[T, W any](f *Face, w http.ResponseWriter, r *http.Request, model 
 		items = append(items, listed[W]{id: id(d.Obj), seq: d.Seq, obj: show(d.Obj)})
 	}
 	writeJSON(w, paginate(items, p))
+}
+
+// listCaughtUp waits (as long as Shows would) until the read model of an account-wide list has applied the log's
+// last event of the kinds it folds. Such a list spans the account's aggregates and is not folded from the log: past
+// the wait it is a 503 saying the model is behind, not what the model holds (an object made a moment ago left
+// out, one deleted still listed).
+func (f *Face) listCaughtUp(r *http.Request, model projections.Projection) error {
+	shown, err := f.d.Views.ShowsLatest(r.Context(), model)
+	if err != nil || shown {
+		return err
+	}
+	return &errs.Error{Code: errs.Unavailable,
+		Message: "this list cannot be answered now: its read model is behind; retry",
+		Err:     fmt.Errorf("list %s: the read model did not catch up within the read wait", model.Name())}
 }

@@ -1,59 +1,17 @@
 package openaiapi_test
 
 import (
-	"context"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 )
 
-// holdLease makes a read model stand still, as it does on a loaded node whose renewal of the model's lease came
-// late: another holder takes the lease (name as the log says it, "projection.messages_v2"), and keeps it until
-// the returned release. It returns once the node has let the model go (its log says the lease was lost).
+// holdLease makes a read model stand still (platformtest.Node.HoldLease).
 func (e *env) holdLease(t *testing.T, name string) (release func()) {
 	t.Helper()
-	ctx := ctxFor(t)
-	kv, err := e.node.JS.KeyValue(ctx, e.node.Layout.Names.Bucket("projection_leases"))
-	if err != nil {
-		t.Fatalf("open the projection leases: %v", err)
-	}
-	lost := func() int {
-		n := 0
-		for _, l := range strings.Split(e.node.Logs.String(), "\n") {
-			if strings.Contains(l, `"msg":"lease lost"`) && strings.Contains(l, `"lease":"`+name+`"`) {
-				n++
-			}
-		}
-		return n
-	}
-	before := lost()
-	hctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		// The bucket's keys expire after the lease TTL: the other holder renews, as a holder does.
-		for hctx.Err() == nil {
-			_, _ = kv.Put(hctx, name, []byte("another-node"))
-			select {
-			case <-hctx.Done():
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
-	waitFor(t, func() bool { return lost() > before })
-	return func() {
-		stop()
-		wg.Wait()
-		if err := kv.Delete(ctx, name); err != nil {
-			t.Errorf("release the lease: %v", err)
-		}
-	}
+	return e.node.HoldLease(t, name)
 }
 
 // TestAFinishedRunsMessagesAreShownWhileTheirReadModelLags: a client that saw its run completed lists the run's

@@ -168,10 +168,25 @@ func (f *Face) createThreadAndRun(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// run reads a run of a thread the caller owns.
+// run reads a run of a thread the caller owns, once the runs read model shows the thread's last run event, or else
+// from the log (shownOrFolded): a client that saw the run end in a stream, or a step of it completed, must not poll
+// it back as still in progress.
 func (f *Face) run(r *http.Request, threadID, runID string) (thread.RunView, error) {
 	if _, err := f.thread(r, threadID); err != nil {
 		return thread.RunView{}, err
+	}
+	folded, shown, err := shownOrFolded[projections.Listed[thread.RunView]](f, r, projections.Runs{}, threadRef(threadID),
+		principal(r).AccountID+"."+threadID+".*", "the thread's runs")
+	if err != nil {
+		return thread.RunView{}, err
+	}
+	if !shown {
+		for _, d := range folded {
+			if d.Obj.ID == runID {
+				return d.Obj, nil
+			}
+		}
+		return thread.RunView{}, errs.NotFoundf("run", runID)
 	}
 	run, ok, err := projections.Get[projections.Listed[thread.RunView]](r.Context(), f.d.Views, "runs",
 		projections.RunKey(principal(r).AccountID, threadID, runID))
@@ -179,8 +194,8 @@ func (f *Face) run(r *http.Request, threadID, runID string) (thread.RunView, err
 		return thread.RunView{}, err
 	}
 	if !ok {
-		// Not in the read model: confirm with the log before answering 404 (a run made a moment ago may not be
-		// shown yet).
+		// Not in the read model: confirm with the log before answering 404 (a run made since the model was checked
+		// may not be shown yet).
 		obj, exists, err := f.runInLog(r.Context(), principal(r).AccountID, threadID, runID)
 		if err != nil {
 			return thread.RunView{}, err
@@ -222,6 +237,23 @@ func (f *Face) answerCreatedRun(w http.ResponseWriter, r *http.Request, created 
 	f.answerRun(w, r, created.ThreadID, created.RunID)
 }
 
+// answerRunWritten answers a run a command just changed once the read models show the change, or from the log if
+// they do not within the wait: the change went in, and a client must not read a timeout as its failure (a second
+// submission of tool outputs would be refused, the run having moved on).
+func (f *Face) answerRunWritten(w http.ResponseWriter, r *http.Request, res eventstore.Appended, threadID, runID string,
+	models ...projections.Projection) {
+	err := f.d.Views.Shows(r.Context(), res, models...)
+	if waitedTooLong(r, runID, err) {
+		f.runFromLog(w, r, threadID, runID)
+		return
+	}
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	f.answerRun(w, r, threadID, runID)
+}
+
 // pollAfter tells the SDKs' poll helpers (createAndPoll, PollStatus) how soon to ask again, as OpenAI does: their
 // default is a second or more, far longer than a run or a file takes here.
 func pollAfter(w http.ResponseWriter) { w.Header().Set("openai-poll-after-ms", "100") }
@@ -239,21 +271,21 @@ func (f *Face) modifyRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Runs.Modify(r.Context(), principal(r), threadID, runID, md)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Runs{}); err != nil {
+	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	f.answerRun(w, r, threadID, runID)
+	f.answerRunWritten(w, r, res, threadID, runID, projections.Runs{})
 }
 
 func (f *Face) cancelRun(w http.ResponseWriter, r *http.Request) {
 	threadID, runID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id")
 	res, err := f.d.Runs.Cancel(r.Context(), principal(r), threadID, runID)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Runs{}); err != nil {
+	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	f.answerRun(w, r, threadID, runID)
+	f.answerRunWritten(w, r, res, threadID, runID, projections.Runs{})
 }
 
 func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
@@ -287,11 +319,11 @@ func (f *Face) submitToolOutputs(w http.ResponseWriter, r *http.Request) {
 	}
 	if !stream {
 		res, err := f.d.Runs.SubmitToolOutputs(r.Context(), principal(r), threadID, runID, outputs)
-		if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Runs{}, projections.RunSteps{}); err != nil {
+		if err != nil {
 			f.WriteError(w, r, err)
 			return
 		}
-		f.answerRun(w, r, threadID, runID)
+		f.answerRunWritten(w, r, res, threadID, runID, projections.Runs{}, projections.RunSteps{})
 		return
 	}
 	// As a streamed create, the stream reads the log and waits for no read model.
@@ -311,8 +343,12 @@ func (f *Face) listRuns(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	docs, err := projections.ListAll[projections.Listed[thread.RunView]](r.Context(), f.d.Views, "runs",
-		principal(r).AccountID+"."+threadID+".*")
+	filter := principal(r).AccountID + "." + threadID + ".*"
+	docs, shown, err := shownOrFolded[projections.Listed[thread.RunView]](f, r, projections.Runs{}, threadRef(threadID), filter,
+		"the thread's runs")
+	if err == nil && shown {
+		docs, err = projections.ListAll[projections.Listed[thread.RunView]](r.Context(), f.d.Views, "runs", filter)
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -324,14 +360,33 @@ func (f *Face) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, paginate(items, p))
 }
 
+// stepsCaughtUp checks that the caller may read the run, then waits (briefly) until the run steps read model shows
+// the thread's last step event. shown says it does; when it does not, docs are the run's steps as the model will
+// show them, folded from the log, or the error is a 503 (shownOrFolded).
+func (f *Face) stepsCaughtUp(r *http.Request, threadID, runID string) (
+	docs []projections.Listed[thread.StepView], shown bool, err error) {
+	if _, err := f.run(r, threadID, runID); err != nil {
+		return nil, false, err
+	}
+	return shownOrFolded[projections.Listed[thread.StepView]](f, r, projections.RunSteps{}, threadRef(threadID),
+		principal(r).AccountID+"."+threadID+"."+runID+".*", "the run's steps")
+}
+
 func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
 	threadID, runID, stepID := chi.URLParam(r, "thread_id"), chi.URLParam(r, "run_id"), chi.URLParam(r, "step_id")
-	if _, err := f.run(r, threadID, runID); err != nil {
+	docs, shown, err := f.stepsCaughtUp(r, threadID, runID)
+	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	if _, err := f.d.Views.ShowsAggregate(r.Context(), projections.RunSteps{}, threadID); err != nil {
-		f.WriteError(w, r, err)
+	if !shown {
+		for _, d := range docs {
+			if d.Obj.ID == stepID {
+				writeJSON(w, stepWire(d.Obj))
+				return
+			}
+		}
+		f.WriteError(w, r, errs.NotFoundf("run step", stepID))
 		return
 	}
 	s, ok, err := projections.Get[projections.Listed[thread.StepView]](r.Context(), f.d.Views, "run_steps",
@@ -354,16 +409,11 @@ func (f *Face) listSteps(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if _, err := f.run(r, threadID, runID); err != nil {
-		f.WriteError(w, r, err)
-		return
+	docs, shown, err := f.stepsCaughtUp(r, threadID, runID)
+	if err == nil && shown {
+		docs, err = projections.ListAll[projections.Listed[thread.StepView]](r.Context(), f.d.Views, "run_steps",
+			principal(r).AccountID+"."+threadID+"."+runID+".*")
 	}
-	if _, err := f.d.Views.ShowsAggregate(r.Context(), projections.RunSteps{}, threadID); err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	docs, err := projections.ListAll[projections.Listed[thread.StepView]](r.Context(), f.d.Views, "run_steps",
-		principal(r).AccountID+"."+threadID+"."+runID+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -120,16 +121,21 @@ func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m comman
 	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
 		return fmt.Errorf("keep the thread's attachments: %w", err)
 	}
-	th, err := f.thread(r, threadID)
+	// The thread's tool_resources as the log holds them, not as the threads model shows them: they are written
+	// back whole, and the model may not show yet what a modify set a moment ago.
+	th, ok, err := f.threadInLog(r.Context(), principal(r).AccountID, threadID)
 	if err != nil {
 		return err
+	}
+	if !ok {
+		return errs.NotFoundf("thread", threadID)
 	}
 	tr, err := commands.WithVectorStore(th.ToolResources, commands.ThreadStoreID(threadID))
 	if err != nil || bytes.Equal(tr, th.ToolResources) {
 		return err
 	}
 	res, err = f.d.Threads.Modify(r.Context(), principal(r), threadID, nil, false, tr)
-	return f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{})
+	return f.shownOrDone(r, threadID, res, err, projections.Threads{})
 }
 
 // thread reads a thread the caller owns from the read model; every route under a thread starts here.
@@ -154,8 +160,12 @@ func (f *Face) thread(r *http.Request, id string) (thread.ThreadView, error) {
 	return t.Obj, nil
 }
 
+// answerThread answers a thread of the caller's once the threads read model shows its last thread event, or else
+// from the log (ownedShown): a thread modified or deleted is not answered as it was. (f.thread, every thread
+// route's check, does not wait: what those routes read waits on its own model.)
 func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
-	t, err := f.thread(r, id)
+	t, err := ownedShown(f, r, projections.Threads{}, "thread", ids.Thread, id, errs.NotFoundf("thread", id),
+		func(t thread.ThreadView) string { return t.ID })
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -166,7 +176,7 @@ func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
 // listThreads lists the caller's threads. OpenAI's API has no such list (a client keeps its thread IDs); Contrail
 // adds it, in OpenAI's list shape, so that a console or a script can find an account's threads again.
 func (f *Face) listThreads(w http.ResponseWriter, r *http.Request) {
-	listOwned(f, w, r, "threads", func(t thread.ThreadView) string { return t.ID }, threadWire)
+	listOwned(f, w, r, projections.Threads{}, func(t thread.ThreadView) string { return t.ID }, threadWire)
 }
 
 func (f *Face) getThread(w http.ResponseWriter, r *http.Request) {
@@ -191,7 +201,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Threads.Modify(r.Context(), principal(r), id, md, in.has("metadata"), tr)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Threads{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -201,7 +211,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteThread(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "thread_id")
 	res, err := f.d.Threads.Delete(r.Context(), principal(r), id)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Threads{}, projections.Runs{}, projections.RunSteps{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Threads{}, projections.Runs{}, projections.RunSteps{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -236,7 +246,7 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Threads.CreateMessage(r.Context(), principal(r), threadID, nm)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -245,14 +255,6 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.answerMessage(w, r, threadID, id)
-}
-
-func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, id string) {
-	if _, err := f.thread(r, threadID); err != nil {
-		f.WriteError(w, r, err)
-		return
-	}
-	f.writeMessage(w, r, threadID, id)
 }
 
 // writeMessage answers a message of a thread the caller may read (checked before).
@@ -273,7 +275,12 @@ func (f *Face) writeMessage(w http.ResponseWriter, r *http.Request, threadID, id
 // getMessage answers once the messages read model shows the thread's last message event, or else from the log: a
 // message a run step names can be read the moment the step can.
 func (f *Face) getMessage(w http.ResponseWriter, r *http.Request) {
-	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
+	f.answerMessage(w, r, chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id"))
+}
+
+// answerMessage answers a message of a thread of the caller's once the messages read model shows the thread's last
+// message event, or else from the log (messagesCaughtUp).
+func (f *Face) answerMessage(w http.ResponseWriter, r *http.Request, threadID, id string) {
 	docs, shown, err := f.messagesCaughtUp(r, threadID)
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -294,32 +301,14 @@ func (f *Face) getMessage(w http.ResponseWriter, r *http.Request) {
 
 // messagesCaughtUp checks that the caller may read the thread, then waits (briefly) until the messages read model
 // shows the thread's last message event. shown says it does; when it does not, docs are the thread's messages as
-// the model will show them, folded from the log with the model's own fold, so that a message a client knows of
-// (the run that wrote it completed) is never answered missing or old. A log that cannot be read either is a 503:
-// what the model holds may be stale, and is not answered.
+// the model will show them, folded from the log, or the error is a 503 (shownOrFolded).
 func (f *Face) messagesCaughtUp(r *http.Request, threadID string) (
 	docs []projections.Listed[thread.ThreadMessageView], shown bool, err error) {
 	if _, err := f.thread(r, threadID); err != nil {
 		return nil, false, err
 	}
-	shown, err = f.d.Views.ShowsAggregate(r.Context(), projections.Messages{}, threadID)
-	if err != nil || shown {
-		return nil, shown, err
-	}
-	history, _, err := f.d.Store.LoadLatest(r.Context(), events.Ref{Type: "thread", ID: threadID})
-	if err == nil {
-		docs, err = projections.FoldAggregateAs[projections.Listed[thread.ThreadMessageView]](r.Context(),
-			projections.Messages{}, history, principal(r).AccountID+"."+threadID+".*")
-	}
-	if err != nil {
-		if r.Context().Err() != nil {
-			return nil, false, r.Context().Err()
-		}
-		return nil, false, &errs.Error{Code: errs.Unavailable,
-			Message: "the thread's messages are not shown yet (their read model is behind) and the log could not be read: retry",
-			Err:     fmt.Errorf("read thread %s's messages from the log: %w", threadID, err)}
-	}
-	return docs, false, nil
+	return shownOrFolded[projections.Listed[thread.ThreadMessageView]](f, r, projections.Messages{}, threadRef(threadID),
+		principal(r).AccountID+"."+threadID+".*", "the thread's messages")
 }
 
 func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
@@ -335,7 +324,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Threads.ModifyMessage(r.Context(), principal(r), threadID, id, md)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -345,7 +334,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteMessage(w http.ResponseWriter, r *http.Request) {
 	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
 	res, err := f.d.Threads.DeleteMessage(r.Context(), principal(r), threadID, id)
-	if err := f.d.Views.ShowsWrite(r.Context(), res, err, projections.Messages{}); err != nil {
+	if err := f.shownOrDone(r, id, res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

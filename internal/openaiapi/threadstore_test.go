@@ -1,9 +1,14 @@
 package openaiapi_test
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
 // A thread made with a file attached for file_search shows, as OpenAI's does, the vector store made for it in
@@ -59,5 +64,38 @@ func TestThreadShowsItsAttachmentStore(t *testing.T) {
 	later, err := e.client.Beta.Threads.Get(ctx, plain.ID)
 	if err != nil || len(later.ToolResources.FileSearch.VectorStoreIDs) != 1 {
 		t.Fatalf("the thread after a message attached a file for file_search: %v %s", apiErr(err), later.RawJSON())
+	}
+}
+
+// TestAnAttachmentKeepsWhatTheThreadsToolResourcesHoldWhileTheirReadModelStandsStill: a message that attaches a file
+// for file_search names the thread's store in tool_resources, and keeps what they held as the log has it: a
+// code_interpreter file set a moment before, which the threads read model standing still does not show yet, is not
+// written over.
+func TestAnAttachmentKeepsWhatTheThreadsToolResourcesHoldWhileTheirReadModelStandsStill(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	notes := e.upload(t, "notes.txt", []byte("The boiler is descaled every three months."))
+	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
+	th := e.thread(t, "Hello.")
+
+	release := e.holdLease(t, "projection.threads_v2")
+	defer release()
+	if _, err := e.client.Beta.Threads.Update(ctx, th.ID, openai.BetaThreadUpdateParams{
+		ToolResources: openai.BetaThreadUpdateParamsToolResources{
+			CodeInterpreter: openai.BetaThreadUpdateParamsToolResourcesCodeInterpreter{FileIDs: []string{csv}}}}); err != nil {
+		t.Fatalf("set the thread's code_interpreter files: %v", apiErr(err))
+	}
+	if _, err := e.client.Beta.Threads.Messages.New(ctx, th.ID, openai.BetaThreadMessageNewParams{Role: "user",
+		Content: openai.BetaThreadMessageNewParamsContentUnion{OfString: openai.String("And the notes?")},
+		Attachments: []openai.BetaThreadMessageNewParamsAttachment{
+			{FileID: openai.String(notes), Tools: []openai.BetaThreadMessageNewParamsAttachmentToolUnion{{OfFileSearch: &openai.BetaThreadMessageNewParamsAttachmentToolFileSearch{}}}},
+		}}); err != nil {
+		t.Fatalf("add message: %v", apiErr(err))
+	}
+	got, err := e.client.Beta.Threads.Get(ctx, th.ID)
+	if err != nil || len(got.ToolResources.FileSearch.VectorStoreIDs) != 1 ||
+		!slices.Equal(got.ToolResources.CodeInterpreter.FileIDs, []string{csv}) {
+		t.Fatalf("the thread's tool_resources: %v %s", apiErr(err), got.RawJSON())
 	}
 }

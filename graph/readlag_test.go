@@ -1,0 +1,80 @@
+package graph_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
+)
+
+const sessionMessages = `query($h: String!) { sessionByHandle(handle: $h) { messages { id text type } } }`
+
+// TestASessionsMessagesAreReadFromTheLogWhileTheirReadModelStandsStill: while the sessions read model applies
+// nothing, a session's query and its agent's reply, posted meanwhile, are listed all the same, past the read wait,
+// from the log, in the log's order; and when the session's log cannot be read either, the read is an error saying
+// the model is behind, not the model's chat log without them.
+func TestASessionsMessagesAreReadFromTheLogWhileTheirReadModelStandsStill(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	_, key := n.NewAccount(t, "ada")
+	c := client{t: t, n: n, key: key}
+	handle := newSession(t, c, "")
+
+	release := n.HoldLease(t, "projection.sessions_v2")
+	defer release()
+	posted := send(t, c, handle, "Hello, what can you do?", true)
+	reply := posted.SendSessionMessage.Response
+	if reply == nil {
+		t.Fatalf("no reply: %+v", posted)
+	}
+	var got struct {
+		SessionByHandle struct {
+			Messages []struct{ ID, Text, Type string }
+		}
+	}
+	c.do(sessionMessages, map[string]any{"h": handle}, &got)
+	msgs := got.SessionByHandle.Messages
+	if len(msgs) != 2 || msgs[0].ID != posted.SendSessionMessage.Message.ID || msgs[1].ID != reply.ID ||
+		msgs[1].Text != reply.Text {
+		t.Fatalf("the session's messages %+v, want the query and its reply", msgs)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := n.JS.Publish(ctx, n.Layout.Names.EventSubject("session", handle, "message_posted"),
+		[]byte("not an event")); err != nil {
+		t.Fatalf("append an undecodable event: %v", err)
+	}
+	if e := c.fail(sessionMessages, map[string]any{"h": handle}, "SERVICE_UNAVAILABLE"); !strings.Contains(e.Message,
+		"read model is behind") {
+		t.Fatalf("the session's messages with its log unreadable: %q", e.Message)
+	}
+}
+
+// TestAListWhoseReadModelStandsStillIsUnavailable: an account's sessions and the agents it may see span many
+// aggregates and are not folded from the log, so past the read wait such a list whose read model stands still is
+// an error saying the model is behind, not the list without what was just made.
+func TestAListWhoseReadModelStandsStillIsUnavailable(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	_, key := n.NewAccount(t, "ada")
+	c := client{t: t, n: n, key: key}
+
+	releaseSessions := n.HoldLease(t, "projection.sessions_v2")
+	defer releaseSessions()
+	newSession(t, c, "")
+	if e := c.fail(`{ allSessions { handle } }`, nil, "SERVICE_UNAVAILABLE"); !strings.Contains(e.Message, "read model is behind") {
+		t.Fatalf("allSessions: %q", e.Message)
+	}
+
+	releaseAgents := n.HoldLease(t, "projection.agents")
+	defer releaseAgents()
+	// The mutation's own wait for the model runs out; the agent is made all the same.
+	c.post(`mutation { createAgent(agentData: {handle: "genrand", funcUrl: "http://127.0.0.1:9/genrand"}) { agent { agentId } } }`, nil)
+	if e := c.fail(`{ allAgents { agentId } }`, nil, "SERVICE_UNAVAILABLE"); !strings.Contains(e.Message, "read model is behind") {
+		t.Fatalf("allAgents: %q", e.Message)
+	}
+}
