@@ -102,8 +102,9 @@ func (f *Face) createContainer(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	// A container is read from its log: one made past the wait is answered as made (shownOrDone).
 	id, app, err := f.d.Containers.Create(r.Context(), principal(r), name, fileIDs, minutes)
-	if err := f.d.Views.ShowsWrite(r.Context(), app, err, projections.Containers{}); err != nil {
+	if err := f.shownOrDone(r, id, app, err, projections.Containers{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -136,9 +137,15 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	// The index spans the account's containers: one it has not caught up with is a 503, not a listing without a
+	// container just made (listCaughtUp).
+	if err := f.listCaughtUp(r, projections.Containers{}); err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	name := r.URL.Query().Get("name")
 	account := principal(r).AccountID
-	docs, err := projections.ListAll[projections.Listed[projections.ContainerView]](r.Context(), f.d.Views, "containers", account+".*")
+	docs, err := projections.ListAll[projections.Listed[projections.ContainerView]](r.Context(), f.d.Views, projections.Containers{}.Name(), account+".*")
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -170,7 +177,7 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteContainer(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "container_id")
 	app, err := f.d.Containers.Delete(r.Context(), principal(r), id)
-	if err := f.d.Views.ShowsWrite(r.Context(), app, err, projections.Containers{}); err != nil {
+	if err := f.shownOrDone(r, id, app, err, projections.Containers{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

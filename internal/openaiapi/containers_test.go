@@ -9,6 +9,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
@@ -381,4 +382,36 @@ func TestContainerFilesListPages(t *testing.T) {
 	wantAPIError(t, err, 400, "source")
 	_, err = e.client.Containers.Files.List(ctx, c.ID, openai.ContainerFileListParams{Limit: openai.Int(101)})
 	wantAPIError(t, err, 400, "limit")
+}
+
+// TestContainersListWhoseIndexStandsStillIsA503: while the containers index stands still, a container made or
+// deleted past the read wait is answered as done (it is read from its log), and a listing is a 503 saying the read
+// model is behind, not one without the container just made; once the index goes on, the listing has it.
+func TestContainersListWhoseIndexStandsStillIsA503(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	release := e.holdLease(t, "projection.containers")
+	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "mine"})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	if got, err := e.client.Containers.Get(ctx, c.ID); err != nil || got.Name != "mine" {
+		t.Fatalf("get the container made past the wait: %v", apiErr(err))
+	}
+	gone, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "gone"})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	if err := e.client.Containers.Delete(ctx, gone.ID); err != nil {
+		t.Fatalf("delete past the wait: %v", apiErr(err))
+	}
+	_, err = e.client.Containers.List(ctx, openai.ContainerListParams{})
+	wantBehind(t, "list containers", err)
+
+	release()
+	waitFor(t, func() bool {
+		list, err := e.client.Containers.List(ctx, openai.ContainerListParams{})
+		return err == nil && len(list.Data) == 1 && list.Data[0].ID == c.ID
+	})
 }
