@@ -2,6 +2,7 @@ package openaiapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -39,7 +40,58 @@ type ContainerCommands interface {
 func wireContainer(s *container.State, now time.Time) obj {
 	return obj{"id": s.ID, "object": "container", "name": s.Name, "created_at": s.CreatedAt.Unix(), "status": s.Status(now),
 		"expires_after":  obj{"anchor": "last_active_at", "minutes": s.ExpiresAfter},
-		"last_active_at": s.LastActiveAt.Unix()}
+		"last_active_at": s.LastActiveAt.Unix(),
+		"memory_limit":   sandboxMemory, "network_policy": obj{"type": "disabled"}}
+}
+
+// sandboxMemory is what every container here has, as OpenAI names its memory limits: the sandbox bounds each
+// process to 1 GiB (internal/sandbox), and its code has no network.
+const sandboxMemory = "1g"
+
+// checkSandboxAsks refuses, naming the field, what a container (a created one, or a response's {"type": "auto"})
+// asks of its sandbox that this server cannot give: more memory, network access, skills. Taken silently, the code
+// would run with less than it was promised.
+func checkSandboxAsks(in fields) error {
+	limit, err := in.optStr("memory_limit")
+	if err != nil {
+		return err
+	}
+	if limit != nil {
+		switch *limit {
+		case sandboxMemory:
+		case "4g", "16g", "64g":
+			return errs.InvalidField(in.param("memory_limit"), "This server's containers have 1 GiB of memory: 'memory_limit' can only be '1g'.")
+		default:
+			return errs.InvalidField(in.param("memory_limit"), "Invalid value: '%s'. Supported values are: '1g', '4g', '16g' and '64g'.", clip(*limit))
+		}
+	}
+	policy, ok, err := in.object("network_policy")
+	if err != nil {
+		return err
+	}
+	if ok {
+		typ, err := policy.str("type")
+		if err != nil {
+			return err
+		}
+		switch typ {
+		case "disabled":
+		case "allowlist":
+			return errs.InvalidField(policy.param("type"), "This server's containers have no network access: 'network_policy' can only be {\"type\": \"disabled\"}.")
+		case "":
+			return errs.Missing(policy.param("type"))
+		default:
+			return errs.InvalidField(policy.param("type"), "Invalid value: '%s'. Supported values are: 'disabled' and 'allowlist'.", clip(typ))
+		}
+	}
+	var skills []json.RawMessage
+	if _, err := get(in, "skills", &skills); err != nil {
+		return err
+	}
+	if len(skills) > 0 {
+		return errs.InvalidField(in.param("skills"), "Skills are not supported by this server's containers.")
+	}
+	return nil
 }
 
 // expiresAfter reads a container's expires_after, {"anchor": "last_active_at", "minutes": N}; 0 when absent.
@@ -99,6 +151,10 @@ func (f *Face) createContainer(w http.ResponseWriter, r *http.Request) {
 	}
 	minutes, err := expiresAfter(in)
 	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
+	if err := checkSandboxAsks(in); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -378,6 +434,14 @@ func (f *Face) checkContainer(r *http.Request, at string, t events.ResponseTool)
 	}
 	if o.Type != "auto" {
 		return errs.InvalidField(at+".container.type", "Invalid value: '%s'. Supported values are: 'auto'.", clip(o.Type))
+	}
+	asks, err := parseFields(t.Container)
+	if err != nil {
+		return err
+	}
+	asks.prefix = at + ".container."
+	if err := checkSandboxAsks(asks); err != nil {
+		return err
 	}
 	for j, id := range o.FileIDs {
 		if err := f.d.Responses.CheckFile(r.Context(), principal(r).AccountID, fmt.Sprintf("%s.container.file_ids[%d]", at, j), id); err != nil {

@@ -415,3 +415,49 @@ func TestContainersListWhoseIndexStandsStillIsA503(t *testing.T) {
 		return err == nil && len(list.Data) == 1 && list.Data[0].ID == c.ID
 	})
 }
+
+// TestContainerSandboxAsks: a container may ask for what its sandbox gives (1 GiB, no network), and is shown so; one
+// that asks for more memory, network access or skills is a 400 naming the field, and nothing is made, whether
+// created by hand or asked for by a response's {"type": "auto"} container.
+func TestContainerSandboxAsks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "small", MemoryLimit: openai.ContainerNewParamsMemoryLimit1g},
+		option.WithJSONSet("network_policy", map[string]any{"type": "disabled"}))
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	if c.MemoryLimit != "1g" || c.NetworkPolicy.Type != "disabled" {
+		t.Errorf("the container shows memory_limit %q and network_policy %q, want 1g and disabled: %s", c.MemoryLimit, c.NetworkPolicy.Type, c.RawJSON())
+	}
+	refused := []struct {
+		name  string
+		opt   option.RequestOption
+		param string
+	}{
+		{"more memory", option.WithJSONSet("memory_limit", "4g"), "memory_limit"},
+		{"an unknown memory limit", option.WithJSONSet("memory_limit", "2g"), "memory_limit"},
+		{"network access", option.WithJSONSet("network_policy", map[string]any{"type": "allowlist", "allowed_domains": []string{"example.com"}}), "network_policy.type"},
+		{"skills", option.WithJSONSet("skills", []any{map[string]any{"type": "skill_reference", "skill_id": "skill_1"}}), "skills"},
+	}
+	for _, r := range refused {
+		_, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "big"}, r.opt)
+		wantAPIError(t, err, 400, r.param)
+	}
+	list, err := e.client.Containers.List(ctx, openai.ContainerListParams{})
+	if err != nil || len(list.Data) != 1 || list.Data[0].ID != c.ID {
+		t.Fatalf("the containers are %v (%v), want only the one made", raw(list), apiErr(err))
+	}
+
+	tool := responses.ToolUnionParam{OfCodeInterpreter: &responses.ToolCodeInterpreterParam{
+		Container: responses.ToolCodeInterpreterContainerUnionParam{OfCodeInterpreterToolAuto: &responses.ToolCodeInterpreterContainerCodeInterpreterContainerAutoParam{
+			MemoryLimit: "16g"}}}}
+	_, err = e.client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", Input: textInput("x"),
+		Tools: []responses.ToolUnionParam{tool}})
+	if !canSandbox() {
+		return // the tool itself is refused first where code cannot run
+	}
+	wantAPIError(t, err, 400, "tools[0].container.memory_limit")
+	wantUnasked(t, e)
+}
