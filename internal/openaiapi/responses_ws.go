@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/httpapi"
@@ -34,7 +36,7 @@ const (
 	// maxWSQueued bounds the messages a lane holds while one of its responses is being served; past it the socket
 	// is not read (TCP pushes back on the client) until one is taken. A message is at most maxBodyBytes, as a
 	// POST's body.
-	maxWSQueued = 2
+	maxWSQueued = 1
 	// wsWriteTimeout bounds how long one event may wait for a client that does not read: it is then dropped.
 	wsWriteTimeout = 30 * time.Second
 )
@@ -97,6 +99,22 @@ dispatch:
 		case msg = <-incoming:
 		}
 		h := headOf(msg)
+		// Each message is a request as a POST is, and is admitted before anything is held for it: its key is
+		// checked again (one revoked since the upgrade ends the socket) and the message counted against the key's
+		// rate, whatever it turns out to be (a steer, a bad message).
+		if f.d.Auth != nil {
+			if _, err := httpapi.Admit(ctx, f.d.Auth, f.d.Limiter, r.Header.Get("Authorization"), false); err != nil {
+				httpapi.LogError(f.d.Logger, r, err)
+				out := &wsSink{ctx: ctx, c: c, streamID: h.lane()}
+				out.send("error", wsErrorFrame(err))
+				if errs.CodeOf(err) == errs.Unauthorized {
+					_ = c.Close(websocket.StatusPolicyViolation, "the API key is no longer valid")
+					cancel()
+					break dispatch
+				}
+				continue
+			}
+		}
 		if h.Type == "response.steer" {
 			// Answered at once, not in its lane's turn: steering is about a response in progress.
 			steerFailed(ctx, c, h)
@@ -120,7 +138,7 @@ dispatch:
 					case <-ctx.Done():
 						return
 					case m := <-q:
-						f.serveSocketMessage(ctx, c, r.WithContext(ctx), m)
+						f.serveSafely(ctx, cancel, c, r.WithContext(ctx), m)
 					}
 				}
 			}()
@@ -192,6 +210,21 @@ type socketMessage struct {
 	binary bool
 }
 
+// serveSafely is serveSocketMessage in a lane's goroutine, which the HTTP server's recoverer does not cover: a panic
+// is logged with its stack, answered as a POST's would be (a server_error), and ends this socket only, not the node.
+func (f *Face) serveSafely(ctx context.Context, end context.CancelFunc, c *websocket.Conn, r *http.Request, msg socketMessage) {
+	defer func() {
+		if v := recover(); v != nil {
+			f.d.Logger.ErrorContext(ctx, "responses: websocket request panicked", "panic", v, "stack", string(debug.Stack()),
+				"request_id", middleware.GetReqID(r.Context()))
+			out := &wsSink{ctx: ctx, c: c, streamID: headOf(msg).lane()}
+			out.send("error", wsErrorFrame(errs.E(errs.Internal, "Internal error.")))
+			end()
+		}
+	}()
+	f.serveSocketMessage(ctx, c, r, msg)
+}
+
 // serveSocketMessage answers one message of a socket: a response.create's response, streamed, or an error event.
 func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *http.Request, msg socketMessage) {
 	out := &wsSink{ctx: ctx, c: c}
@@ -232,14 +265,6 @@ func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *htt
 	default:
 		fail(errs.InvalidField("type", "Invalid 'type': expected 'response.create', but got '%s'.", clip(typ)))
 		return
-	}
-	// Each response is a request as a POST is: its key is checked again (one revoked since the upgrade is refused)
-	// and the request counted against the key's rate.
-	if f.d.Auth != nil {
-		if _, err := httpapi.Admit(ctx, f.d.Auth, f.d.Limiter, r.Header.Get("Authorization"), false); err != nil {
-			fail(err)
-			return
-		}
 	}
 	var background bool
 	if _, err := get(in, "background", &background); err != nil {

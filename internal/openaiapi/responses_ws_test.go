@@ -508,4 +508,24 @@ func TestResponsesWebSocketRevokedKey(t *testing.T) {
 		detail["code"] != "invalid_api_key" {
 		t.Errorf("after the revocation: %v", evs)
 	}
+	// The socket is then closed: a key no longer valid is served nothing more on it.
+	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Errorf("after the refusal, read: %v, want the socket closed with 1008", err)
+	}
+}
+
+// TestResponsesWebSocketCountsEveryMessage: every message on a socket counts against the key's rate, as a POST
+// does, whatever it turns out to be: bad messages and steers sent past the rate leave no room for a response.
+func TestResponsesWebSocketCountsEveryMessage(t *testing.T) {
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.RequestsPerMinute = 3 }))
+	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply { return llmtest.Text("ok") })
+	ctx := ctxFor(t)
+	c := wsDial(t, ctx, e.node.URL, e.key)
+	for _, bad := range []string{`{"type":"nope"}`, `{"type":"response.create","model":7}`, `not json`, `{"type":"nope"}`} {
+		wsExchange(t, ctx, c, websocket.MessageText, bad)
+	}
+	evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"hi"}`)
+	if last := evs[len(evs)-1]; last["type"] != "error" || last["status"] != float64(http.StatusTooManyRequests) {
+		t.Errorf("a response asked for after the rate was spent on bad messages: %v", evs)
+	}
 }
