@@ -48,7 +48,9 @@ func (s *Stripper) Write(piece string) string {
 			break
 		}
 		s.emit(&b, i)
-		end := strings.Index(s.held, markerClose)
+		// A marker ends within maxMarker bytes of its 【: nothing further is looked at (a text of many 【 is then
+		// stripped in time linear in its length, not in its square).
+		end := strings.Index(s.held[:min(len(s.held), maxMarker)], markerClose)
 		if end < 0 {
 			if len(s.held) < maxMarker {
 				break // more may come
@@ -57,7 +59,11 @@ func (s *Stripper) Write(piece string) string {
 			continue
 		}
 		n := end + len(markerClose)
-		if c, ok := s.cite(s.held[:n]); ok && n <= maxMarker {
+		if n > maxMarker {
+			s.emit(&b, len(markerOpen))
+			continue
+		}
+		if c, ok := s.cite(s.held[:n]); ok {
 			c.Start, c.End = s.out, s.out
 			s.cited = append(s.cited, c)
 			s.held = s.held[n:]

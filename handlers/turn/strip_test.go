@@ -1,6 +1,7 @@
 package turn_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,5 +50,18 @@ func TestStripperTakesOutTheMarkersThatCite(t *testing.T) {
 	b.WriteString(s.Flush())
 	if b.String() != want || len(s.Citations()) != 2 || s.Citations()[1].Start != cited[1].Start {
 		t.Fatalf("a character at a time: %q, %+v", b.String(), s.Citations())
+	}
+}
+
+// BenchmarkStripCitationsManyOpens: an answer of many 【 and one 】 at the end (what a prompt can make a model write)
+// is stripped in time linear in its length: a 【 is looked at only as far as a marker can reach.
+func BenchmarkStripCitationsManyOpens(b *testing.B) {
+	for _, n := range []int{2000, 8000} {
+		text := strings.Repeat("【", n) + "】"
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				turn.StripCitations(text, func(string) []events.FileSearchResult { return nil })
+			}
+		})
 	}
 }
