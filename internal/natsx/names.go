@@ -127,6 +127,11 @@ func (n Names) AggregateFilter(aggregate, id string) string {
 // and cost the server no consumer.
 func (n Names) CommittedWildcard() string { return n.Prefix + ".cm.>" }
 
+// CommittedSubject is where the log republishes one stored event (EventSubject with "cm" for "ev").
+func (n Names) CommittedSubject(aggregate, id, event string) string {
+	return n.Prefix + ".cm." + aggregate + "." + id + "." + event
+}
+
 // CommittedFilter matches the republished events of one aggregate instance.
 func (n Names) CommittedFilter(aggregate, id string) string {
 	return n.Prefix + ".cm." + aggregate + "." + id + ".>"

@@ -96,7 +96,9 @@ func (s *codeSandbox) watchContainers(pool *sandbox.Pool) {
 	var sub *nats.Subscription
 	if s.p.NC != nil {
 		var err error
-		sub, err = s.p.NC.Subscribe(names.EventSubject("container", "*", "deleted"), func(m *nats.Msg) {
+		// The republished deletions: the log stored them (an append it refused, say on a sequence conflict, is
+		// never heard here and closes nothing).
+		sub, err = s.p.NC.Subscribe(names.CommittedSubject("container", "*", "deleted"), func(m *nats.Msg) {
 			var env struct {
 				Account     string `json:"account"`
 				AggregateID string `json:"aggregate_id"`
