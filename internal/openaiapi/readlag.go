@@ -28,9 +28,6 @@ func shownOrFolded[T any](f *Face, r *http.Request, p projections.Projection, ag
 		return nil, shown, err
 	}
 	history, _, err := f.d.Store.LoadLatest(r.Context(), agg)
-	if err == nil {
-		docs, err = projections.FoldAggregateAs[T](r.Context(), p, history, filter)
-	}
 	if err != nil {
 		if r.Context().Err() != nil {
 			return nil, false, r.Context().Err()
@@ -38,6 +35,12 @@ func shownOrFolded[T any](f *Face, r *http.Request, p projections.Projection, ag
 		return nil, false, &errs.Error{Code: errs.Unavailable,
 			Message: what + " cannot be read now: the read model is behind and the log could not be read; retry",
 			Err:     fmt.Errorf("read %s %s's %s from the log: %w", agg.Type, agg.ID, p.Name(), err)}
+	}
+	// The events were read: a fold that fails on them is a defect, which a retry would meet again, so it is an
+	// internal error (logged), not the 503 of a log that could not be read.
+	docs, err = projections.FoldAggregateAs[T](r.Context(), p, history, filter)
+	if err != nil {
+		return nil, false, fmt.Errorf("fold %s %s's %s from the log: %w", agg.Type, agg.ID, p.Name(), err)
 	}
 	return docs, false, nil
 }
