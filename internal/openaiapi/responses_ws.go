@@ -89,6 +89,7 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 	// Each lane (stream_id) has its queue and its server: its requests are served in order, lanes side by side.
 	var wg sync.WaitGroup
 	lanes := map[string]chan socketMessage{}
+	streaming := &streamingLanes{m: map[string]string{}}
 	messages := 0
 dispatch:
 	for {
@@ -117,7 +118,8 @@ dispatch:
 		}
 		if h.Type == "response.steer" {
 			// Answered at once, not in its lane's turn: steering is about a response in progress.
-			steerFailed(ctx, c, h)
+			target, _ := h.PreviousResponseID.(string)
+			steerFailed(ctx, c, h, streaming.laneOf(target))
 			continue
 		}
 		lane := h.lane()
@@ -138,7 +140,7 @@ dispatch:
 					case <-ctx.Done():
 						return
 					case m := <-q:
-						f.serveSafely(ctx, cancel, c, r.WithContext(ctx), m)
+						f.serveSafely(ctx, cancel, c, r.WithContext(ctx), m, streaming)
 					}
 				}
 			}()
@@ -191,13 +193,14 @@ func (h head) lane() string {
 // is not something Contrail's responses do, so it is refused as openai-node types the refusal, with the input
 // given back for the client to send in its next response.create. It is not an error event, which the lane helper
 // would take as the end of the response in progress on the default lane.
-func steerFailed(ctx context.Context, c *websocket.Conn, h head) {
+func steerFailed(ctx context.Context, c *websocket.Conn, h head, lane string) {
 	target, _ := h.PreviousResponseID.(string)
 	input := h.Input
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
-	out := &wsSink{ctx: ctx, c: c}
+	// Its lane is the target's, when the target is streaming on this socket: openai-node routes the refusal by it.
+	out := &wsSink{ctx: ctx, c: c, streamID: lane}
 	out.send("response.steer.failed", obj{"sequence_number": 0,
 		"error": obj{"type": "invalid_request_error", "code": "steering_not_supported",
 			"message": "Steering is not supported: send the input in a new 'response.create' with previous_response_id."},
@@ -212,7 +215,8 @@ type socketMessage struct {
 
 // serveSafely is serveSocketMessage in a lane's goroutine, which the HTTP server's recoverer does not cover: a panic
 // is logged with its stack, answered as a POST's would be (a server_error), and ends this socket only, not the node.
-func (f *Face) serveSafely(ctx context.Context, end context.CancelFunc, c *websocket.Conn, r *http.Request, msg socketMessage) {
+func (f *Face) serveSafely(ctx context.Context, end context.CancelFunc, c *websocket.Conn, r *http.Request, msg socketMessage,
+	streaming *streamingLanes) {
 	defer func() {
 		if v := recover(); v != nil {
 			f.d.Logger.ErrorContext(ctx, "responses: websocket request panicked", "panic", v, "stack", string(debug.Stack()),
@@ -222,11 +226,37 @@ func (f *Face) serveSafely(ctx context.Context, end context.CancelFunc, c *webso
 			end()
 		}
 	}()
-	f.serveSocketMessage(ctx, c, r, msg)
+	f.serveSocketMessage(ctx, c, r, msg, streaming)
+}
+
+// streamingLanes are the lanes of the responses a socket streams now, by response ID: a steer is answered in its
+// target's lane.
+type streamingLanes struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (l *streamingLanes) add(id, lane string) (remove func()) {
+	l.mu.Lock()
+	l.m[id] = lane
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		delete(l.m, id)
+		l.mu.Unlock()
+	}
+}
+
+// laneOf is the lane response id streams in on this socket ("" when it streams in none: the default lane).
+func (l *streamingLanes) laneOf(id string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[id]
 }
 
 // serveSocketMessage answers one message of a socket: a response.create's response, streamed, or an error event.
-func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *http.Request, msg socketMessage) {
+func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *http.Request, msg socketMessage,
+	streaming *streamingLanes) {
 	out := &wsSink{ctx: ctx, c: c}
 	fail := func(err error) {
 		httpapi.LogError(f.d.Logger, r, err)
@@ -306,6 +336,7 @@ func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *htt
 		return
 	}
 	defer b.close()
+	defer streaming.add(b.id, out.streamID)()
 	fr := &frames{after: -1, failedAlone: true}
 	f.pumpResponse(ctx, out, fr, b.watch, 0, b.live)
 	if out.ended || ctx.Err() != nil {

@@ -434,6 +434,26 @@ func TestResponsesWebSocketLanes(t *testing.T) {
 	if evs[0]["stream_id"] != "i" {
 		t.Errorf("the refusal of lane i does not name it: %v", evs[0])
 	}
+	// A steer of the held response is refused in its lane, where openai-node's lane helper looks for it.
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.steer","previous_response_id":"`+held.Response.ID+`","input":"more"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, raw, err := c.Read(ctx)
+		var ev struct {
+			Type     string
+			StreamID string `json:"stream_id"`
+		}
+		if err != nil || json.Unmarshal(raw, &ev) != nil {
+			t.Fatalf("after the steer: %s, %v", raw, err)
+		}
+		if ev.Type == "response.steer.failed" {
+			if ev.StreamID != "a" {
+				t.Errorf("the steer's refusal is in lane %q, want the held response's, a: %s", ev.StreamID, raw)
+			}
+			break
+		}
+	}
 	// The held response, deleted, ends on its lane.
 	if resp := do(t, e.node, e.key, http.MethodDelete, "/v1/responses/"+held.Response.ID, nil); resp.Status != http.StatusOK {
 		t.Fatalf("delete %s: %d %s", held.Response.ID, resp.Status, resp.Body)
