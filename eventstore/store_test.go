@@ -483,15 +483,9 @@ func TestACachedStoreFindsItsOwnAppendsWithoutReadingThemBack(t *testing.T) {
 func countReads(t *testing.T, srv *natstest.Server) func() int {
 	t.Helper()
 	nc := srv.Connect(t)
-	var mu sync.Mutex
-	var reads int
-	sub, err := nc.Subscribe("$JS.API.DIRECT.GET.>", func(m *nats.Msg) {
-		if !strings.Contains(string(m.Data), "multi_last") {
-			mu.Lock()
-			reads++
-			mu.Unlock()
-		}
-	})
+	// A subscription read here, not a callback: a callback may run after the count is read, and so count a read made
+	// before it against what came after.
+	sub, err := nc.SubscribeSync("$JS.API.DIRECT.GET.>")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,14 +493,24 @@ func countReads(t *testing.T, srv *natstest.Server) func() int {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	reads := 0
 	return func() int {
 		t.Helper()
 		if err := nc.Flush(); err != nil { // the requests sent so far have reached the subscription
 			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		return reads
+		for {
+			m, err := sub.NextMsg(10 * time.Millisecond)
+			if errors.Is(err, nats.ErrTimeout) {
+				return reads
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(m.Data), "multi_last") {
+				reads++
+			}
+		}
 	}
 }
 

@@ -39,7 +39,7 @@ func (r queryResolver) AllAgents(ctx context.Context, first *int, after *string)
 	for _, b := range r.d.Agents.Builtins() {
 		out = append(out, agentModel(b, ""))
 	}
-	if err := r.listCaughtUp(ctx, projections.Agents{}); err != nil {
+	if err := r.d.Views.ListCaughtUp(ctx, projections.Agents{}); err != nil {
 		return nil, err
 	}
 	own, err := projections.ListAll[projections.AgentView](ctx, r.d.Views, "agents", projections.OwnAgentsFilter(p.AccountID))

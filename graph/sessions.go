@@ -43,7 +43,7 @@ func (r queryResolver) AllSessions(ctx context.Context, first *int, after *strin
 	if err != nil {
 		return nil, err
 	}
-	if err := r.listCaughtUp(ctx, projections.Sessions{}); err != nil {
+	if err := r.d.Views.ListCaughtUp(ctx, projections.Sessions{}); err != nil {
 		return nil, err
 	}
 	views, err := projections.ListAll[projections.SessionView](ctx, r.d.Views, "sessions", projections.SessionsFilter(p.AccountID))
@@ -167,20 +167,6 @@ func (r *Resolver) sessionMessages(ctx context.Context, v projections.SessionVie
 			Err:     fmt.Errorf("read session %s's messages from the log: %w", v.ID, err)}
 	}
 	return views, nil
-}
-
-// listCaughtUp waits (as long as Shows would) until the read model of a list that spans aggregates (an account's
-// sessions, the agents one may see) has applied the log's last event of each type it folds. Such a list is not
-// folded from the log: past the wait it is an error saying the model is behind, not what the model holds (a
-// session made a moment ago left out, one deleted still listed).
-func (r *Resolver) listCaughtUp(ctx context.Context, model projections.Projection) error {
-	shown, err := r.d.Views.ShowsLatest(ctx, model)
-	if err != nil || shown {
-		return err
-	}
-	return &errs.Error{Code: errs.Unavailable,
-		Message: "this list cannot be answered now: its read model is behind; retry",
-		Err:     fmt.Errorf("list %s: the read model did not catch up within the read wait", model.Name())}
 }
 
 // Embeds lists every embed the session's messages carry, by key.

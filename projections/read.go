@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -324,17 +325,12 @@ func (r *Runner) CaughtUp(ctx context.Context) (bool, string, error) {
 	for _, name := range r.order {
 		st := r.projs[name]
 		applied, _ := st.progress()
-		for _, f := range st.filters {
-			m, err := stream.GetLastMsgForSubject(ctx, f)
-			if errors.Is(err, jetstream.ErrMsgNotFound) {
-				continue
-			}
-			if err != nil {
-				return false, name, fmt.Errorf("last event for %s: %w", f, err)
-			}
-			if m.Sequence > applied {
-				return false, name, nil
-			}
+		last, err := lastSequence(ctx, stream, st.filters)
+		if err != nil {
+			return false, name, err
+		}
+		if last > applied {
+			return false, name, nil
 		}
 	}
 	return true, "", nil
@@ -363,50 +359,26 @@ func (r *Runner) ShowsAggregate(ctx context.Context, p Projection, aggregateID s
 	if err != nil {
 		return false, err
 	}
-	var newest uint64
-	aggs := map[string]bool{}
+	var aggregates, subjects []string
 	for _, t := range p.EventTypes() {
-		agg, _ := events.SplitType(t)
-		if aggs[agg] {
-			continue
+		agg, name := events.SplitType(t)
+		if f := r.names.AggregateFilter(agg, aggregateID); !slices.Contains(aggregates, f) {
+			aggregates = append(aggregates, f)
 		}
-		aggs[agg] = true
-		m, err := stream.GetLastMsgForSubject(ctx, r.names.AggregateFilter(agg, aggregateID))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
-		}
-		if err != nil {
-			return false, fmt.Errorf("last event of %s %s: %w", agg, aggregateID, err)
-		}
-		newest = max(newest, m.Sequence)
+		subjects = append(subjects, r.names.EventSubject(agg, aggregateID, name))
+	}
+	newest, err := lastSequence(ctx, stream, aggregates)
+	if err != nil {
+		return false, err
 	}
 	if applied, _ := st.progress(); applied >= newest {
 		return true, nil
 	}
-	var last uint64
-	for _, t := range p.EventTypes() {
-		agg, name := events.SplitType(t)
-		m, err := stream.GetLastMsgForSubject(ctx, r.names.EventSubject(agg, aggregateID, name))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
-		}
-		if err != nil {
-			return false, fmt.Errorf("last %s event of %s: %w", t, aggregateID, err)
-		}
-		last = max(last, m.Sequence)
-	}
-	if last == 0 {
-		return true, nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, r.cfg.ReadWait)
-	defer cancel()
-	if err := r.WaitFor(wctx, p.Name(), last); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return false, nil
-		}
+	last, err := lastSequence(ctx, stream, subjects)
+	if err != nil {
 		return false, err
 	}
-	return true, nil
+	return r.showsWithin(ctx, p, last)
 }
 
 // ShowsLatest waits, at most Config.ReadWait as Shows does, until the read model p has applied the log's last event
@@ -418,23 +390,56 @@ func (r *Runner) ShowsLatest(ctx context.Context, p Projection) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	st, err := r.state(p.Name())
+	if err != nil {
+		return false, err
+	}
+	last, err := lastSequence(ctx, stream, st.filters)
+	if err != nil {
+		return false, err
+	}
+	return r.showsWithin(ctx, p, last)
+}
+
+// ListCaughtUp is ShowsLatest for a list that spans aggregates (an account's threads, sessions, Julep agents), which
+// cannot be folded from the log: nil once the model shows the log's last event of each type it folds, and past the
+// wait an Unavailable error (a 503) saying the model is behind, not an answer from what it holds (an object made a
+// moment ago left out, one deleted still listed).
+func (r *Runner) ListCaughtUp(ctx context.Context, p Projection) error {
+	shown, err := r.ShowsLatest(ctx, p)
+	if err != nil || shown {
+		return err
+	}
+	return &errs.Error{Code: errs.Unavailable,
+		Message: "this list cannot be answered now: its read model is behind; retry",
+		Err:     fmt.Errorf("list %s: the read model did not catch up within the read wait", p.Name())}
+}
+
+// lastSequence is the sequence of the log's newest event on any of filters (0: none).
+func lastSequence(ctx context.Context, stream jetstream.Stream, filters []string) (uint64, error) {
 	var last uint64
-	for _, t := range p.EventTypes() {
-		m, err := stream.GetLastMsgForSubject(ctx, r.names.TypeFilter(t))
+	for _, f := range filters {
+		m, err := stream.GetLastMsgForSubject(ctx, f)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		}
 		if err != nil {
-			return false, fmt.Errorf("last %s event: %w", t, err)
+			return 0, fmt.Errorf("last event on %s: %w", f, err)
 		}
 		last = max(last, m.Sequence)
 	}
-	if last == 0 {
+	return last, nil
+}
+
+// showsWithin waits, at most Config.ReadWait, until p has applied sequence seq (0: nothing to wait for), and
+// reports whether it has: past the wait, false and no error.
+func (r *Runner) showsWithin(ctx context.Context, p Projection, seq uint64) (bool, error) {
+	if seq == 0 {
 		return true, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.ReadWait)
 	defer cancel()
-	if err := r.WaitFor(wctx, p.Name(), last); err != nil {
+	if err := r.WaitFor(wctx, p.Name(), seq); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return false, nil
 		}

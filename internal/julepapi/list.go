@@ -2,9 +2,7 @@ package julepapi
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -202,7 +200,7 @@ func listWhere[T any](f *Face, w http.ResponseWriter, r *http.Request, model, fi
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.caughtUp(r.Context(), model); err != nil {
+	if err := f.d.Views.ListCaughtUp(r.Context(), models[model]); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -228,17 +226,4 @@ var models = map[string]projections.Projection{
 	projections.JulepSessionsModel: projections.JulepSessions{},
 	projections.JulepTasksModel:    projections.JulepTasks{},
 	projections.ExecutionsModel:    projections.Executions{},
-}
-
-// caughtUp waits (as long as Shows would) until the read model has applied the log's last event of the kinds it
-// folds. A list spans many aggregates and cannot be folded from the log: past the wait it is a 503 saying the model
-// is behind, not what the model holds (an agent made a moment ago left out, one deleted still listed).
-func (f *Face) caughtUp(ctx context.Context, model string) error {
-	shown, err := f.d.Views.ShowsLatest(ctx, models[model])
-	if err != nil || shown {
-		return err
-	}
-	return &errs.Error{Code: errs.Unavailable,
-		Message: "this list cannot be answered now: its read model is behind; retry",
-		Err:     fmt.Errorf("list %s: the read model did not catch up within the read wait", model)}
 }

@@ -194,8 +194,8 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The index spans the account's containers: one it has not caught up with is a 503, not a listing without a
-	// container just made (listCaughtUp).
-	if err := f.listCaughtUp(r, projections.Containers{}); err != nil {
+	// container just made (projections.Runner.ListCaughtUp).
+	if err := f.d.Views.ListCaughtUp(r.Context(), projections.Containers{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -33,8 +33,8 @@ func (f *Face) listConversations(w http.ResponseWriter, r *http.Request) {
 	}
 	// The create answers before the index shows it (conversations.go does not wait on it): waiting here for the
 	// log's last creation lists the conversation a client just made; an index still behind past the wait is a
-	// 503, not a listing without it (listCaughtUp).
-	if err := f.listCaughtUp(r, projections.Conversations{}); err != nil {
+	// 503, not a listing without it (projections.Runner.ListCaughtUp).
+	if err := f.d.Views.ListCaughtUp(r.Context(), projections.Conversations{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -207,7 +207,7 @@ func (f *Face) listFiles(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.listCaughtUp(r, projections.Files{}); err != nil {
+	if err := f.d.Views.ListCaughtUp(r.Context(), projections.Files{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

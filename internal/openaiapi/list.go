@@ -2,7 +2,6 @@ package openaiapi
 
 import (
 	"cmp"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -120,7 +119,7 @@ func listOwned[T, W any](f *Face, w http.ResponseWriter, r *http.Request, model 
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.listCaughtUp(r, model); err != nil {
+	if err := f.d.Views.ListCaughtUp(r.Context(), model); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -134,18 +133,4 @@ func listOwned[T, W any](f *Face, w http.ResponseWriter, r *http.Request, model 
 		items = append(items, listed[W]{id: id(d.Obj), seq: d.Seq, obj: show(d.Obj)})
 	}
 	writeJSON(w, paginate(items, p))
-}
-
-// listCaughtUp waits (as long as Shows would) until the read model of an account-wide list has applied the log's
-// last event of the kinds it folds. Such a list spans the account's aggregates and is not folded from the log: past
-// the wait it is a 503 saying the model is behind, not what the model holds (an object made a moment ago left
-// out, one deleted still listed).
-func (f *Face) listCaughtUp(r *http.Request, model projections.Projection) error {
-	shown, err := f.d.Views.ShowsLatest(r.Context(), model)
-	if err != nil || shown {
-		return err
-	}
-	return &errs.Error{Code: errs.Unavailable,
-		Message: "this list cannot be answered now: its read model is behind; retry",
-		Err:     fmt.Errorf("list %s: the read model did not catch up within the read wait", model.Name())}
 }

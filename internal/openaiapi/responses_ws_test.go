@@ -193,6 +193,24 @@ func wsExchange(t *testing.T, ctx context.Context, c *websocket.Conn, typ websoc
 	}
 }
 
+// wsNext reads a socket's events until one of the types comes, and returns it; the events before are passed over.
+func wsNext(t *testing.T, ctx context.Context, c *websocket.Conn, after string, types ...string) map[string]any {
+	t.Helper()
+	for {
+		_, raw, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("%s, read: %v", after, err)
+		}
+		var ev map[string]any
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			t.Fatalf("%s, event %s: %v", after, raw, err)
+		}
+		if typ, _ := ev["type"].(string); slices.Contains(types, typ) {
+			return ev
+		}
+	}
+}
+
 // wsRefusal checks that evs are one error event with the status and param a POST would have had.
 func wsRefusal(t *testing.T, name string, evs []map[string]any, status int, param, detail string) {
 	t.Helper()
@@ -316,27 +334,10 @@ func TestResponsesWebSocketRefusals(t *testing.T) {
 	if resp := do(t, e.node, other, http.MethodDelete, "/v1/responses/"+created.Response.ID, nil); resp.Status != http.StatusOK {
 		t.Fatalf("delete %s: %d %s", created.Response.ID, resp.Status, resp.Body)
 	}
-	for {
-		_, raw, err := c.Read(ctx)
-		if err != nil {
-			t.Fatalf("after the delete: %v", err)
-		}
-		var ev struct {
-			Type  string
-			Error struct{ Code, Message string }
-		}
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			t.Fatal(err)
-		}
-		if ev.Type == "error" {
-			if ev.Error.Code != "response_deleted" || !strings.Contains(ev.Error.Message, created.Response.ID) {
-				t.Errorf("the end of a deleted response: %s", raw)
-			}
-			break
-		}
-		if ev.Type == "response.completed" || ev.Type == "response.failed" || ev.Type == "response.incomplete" {
-			t.Fatalf("a deleted response ended with %s", raw)
-		}
+	end := wsNext(t, ctx, c, "after the delete", "error", "response.completed", "response.failed", "response.incomplete")
+	if detail, _ := end["error"].(map[string]any); end["type"] != "error" || detail["code"] != "response_deleted" ||
+		!strings.Contains(fmt.Sprint(detail["message"]), created.Response.ID) {
+		t.Errorf("the end of a deleted response: %v", end)
 	}
 
 	evs = wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"still here","stream":false}`)
@@ -438,44 +439,15 @@ func TestResponsesWebSocketLanes(t *testing.T) {
 	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.steer","previous_response_id":"`+held.Response.ID+`","input":"more"}`)); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		_, raw, err := c.Read(ctx)
-		var ev struct {
-			Type     string
-			StreamID string `json:"stream_id"`
-		}
-		if err != nil || json.Unmarshal(raw, &ev) != nil {
-			t.Fatalf("after the steer: %s, %v", raw, err)
-		}
-		if ev.Type == "response.steer.failed" {
-			if ev.StreamID != "a" {
-				t.Errorf("the steer's refusal is in lane %q, want the held response's, a: %s", ev.StreamID, raw)
-			}
-			break
-		}
+	if ev := wsNext(t, ctx, c, "after the steer", "response.steer.failed"); ev["stream_id"] != "a" {
+		t.Errorf("the steer's refusal is in lane %v, want the held response's, a: %v", ev["stream_id"], ev)
 	}
 	// The held response, deleted, ends on its lane.
 	if resp := do(t, e.node, e.key, http.MethodDelete, "/v1/responses/"+held.Response.ID, nil); resp.Status != http.StatusOK {
 		t.Fatalf("delete %s: %d %s", held.Response.ID, resp.Status, resp.Body)
 	}
-	for {
-		_, raw, err := c.Read(ctx)
-		if err != nil {
-			t.Fatalf("after the delete: %v", err)
-		}
-		var ev struct {
-			Type     string
-			StreamID string `json:"stream_id"`
-		}
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			t.Fatal(err)
-		}
-		if ev.Type == "error" {
-			if ev.StreamID != "a" {
-				t.Errorf("the end of the held response: %s", raw)
-			}
-			break
-		}
+	if ev := wsNext(t, ctx, c, "after the delete", "error"); ev["stream_id"] != "a" {
+		t.Errorf("the end of the held response: %v", ev)
 	}
 }
 

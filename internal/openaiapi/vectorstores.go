@@ -242,7 +242,7 @@ func (f *Face) listVectorStores(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	if err := f.listCaughtUp(r, projections.VectorStores{}); err != nil {
+	if err := f.d.Views.ListCaughtUp(r.Context(), projections.VectorStores{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
