@@ -369,14 +369,14 @@ func (r *Runner) ShowsAggregate(ctx context.Context, p Projection, aggregateID s
 	}
 	newest, err := lastSequence(ctx, stream, aggregates)
 	if err != nil {
-		return false, err
+		return r.unknown(ctx, p, err)
 	}
 	if applied, _ := st.progress(); applied >= newest {
 		return true, nil
 	}
 	last, err := lastSequence(ctx, stream, subjects)
 	if err != nil {
-		return false, err
+		return r.unknown(ctx, p, err)
 	}
 	return r.showsWithin(ctx, p, last)
 }
@@ -396,9 +396,21 @@ func (r *Runner) ShowsLatest(ctx context.Context, p Projection) (bool, error) {
 	}
 	last, err := lastSequence(ctx, stream, st.filters)
 	if err != nil {
-		return false, err
+		return r.unknown(ctx, p, err)
 	}
 	return r.showsWithin(ctx, p, last)
+}
+
+// unknown is what ShowsAggregate and ShowsLatest answer when the log could not say its last event (its stream's
+// leader moving after a failure, a lookup timed out): not shown, and no error, as past the wait, so that the caller
+// reads the log itself or says the model is behind, rather than fail a read, or a write that went in, with a 5xx.
+func (r *Runner) unknown(ctx context.Context, p Projection, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	r.cfg.Logger.Warn("projections: cannot tell whether a read model is current; answering as if it were behind",
+		"projection", p.Name(), "err", err)
+	return false, nil
 }
 
 // ListCaughtUp is ShowsLatest for a list that spans aggregates (an account's threads, sessions, Julep agents), which
