@@ -440,6 +440,55 @@ func TestSecondNodeTakesOverAndNothingIsAppliedTwice(t *testing.T) {
 	}
 }
 
+// TestOnlyANodeThatDoesNotLeadFollowsTheCheckpoint: the leader knows how far it applied; a consumer following its
+// own checkpoint (one per projection, with goroutines and heartbeats) is kept only by the nodes that do not lead.
+func TestOnlyANodeThatDoesNotLeadFollowsTheCheckpoint(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	a := startNode(t, srv, "a", tallies{})
+	last, _ := appendTallies(t, a.store, 20, 2, "t")
+	waitFor(t, a.runner, last)
+	followers := func() int {
+		t.Helper()
+		ctx := context.Background()
+		n := 0
+		for name := range srv.JS.StreamNames(ctx).Name() {
+			if !strings.HasPrefix(name, "KV_") || !strings.Contains(name, "tallies") {
+				continue
+			}
+			stream, err := srv.JS.Stream(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range stream.ConsumerNames(ctx).Name() {
+				n++
+			}
+		}
+		return n
+	}
+	eventually := func(what string, want int) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for followers() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d consumers of the read model's bucket, want %d", what, followers(), want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	eventually("a alone, leading", 0)
+
+	b := startNode(t, srv, "b", tallies{})
+	last, _ = appendTallies(t, a.store, 20, 2, "u")
+	waitFor(t, b.runner, last) // b learns a's progress from the checkpoint
+	eventually("b beside a, not leading", 1)
+
+	a.runner.Stop()
+	last, _ = appendTallies(t, b.store, 20, 2, "v")
+	waitFor(t, b.runner, last)
+	eventually("b leading once a stopped", 0)
+}
+
 func sumsFromLog(t *testing.T, st *eventstore.Store) map[string]int {
 	t.Helper()
 	out := map[string]int{}

@@ -312,15 +312,36 @@ func (r *Runner) watchGenerations(ctx context.Context) {
 	}
 }
 
-// watchCheckpoint learns how far the projection is applied, whichever node applies it, following the checkpoint of
-// the current generation's bucket (natsx.FollowKey, which comes back within moments of a failover).
+// watchCheckpoint learns how far the projection is applied while another node applies it, following the checkpoint
+// of the current generation's bucket (natsx.FollowKey, which comes back within moments of a failover). While this
+// node leads, its writer says so itself, and the follower's consumer (one per projection, with its goroutines on
+// both sides and its heartbeats) is not kept: on a single node that is every projection, always.
 func (r *Runner) watchCheckpoint(ctx context.Context, st *state) {
 	for ctx.Err() == nil {
+		leading, leadChanged := st.leadership()
+		if leading {
+			select {
+			case <-leadChanged:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		if !r.ledElsewhere(ctx, st) {
+			// This node is about to take the lease (it is starting), or the lease is between holders: look again
+			// soon, or when this node leads.
+			select {
+			case <-leadChanged:
+			case <-ctx.Done():
+			case <-time.After(unledRecheck):
+			}
+			continue
+		}
 		_, kv, genChanged := st.current()
 		gctx, cancel := context.WithCancel(ctx)
 		go func() {
 			select {
 			case <-genChanged:
+			case <-leadChanged:
 			case <-gctx.Done():
 			}
 			cancel()
@@ -334,8 +355,25 @@ func (r *Runner) watchCheckpoint(ctx context.Context, st *state) {
 	}
 }
 
+// unledRecheck is how often a node that does not lead a projection looks whether another node has taken it.
+const unledRecheck = 500 * time.Millisecond
+
+// ledElsewhere reports whether another node holds the projection's lease. When the bucket does not answer it says
+// yes: following a checkpoint nobody moves costs a consumer, while missing one that moves leaves reads waiting.
+func (r *Runner) ledElsewhere(ctx context.Context, st *state) bool {
+	lctx, cancel := context.WithTimeout(ctx, startAttempt)
+	defer cancel()
+	holder, err := lease.Holder(lctx, r.leases, "projection."+st.key)
+	if err != nil {
+		return ctx.Err() == nil
+	}
+	return holder != "" && holder != r.cfg.Holder
+}
+
 // lead applies the log to the projection while this node holds its lease.
 func (r *Runner) lead(ctx context.Context, st *state) {
+	st.setLeading(true)
+	defer st.setLeading(false)
 	name := st.p.Name()
 	r.cfg.Logger.Debug("projection leader", "projection", name, "node", r.cfg.Holder)
 	backoff := 100 * time.Millisecond
@@ -706,6 +744,33 @@ type state struct {
 	applied   uint64
 	changed   chan struct{} // closed when applied moves
 	lag       uint64
+
+	leading    bool          // this node writes the projection
+	leadSwitch chan struct{} // closed when leading changes
+}
+
+// setLeading records whether this node writes the projection.
+func (s *state) setLeading(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leading == on {
+		return
+	}
+	s.leading = on
+	if s.leadSwitch != nil {
+		close(s.leadSwitch)
+	}
+	s.leadSwitch = make(chan struct{})
+}
+
+// leadership says whether this node writes the projection, and a channel closed when that changes.
+func (s *state) leadership() (bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leadSwitch == nil {
+		s.leadSwitch = make(chan struct{})
+	}
+	return s.leading, s.leadSwitch
 }
 
 func (s *state) setGeneration(gen int, kv jetstream.KeyValue) {
