@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/eventstore"
+	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/metrics"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
@@ -91,17 +93,17 @@ func layout() natsx.Layout {
 	return natsx.Layout{Names: names, Replicas: 1, DuplicateWindow: time.Minute}
 }
 
-func startNode(t *testing.T, srv *natstest.Server, holder string, p projections.Projection) *node {
+func startNode(t testing.TB, srv *natstest.Server, holder string, p projections.Projection) *node {
 	t.Helper()
 	return startNodeLogging(t, srv, holder, p, slog.New(slog.DiscardHandler))
 }
 
-func startNodeLogging(t *testing.T, srv *natstest.Server, holder string, p projections.Projection, logger *slog.Logger) *node {
+func startNodeLogging(t testing.TB, srv *natstest.Server, holder string, p projections.Projection, logger *slog.Logger) *node {
 	t.Helper()
 	return startNodeWith(t, srv, holder, p, logger, nil)
 }
 
-func startNodeWith(t *testing.T, srv *natstest.Server, holder string, p projections.Projection, logger *slog.Logger, m *metrics.Metrics) *node {
+func startNodeWith(t testing.TB, srv *natstest.Server, holder string, p projections.Projection, logger *slog.Logger, m *metrics.Metrics) *node {
 	t.Helper()
 	ctx := context.Background()
 	l := layout()
@@ -109,7 +111,7 @@ func startNodeWith(t *testing.T, srv *natstest.Server, holder string, p projecti
 		t.Fatal(err)
 	}
 	reg := events.NewRegistry()
-	reg.Register(added{}, renamed{}, removed{})
+	reg.Register(added{}, renamed{}, removed{}, noise{})
 	st := eventstore.NewStore(srv.JS, l.Names, reg)
 	r := projections.NewRunner(projections.Config{JS: srv.JS, Store: st, Layout: l, Holder: holder,
 		LeaseTTL: 600 * time.Millisecond, Logger: logger, Metrics: m}, p)
@@ -570,4 +572,84 @@ func counted(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// renames folds two types, so that it reads the log through two filters.
+type renames struct{}
+
+func (renames) Name() string         { return "renames" }
+func (renames) EventTypes() []string { return []string{"noise.made", "tally.renamed"} }
+func (renames) Apply(tx *projections.Tx, e events.Envelope) error {
+	if d, ok := e.Event.(renamed); ok {
+		return tx.Put("name."+e.AggregateID, d)
+	}
+	return nil
+}
+
+// TestShowsLatestWaitsForWhatTheModelFoldsAlone: a list's check waits for the events its model folds, on any of
+// its filters, and passes over the log's other events; once the model stands still, an event it folds left
+// unapplied makes the list say so (a 503) and readiness say which model is behind.
+func TestShowsLatestWaitsForWhatTheModelFoldsAlone(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	l := layout()
+	if err := natsx.Provision(ctx, srv.JS, l, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	reg := events.NewRegistry()
+	reg.Register(added{}, renamed{}, removed{}, noise{})
+	st := eventstore.NewStore(srv.JS, l.Names, reg)
+	r := projections.NewRunner(projections.Config{JS: srv.JS, Store: st, Layout: l, Holder: "a",
+		LeaseTTL: 600 * time.Millisecond, ReadWait: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, renames{})
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	shows := func(what string, want bool) {
+		t.Helper()
+		got, err := r.ShowsLatest(ctx, renames{})
+		if err != nil || got != want {
+			t.Fatalf("%s: ShowsLatest = %v, %v; want %v", what, got, err, want)
+		}
+	}
+	appendOne := func(id string, e events.Event) {
+		t.Helper()
+		if _, err := st.Append(ctx, events.Ref{Type: strings.Split(e.EventType(), ".")[0], ID: id}, events.Version{}, events.Meta{}, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shows("an empty log", true)
+	appendOne("n1", noise{N: 1})
+	appendOne("t1", renamed{Name: "one"}) // on the second filter, after an event on the first
+	// A write from elsewhere: the check waits for the model to apply it (up to ReadWait, ample for one event).
+	deadline := time.Now().Add(20 * time.Second)
+	for ok, _ := r.ShowsLatest(ctx, renames{}); !ok; ok, _ = r.ShowsLatest(ctx, renames{}) {
+		if time.Now().After(deadline) {
+			t.Fatal("the model never showed the rename")
+		}
+	}
+	if _, ok, _ := projections.Get[renamed](ctx, r, "renames", "name.t1"); !ok {
+		t.Fatal("ShowsLatest said shown before the model held the rename")
+	}
+	for i := range 5 {
+		appendOne(fmt.Sprintf("t%d", i+2), added{N: i}) // the log's other events
+	}
+	shows("events the model does not fold after what it applied", true)
+	if ok, name, err := r.CaughtUp(ctx); !ok || err != nil {
+		t.Fatalf("CaughtUp = %v (%s), %v", ok, name, err)
+	}
+
+	r.Stop() // the model stands still from here
+	appendOne("t9", added{N: 9})
+	appendOne("t10", renamed{Name: "ten"}) // the second filter's, behind the model
+	appendOne("t11", added{N: 11})
+	shows("a rename the model has not applied", false)
+	var e *errs.Error
+	if err := r.ListCaughtUp(ctx, renames{}); !errors.As(err, &e) || e.Code != errs.Unavailable {
+		t.Fatalf("ListCaughtUp = %v, want Unavailable", err)
+	}
+	if ok, name, err := r.CaughtUp(ctx); ok || name != "renames" || err != nil {
+		t.Fatalf("CaughtUp = %v (%s), %v; want renames behind", ok, name, err)
+	}
 }
