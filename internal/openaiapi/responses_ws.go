@@ -85,13 +85,16 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 	account := principal(r).AccountID
 	f.d.Logger.Debug("responses: websocket open", "account", account)
 	incoming := make(chan socketMessage)
-	var readErr error
+	// readErr is what ended the reading, for the log: the reader may still be in a read when serving ends (a
+	// close this side made ends it a moment later), so it is passed, not shared.
+	readErr := make(chan error, 1)
+	closedFor := "" // why the server closed the socket (idle, lifetime), for the log
 	go func() {
 		defer cancel()
 		for {
 			typ, data, err := c.Read(readCtx)
 			if err != nil {
-				readErr = err
+				readErr <- err
 				return
 			}
 			select {
@@ -116,9 +119,9 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 	defer lifetime.Stop()
 	pastLifetime := false
 	closeWith := func(code websocket.StatusCode, reason string) {
-		f.d.Logger.Debug("responses: websocket closed by the server", "account", account, "messages", messages, "code", code, "reason", reason)
 		_ = c.Close(code, reason)
 		cancel()
+		closedFor = reason
 	}
 dispatch:
 	for {
@@ -228,7 +231,12 @@ dispatch:
 		f.d.Logger.Debug("responses: websocket closed for shutdown", "account", account, "messages", messages)
 		return
 	}
-	f.d.Logger.Debug("responses: websocket closed", "account", account, "messages", messages, "reason", readErr)
+	var reason error
+	select {
+	case reason = <-readErr:
+	default:
+	}
+	f.d.Logger.Debug("responses: websocket closed", "account", account, "messages", messages, "reason", reason, "closed_for", closedFor)
 }
 
 // head is what the dispatch reads of a message: its type and lane, and a steer's target and input.
@@ -452,7 +460,11 @@ func wsErrorFrame(err error) obj {
 
 // limitFrame is the error event a message on a socket past its lifetime is answered with, as OpenAI answers it.
 func (f *Face) limitFrame() obj {
-	msg := fmt.Sprintf("Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", f.d.SocketLifetime)
+	limit := f.d.SocketLifetime.String()
+	if f.d.SocketLifetime%time.Minute == 0 {
+		limit = fmt.Sprintf("%d minutes", f.d.SocketLifetime/time.Minute)
+	}
+	msg := fmt.Sprintf("Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", limit)
 	return obj{"status": http.StatusBadRequest, "code": wsLimitCode, "message": msg, "param": nil,
 		"error": obj{"type": "invalid_request_error", "code": wsLimitCode, "message": msg, "param": nil}}
 }
