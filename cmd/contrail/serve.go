@@ -61,6 +61,8 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&cfg.RunTimeout, "run-timeout", cfg.RunTimeout, "`DURATION` an Assistants run may take before it expires")
 	f.DurationVar(&cfg.CodeTimeout, "code-timeout", cfg.CodeTimeout, "`DURATION` one code_interpreter call may take before its sandbox is killed")
 	f.DurationVar(&cfg.ContainerSweep, "container-sweep", cfg.ContainerSweep, "`DURATION` between a node's checks of its warm code sandboxes, closing those whose container expired")
+	f.DurationVar(&cfg.ResponsesSocketIdle, "responses-socket-idle", cfg.ResponsesSocketIdle, "`DURATION` a Responses WebSocket may stay idle (nothing sent, nothing in progress) before it is closed")
+	f.DurationVar(&cfg.ResponsesSocketLifetime, "responses-socket-lifetime", cfg.ResponsesSocketLifetime, "`DURATION` a Responses WebSocket may live; then it is closed once its responses in progress end")
 	f.BoolVar(&samples, "sample-agents", false, "also run the sample agents (genrand, calc, chart) and register them as published agents")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "`DURATION` a clean stop may take")
 	f.IntVar(&cfg.DailyQueries, "daily-queries", cfg.DailyQueries, "`N` queries a day for each account that sets no limit of its own")

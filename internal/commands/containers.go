@@ -228,9 +228,15 @@ func (c *Containers) DeleteFile(ctx context.Context, actor auth.Principal, id, f
 	})
 }
 
-// AddOutputs records files the container's code wrote.
+// AddOutputs records files the container's code wrote. A container deleted meanwhile (the call began before its
+// deletion and ended after) is not found: a deleted container records nothing more.
 func (c *Containers) AddOutputs(ctx context.Context, account, id string, files []events.ContainerFileAdded) error {
 	_, err := c.repo.Update(ctx, id, eventstore.Fresh, events.Meta{Account: account, Actor: "responder"},
-		func(s *container.State) ([]events.Event, error) { return container.AddFiles(s, files), nil })
+		func(s *container.State) ([]events.Event, error) {
+			if !s.Owned(account) {
+				return nil, errs.E(errs.NotFound, "Container with id '%s' not found.", id)
+			}
+			return container.AddFiles(s, files), nil
+		})
 	return err
 }

@@ -61,6 +61,12 @@ type Config struct {
 	// ContainerSweep is how often a node checks its warm code sandboxes against their containers, closing those
 	// whose container expired or was deleted (CONTRAIL_CONTAINER_SWEEP; default 30s).
 	ContainerSweep time.Duration
+	// ResponsesSocketIdle closes a Responses WebSocket on which nothing was sent and nothing was in progress for
+	// that long (CONTRAIL_RESPONSES_SOCKET_IDLE; default 5m); ResponsesSocketLifetime ends any such socket after
+	// that long, once its responses in progress have ended (CONTRAIL_RESPONSES_SOCKET_LIFETIME; default 60m,
+	// OpenAI's connection limit).
+	ResponsesSocketIdle     time.Duration
+	ResponsesSocketLifetime time.Duration
 	// LeaseTTL is how long a dead node keeps its leases (default 3s).
 	LeaseTTL time.Duration
 	// ReadWait bounds how long a read waits for a read model to show what the log holds before it answers from the
@@ -100,6 +106,9 @@ func Defaults() Config {
 		// The numbers of commands.DefaultDailyQueryLimit and DefaultRequestsPerMinute (config does not import commands).
 		DailyQueries:      1000,
 		RequestsPerMinute: 600,
+		// openaiapi's own defaults, named here for serve's help.
+		ResponsesSocketIdle:     5 * time.Minute,
+		ResponsesSocketLifetime: 60 * time.Minute,
 	}
 }
 
@@ -152,6 +161,9 @@ func (c Config) Validate() error {
 	}
 	if c.RequestsPerMinute < 0 {
 		return fmt.Errorf("--requests-per-minute %d must not be negative", c.RequestsPerMinute)
+	}
+	if c.ResponsesSocketIdle < 0 || c.ResponsesSocketLifetime < 0 {
+		return fmt.Errorf("--responses-socket-idle and --responses-socket-lifetime must not be negative")
 	}
 	switch c.LogFormat {
 	case "", "text", "json":

@@ -124,6 +124,11 @@ type Deps struct {
 	// its request rate. Nil Auth: admitted with the socket.
 	Auth    httpapi.Authenticator
 	Limiter httpapi.Limiter
+	// SocketIdle closes a Responses socket on which the client sent nothing and no response was in progress for
+	// that long (default 5 minutes); SocketLifetime ends any socket after that long (default 60 minutes, OpenAI's
+	// limit), once the responses in progress on it end.
+	SocketIdle     time.Duration
+	SocketLifetime time.Duration
 }
 
 // Face is the /v1 face.
@@ -141,6 +146,12 @@ func New(d Deps) *Face {
 	}
 	if d.MaxUploadBytes == 0 {
 		d.MaxUploadBytes = 512 << 20
+	}
+	if d.SocketIdle <= 0 {
+		d.SocketIdle = defaultSocketIdle
+	}
+	if d.SocketLifetime <= 0 {
+		d.SocketLifetime = defaultSocketLifetime
 	}
 	return &Face{d: d, created: time.Now().Unix()}
 }

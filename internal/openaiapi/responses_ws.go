@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -29,6 +30,15 @@ import (
 // they came, so that a lane's responses never interleave; lanes are served side by side, as the protocol has them. A
 // request that cannot be served (bad JSON, a bad parameter, a previous response not found) is answered with an
 // error event naming the problem, and the socket serves the next one.
+//
+// A socket has a bounded life. One idle (no message from the client, no response in progress in any lane) for
+// Deps.SocketIdle is closed with 1000 and the reason "idle timeout": nothing was interrupted, and openai-node's
+// reconnecting client takes 1000 as final rather than opening a socket only to idle it out again (its next send
+// finds the socket closed; the Agents SDK opens a new one when its pooled socket is closed). Any socket is ended
+// after Deps.SocketLifetime (60 minutes, OpenAI's connection limit for this mode), but no response in progress is
+// cut: from then on each message is answered in its lane's turn with an error event whose code is OpenAI's,
+// websocket_connection_limit_reached, and once the lanes have ended the socket is closed with 1001 (going away): the
+// client was active and should go on on a new socket, and 1001 is the code openai-node's client reconnects on.
 
 const (
 	// maxWSLanes bounds the lanes (stream_ids) of one socket, and so the responses it streams at once.
@@ -39,6 +49,11 @@ const (
 	maxWSQueued = 1
 	// wsWriteTimeout bounds how long one event may wait for a client that does not read: it is then dropped.
 	wsWriteTimeout = 30 * time.Second
+	// defaultSocketIdle and defaultSocketLifetime are Deps.SocketIdle's and Deps.SocketLifetime's defaults.
+	defaultSocketIdle     = 5 * time.Minute
+	defaultSocketLifetime = 60 * time.Minute
+	// wsLimitCode is the code of the error event OpenAI answers a request on a socket past its lifetime with.
+	wsLimitCode = "websocket_connection_limit_reached"
 )
 
 // streamIDPattern is what openai-node's lane helper accepts as a stream_id; it is only ever echoed back.
@@ -70,13 +85,16 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 	account := principal(r).AccountID
 	f.d.Logger.Debug("responses: websocket open", "account", account)
 	incoming := make(chan socketMessage)
-	var readErr error
+	// readErr is what ended the reading, for the log: the reader may still be in a read when serving ends (a
+	// close this side made ends it a moment later), so it is passed, not shared.
+	readErr := make(chan error, 1)
+	closedFor := "" // why the server closed the socket (idle, lifetime), for the log
 	go func() {
 		defer cancel()
 		for {
 			typ, data, err := c.Read(readCtx)
 			if err != nil {
-				readErr = err
+				readErr <- err
 				return
 			}
 			select {
@@ -91,19 +109,61 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 	lanes := map[string]chan socketMessage{}
 	streaming := &streamingLanes{m: map[string]string{}}
 	messages := 0
+	// busy counts the messages handed to lanes and not yet answered; quiet is told when it falls to 0, so that the
+	// idle timer starts again from the end of the last response, and a socket past its lifetime closes then.
+	var busy atomic.Int64
+	quiet := make(chan struct{}, 1)
+	idle := time.NewTimer(f.d.SocketIdle)
+	defer idle.Stop()
+	lifetime := time.NewTimer(f.d.SocketLifetime)
+	defer lifetime.Stop()
+	pastLifetime := false
+	closeWith := func(code websocket.StatusCode, reason string) {
+		_ = c.Close(code, reason)
+		cancel()
+		closedFor = reason
+	}
 dispatch:
 	for {
 		var msg socketMessage
 		select {
 		case <-ctx.Done():
 			break dispatch
+		case <-idle.C:
+			if busy.Load() > 0 {
+				continue // started again when the lanes are quiet
+			}
+			closeWith(websocket.StatusNormalClosure, "idle timeout")
+			break dispatch
+		case <-lifetime.C:
+			pastLifetime = true
+			if busy.Load() > 0 {
+				continue // closed when the responses in progress have ended
+			}
+			closeWith(websocket.StatusGoingAway, lifetimeReason)
+			break dispatch
+		case <-quiet:
+			if busy.Load() > 0 {
+				continue
+			}
+			if pastLifetime {
+				closeWith(websocket.StatusGoingAway, lifetimeReason)
+				break dispatch
+			}
+			idle.Reset(f.d.SocketIdle)
+			continue
 		case msg = <-incoming:
 		}
+		idle.Reset(f.d.SocketIdle)
 		h := headOf(msg)
-		// Each message is a request as a POST is, and is admitted before anything is held for it: its key is
-		// checked again (one revoked since the upgrade ends the socket) and the message counted against the key's
-		// rate, whatever it turns out to be (a steer, a bad message).
-		if f.d.Auth != nil {
+		if pastLifetime && h.Type != "response.steer" {
+			// Not admitted (it will not be served): answered in its lane's turn, after the response in progress
+			// there, so that the lane helper does not take the refusal for that response's end.
+			msg.pastLifetime = true
+		} else if f.d.Auth != nil {
+			// Each message is a request as a POST is, and is admitted before anything is held for it: its key is
+			// checked again (one revoked since the upgrade ends the socket) and the message counted against the
+			// key's rate, whatever it turns out to be (a steer, a bad message).
 			if _, err := httpapi.Admit(ctx, f.d.Auth, f.d.Limiter, r.Header.Get("Authorization"), false); err != nil {
 				httpapi.LogError(f.d.Logger, r, err)
 				out := &wsSink{ctx: ctx, c: c, streamID: h.lane()}
@@ -127,6 +187,10 @@ dispatch:
 		if !ok {
 			if len(lanes) == maxWSLanes {
 				out := &wsSink{ctx: ctx, c: c, streamID: lane}
+				if msg.pastLifetime {
+					out.send("error", f.limitFrame())
+					continue
+				}
 				out.send("error", wsErrorFrame(errs.InvalidField("stream_id", "A socket serves at most %d stream_ids.", maxWSLanes)))
 				continue
 			}
@@ -141,11 +205,18 @@ dispatch:
 						return
 					case m := <-q:
 						f.serveSafely(ctx, cancel, c, r.WithContext(ctx), m, streaming)
+						if busy.Add(-1) == 0 {
+							select {
+							case quiet <- struct{}{}:
+							default: // already told
+							}
+						}
 					}
 				}
 			}()
 		}
 		// A full lane stops the reading (TCP pushes back on the client) until its server takes one.
+		busy.Add(1)
 		select {
 		case q <- msg:
 			messages++
@@ -160,7 +231,12 @@ dispatch:
 		f.d.Logger.Debug("responses: websocket closed for shutdown", "account", account, "messages", messages)
 		return
 	}
-	f.d.Logger.Debug("responses: websocket closed", "account", account, "messages", messages, "reason", readErr)
+	var reason error
+	select {
+	case reason = <-readErr:
+	default:
+	}
+	f.d.Logger.Debug("responses: websocket closed", "account", account, "messages", messages, "reason", reason, "closed_for", closedFor)
 }
 
 // head is what the dispatch reads of a message: its type and lane, and a steer's target and input.
@@ -211,7 +287,13 @@ func steerFailed(ctx context.Context, c *websocket.Conn, h head, lane string) {
 type socketMessage struct {
 	data   []byte
 	binary bool
+	// pastLifetime: the socket had lived its time when the message came; it is answered, in its turn, with an error
+	// event saying so instead of being served.
+	pastLifetime bool
 }
+
+// lifetimeReason is the close reason of a socket ended at its lifetime (a close reason is at most 123 bytes).
+const lifetimeReason = "connection lifetime reached: open a new socket"
 
 // serveSafely is serveSocketMessage in a lane's goroutine, which the HTTP server's recoverer does not cover: a panic
 // is logged with its stack, answered as a POST's would be (a server_error), and ends this socket only, not the node.
@@ -261,6 +343,11 @@ func (f *Face) serveSocketMessage(ctx context.Context, c *websocket.Conn, r *htt
 	fail := func(err error) {
 		httpapi.LogError(f.d.Logger, r, err)
 		out.send("error", wsErrorFrame(err))
+	}
+	if msg.pastLifetime {
+		out.streamID = headOf(msg).lane()
+		out.send("error", f.limitFrame())
+		return
 	}
 	if msg.binary {
 		fail(errs.E(errs.Invalid, "a message must be a text message holding a JSON object, not a binary one"))
@@ -369,6 +456,17 @@ func wsErrorFrame(err error) obj {
 		detail["headers"] = obj{"retry-after": strconv.Itoa(int((e.RetryAfter + time.Second - 1) / time.Second))}
 	}
 	return obj{"status": status, "code": code, "message": o.Message, "param": param, "error": detail}
+}
+
+// limitFrame is the error event a message on a socket past its lifetime is answered with, as OpenAI answers it.
+func (f *Face) limitFrame() obj {
+	limit := f.d.SocketLifetime.String()
+	if f.d.SocketLifetime%time.Minute == 0 {
+		limit = fmt.Sprintf("%d minutes", f.d.SocketLifetime/time.Minute)
+	}
+	msg := fmt.Sprintf("Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", limit)
+	return obj{"status": http.StatusBadRequest, "code": wsLimitCode, "message": msg, "param": nil,
+		"error": obj{"type": "invalid_request_error", "code": wsLimitCode, "message": msg, "param": nil}}
 }
 
 // wsSink sends a response's frames as a socket's text messages, each with the request's stream_id when it had one.

@@ -3,6 +3,7 @@ package openaiapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,7 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3/responses"
@@ -519,5 +522,120 @@ func TestResponsesWebSocketCountsEveryMessage(t *testing.T) {
 	evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"hi"}`)
 	if last := evs[len(evs)-1]; last["type"] != "error" || last["status"] != float64(http.StatusTooManyRequests) {
 		t.Errorf("a response asked for after the rate was spent on bad messages: %v", evs)
+	}
+}
+
+// heldModel answers "hold" once release is closed (or the test ends), everything else at once.
+func heldModel(e *env) (release func()) {
+	ch := make(chan struct{})
+	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		if req.LastMessage().Content == "hold" {
+			<-ch
+			return llmtest.Text("released")
+		}
+		return llmtest.Text("Answered: " + req.LastMessage().Content)
+	})
+	var once sync.Once
+	release = func() { once.Do(func() { close(ch) }) }
+	return release
+}
+
+// wsClosed reads c until it is closed, and returns the close the server sent (code -1: it ended otherwise).
+func wsClosed(t *testing.T, ctx context.Context, c *websocket.Conn) websocket.CloseError {
+	t.Helper()
+	for {
+		_, raw, err := c.Read(ctx)
+		if err == nil {
+			t.Logf("before the close: %s", raw)
+			continue
+		}
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) {
+			return websocket.CloseError{Code: -1, Reason: err.Error()}
+		}
+		return ce
+	}
+}
+
+// TestResponsesWebSocketIdle: a socket on which nothing is sent and nothing is in progress is closed after the idle
+// timeout with 1000 "idle timeout"; one whose response is in progress for longer is not (the response completes),
+// and the idle time counts from the end of the last response.
+func TestResponsesWebSocketIdle(t *testing.T) {
+	const idle = 500 * time.Millisecond
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ResponsesSocketIdle = idle }))
+	release := heldModel(e)
+	t.Cleanup(release)
+	ctx := ctxFor(t)
+	c := wsDial(t, ctx, e.node.URL, e.key)
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"gpt-4o-mini","input":"hold"}`)); err != nil {
+		t.Fatal(err)
+	}
+	wsNext(t, ctx, c, "the held response", "response.created")
+	// The wait only sharpens the check: a socket busy with a response must stay open however long it waits.
+	time.Sleep(3 * idle)
+	release()
+	if ev := wsNext(t, ctx, c, "the released response", "response.completed", "error"); ev["type"] != "response.completed" {
+		t.Fatalf("a response in progress past the idle timeout: %v", ev)
+	}
+	if ce := wsClosed(t, ctx, c); ce.Code != websocket.StatusNormalClosure || ce.Reason != "idle timeout" {
+		t.Errorf("an idle socket: closed with %d %q, want 1000 \"idle timeout\"", ce.Code, ce.Reason)
+	}
+}
+
+// TestResponsesWebSocketLifetime: a socket past its lifetime takes no new request (each is answered, in its lane's
+// turn, with an error event websocket_connection_limit_reached), lets the response in progress complete, then
+// closes with 1001 and a reason saying why.
+func TestResponsesWebSocketLifetime(t *testing.T) {
+	// Long enough for the held request to be served before it ends, however loaded the machine.
+	const lifetime = 2 * time.Second
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ResponsesSocketLifetime = lifetime }))
+	release := heldModel(e)
+	t.Cleanup(release)
+	ctx := ctxFor(t)
+	c := wsDial(t, ctx, e.node.URL, e.key)
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"gpt-4o-mini","input":"hold","stream_id":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	held := wsNext(t, ctx, c, "the held response", "response.created")
+	if held["stream_id"] != "a" {
+		t.Fatalf("the held response's first event: %v", held)
+	}
+	// Requests on lane b are served until the lifetime has passed; then the next is refused.
+	var refusal map[string]any
+	for served := 0; refusal == nil; served++ {
+		evs := wsExchange(t, ctx, c, websocket.MessageText, `{"type":"response.create","model":"gpt-4o-mini","input":"quick","stream_id":"b"}`)
+		switch last := evs[len(evs)-1]; {
+		case last["stream_id"] != "b":
+			t.Fatalf("an event of lane %v while lane b was asked: %v", last["stream_id"], last)
+		case last["type"] == "error":
+			refusal = last
+			t.Logf("lane b: %d served before the lifetime's end", served)
+		case last["type"] != "response.completed":
+			t.Fatalf("lane b before the lifetime's end: %v", evs)
+		default:
+			time.Sleep(lifetime / 10) // paces the probes, well within the key's request rate
+		}
+	}
+	detail, _ := refusal["error"].(map[string]any)
+	if refusal["code"] != "websocket_connection_limit_reached" || detail["code"] != "websocket_connection_limit_reached" ||
+		refusal["status"] != float64(http.StatusBadRequest) || !strings.Contains(fmt.Sprint(detail["message"]), "new websocket connection") {
+		t.Errorf("a request past the lifetime: %v", refusal)
+	}
+	// A request behind the held one on its lane is refused in its turn, after the held response's end.
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"gpt-4o-mini","input":"late","stream_id":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	done := wsNext(t, ctx, c, "the released response", "response.completed", "response.failed", "error")
+	if r, _ := done["response"].(map[string]any); done["type"] != "response.completed" || done["stream_id"] != "a" || r["status"] != "completed" ||
+		!strings.Contains(fmt.Sprint(r["output"]), "released") {
+		t.Fatalf("the response in progress at the lifetime's end: %v", done)
+	}
+	late := wsNext(t, ctx, c, "the late request", "error", "response.created")
+	if d, _ := late["error"].(map[string]any); late["stream_id"] != "a" || d["code"] != "websocket_connection_limit_reached" {
+		t.Errorf("the late request on lane a: %v", late)
+	}
+	if ce := wsClosed(t, ctx, c); ce.Code != websocket.StatusGoingAway || !strings.Contains(ce.Reason, "lifetime") {
+		t.Errorf("a socket past its lifetime: closed with %d %q, want 1001 naming its lifetime", ce.Code, ce.Reason)
 	}
 }

@@ -74,7 +74,7 @@ func (p *Platform) faces() []httpapi.Face {
 			Containers: p.Commands.Containers, CodeAvailable: p.code.available,
 			VectorStores: p.Vectors.Commands, VectorStoreFiles: p.Vectors.Files, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC,
 			Names: p.Layout.Names, Blobs: p.Blobs, Models: p.Models, ListedModels: p.listedModels(), Logger: p.Logger.With("face", "v1"),
-			Auth: p.Auth, Limiter: p.Limits,
+			Auth: p.Auth, Limiter: p.Limits, SocketIdle: p.Config.ResponsesSocketIdle, SocketLifetime: p.Config.ResponsesSocketLifetime,
 		}),
 		openaiapi.NewProxy(openaiapi.ProxyDeps{Models: p.Models, Embedder: p.Embedder, Quota: p.Limits, Now: p.Now,
 			Logger: p.Logger.With("face", "openai-proxy")}),

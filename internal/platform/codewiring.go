@@ -36,6 +36,8 @@ type codeSandbox struct {
 	// stopWatch ends watchContainers; watchDone is closed when it has.
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
+	// deletions hears containers' deletions (nil: it could not subscribe, and the sweep alone closes them).
+	deletions *nats.Subscription
 }
 
 func (s *codeSandbox) get() (*sandbox.Pool, error) {
@@ -112,6 +114,7 @@ func (s *codeSandbox) watchContainers(pool *sandbox.Pool) {
 			// The sweep still closes them, later.
 			s.p.Logger.Warn("cannot hear containers' deletions; their sandboxes close at the next sweep", "err", err)
 		}
+		s.deletions = sub
 	}
 	every := s.p.Config.ContainerSweep
 	if every <= 0 {

@@ -194,7 +194,19 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 	for _, f := range res.Files {
 		added = append(added, events.ContainerFileAdded{FileID: f.FileID, Path: f.Path, Source: "assistant"})
 	}
-	if err := c.p.Commands.Containers.AddOutputs(ctx, s.Account, id, added); err != nil {
+	if len(added) == 0 {
+		return it, nil
+	}
+	err = c.p.Commands.Containers.AddOutputs(ctx, s.Account, id, added)
+	if errs.CodeOf(err) == errs.NotFound {
+		// Deleted while the call ran: its files stay the account's (the call's outputs name them), but a deleted
+		// container records nothing more.
+		c.p.Logger.Info("a code_interpreter call ended after its container was deleted: its files are not recorded on it",
+			"component", "sandbox", "account", s.Account, "container", id, "item", itemID, "files", len(added))
+		c.p.code.release(s.Account, id, whyContainerDeleted) // in case this node did not hear the deletion
+		return it, nil
+	}
+	if err != nil {
 		return it, err
 	}
 	return it, nil
