@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,5 +23,20 @@ func TestStartStepsFromTheLogLine(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("step %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// What the node held before its parts is read from the same line, apart from the parts.
+func TestResidentBeforeThePartsFromTheLogLine(t *testing.T) {
+	logs := `{"msg":"other"}` + "\n" +
+		`{"msg":"startup steps","begin_rss_mib":38.5,"begin_anon_mib":6.5,"begin_file_mib":32,"connect":{"ms":9.5,"heap_mib":0.5}}` + "\n"
+	out := make(chan startupLog, 2)
+	readStartupLog(strings.NewReader(logs), out)
+	got := <-out
+	if want := (memory{rss: 38.5 * 1024, anon: 6.5 * 1024, file: 32 * 1024}); got.begin != want {
+		t.Errorf("begin = %+v, want %+v", got.begin, want)
+	}
+	if len(got.steps) != 1 || got.steps[0].name != "connect" {
+		t.Errorf("steps = %+v, want connect alone", got.steps)
 	}
 }
