@@ -138,34 +138,19 @@ func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m comman
 	return f.shownOrDone(r, threadID, res, err, projections.Threads{})
 }
 
-// thread reads a thread the caller owns from the read model; every route under a thread starts here.
+// thread reads a thread the caller owns; every route under a thread starts here. It waits, as the thread's own
+// read does (ownedShown), for the threads read model to show the thread's last event, or folds the thread from
+// the log past the wait: a thread deleted a moment ago is not found (its messages and runs are not served on), and
+// one made a moment ago, on this node or another, is found.
 func (f *Face) thread(r *http.Request, id string) (thread.ThreadView, error) {
-	t, ok, err := projections.Get[projections.Listed[thread.ThreadView]](r.Context(), f.d.Views, "threads",
-		projections.OwnedKey(principal(r).AccountID, id))
-	if err != nil {
-		return thread.ThreadView{}, err
-	}
-	if !ok {
-		// Not in the read model: confirm with the log before answering 404 (a thread made a moment ago may not be
-		// shown yet).
-		obj, exists, err := f.threadInLog(r.Context(), principal(r).AccountID, id)
-		if err != nil {
-			return thread.ThreadView{}, err
-		}
-		if !exists {
-			return thread.ThreadView{}, errs.NotFoundf("thread", id)
-		}
-		return obj, nil
-	}
-	return t.Obj, nil
+	return ownedShown(f, r, projections.Threads{}, "thread", ids.Thread, id, errs.NotFoundf("thread", id),
+		func(t thread.ThreadView) string { return t.ID })
 }
 
 // answerThread answers a thread of the caller's once the threads read model shows its last thread event, or else
-// from the log (ownedShown): a thread modified or deleted is not answered as it was. (f.thread, every thread
-// route's check, does not wait: what those routes read waits on its own model.)
+// from the log (f.thread): a thread modified or deleted is not answered as it was.
 func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
-	t, err := ownedShown(f, r, projections.Threads{}, "thread", ids.Thread, id, errs.NotFoundf("thread", id),
-		func(t thread.ThreadView) string { return t.ID })
+	t, err := f.thread(r, id)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
