@@ -76,8 +76,11 @@ func (f *Face) keepAttachments(r *http.Request, t commands.NewThread, field stri
 	if t.ID == "" {
 		t.ID = events.NewPrefixedID("thread_")
 	}
+	// Past the read wait the store is made all the same (a store is got from its log, and listed once its model
+	// shows it: ListCaughtUp): the thread is made, not refused with a timeout a client would retry into a second
+	// thread and store.
 	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), t.ID, files)
-	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
+	if err = f.shownOrDone(r, t.ID, res, err, projections.VectorStores{}); err != nil {
 		return t, fmt.Errorf("make the thread's vector store: %w", err)
 	}
 	tr, err := commands.WithVectorStore(t.ToolResources, commands.ThreadStoreID(t.ID))
@@ -117,8 +120,10 @@ func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m comman
 	if err != nil || len(files) == 0 {
 		return err
 	}
+	// The message is in: past the read wait the store is kept all the same (as the thread's create keeps it), and
+	// the message is answered added, not as a timeout a client would retry into a second message.
 	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), threadID, files)
-	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
+	if err = f.shownOrDone(r, threadID, res, err, projections.VectorStores{}); err != nil {
 		return fmt.Errorf("keep the thread's attachments: %w", err)
 	}
 	// The thread's tool_resources as the log holds them, not as the threads model shows them: they are written
