@@ -1,17 +1,22 @@
 package graph
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/graph/model"
 	"github.com/contrailhq/contrail/internal/agents"
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -92,12 +97,73 @@ func (r queryResolver) AgentByID(ctx context.Context, agentID string) (*model.Ag
 		m := agentModel(b, "")
 		return &m, nil
 	}
-	for _, key := range []string{projections.OwnAgentKey(p.AccountID, agentID), projections.PublishedAgentKey(agentID)} {
+	if !ids.Valid(ids.Agent, agentID) {
+		return nil, errs.NotFoundf("agent", agentID) // a handle: agentById names agents by ID or Fixie name only
+	}
+	// The agent as the agents read model shows it once the model shows the agent's last event, or else, past the
+	// wait, folded from the log: an agent deleted a moment ago is not found, one made or changed a moment ago (on
+	// this node or another) is found as it is now.
+	shown, err := r.d.Views.ShowsAggregate(ctx, projections.Agents{}, agentID)
+	if err != nil {
+		return nil, err
+	}
+	keys := []string{projections.OwnAgentKey(p.AccountID, agentID), projections.PublishedAgentKey(agentID)}
+	if !shown {
+		return r.agentFromLog(ctx, agentID, keys)
+	}
+	for _, key := range keys {
 		v, ok, err := projections.Get[projections.AgentView](ctx, r.d.Views, "agents", key)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
+			m := viewModel(v)
+			return &m, nil
+		}
+	}
+	return nil, errs.NotFoundf("agent", agentID)
+}
+
+// agentFromLog is an agent as the agents read model will show it under the first of keys it is found under (the
+// caller's own, then the published), folded from the log with the model's own Apply (projections.FoldAggregate):
+// the agent's events after its owner's account.created, which gives the owner's name. A log that cannot be read is
+// an error saying the model is behind, not what the model holds.
+func (r *Resolver) agentFromLog(ctx context.Context, agentID string, keys []string) (*model.Agent, error) {
+	behind := func(err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &errs.Error{Code: errs.Unavailable,
+			Message: "the agent cannot be read now: the read model is behind and the log could not be read; retry",
+			Err:     fmt.Errorf("read agent %s from the log: %w", agentID, err)}
+	}
+	history, _, err := r.d.Store.LoadLatest(ctx, events.Ref{Type: "agent", ID: agentID})
+	if err != nil {
+		return nil, behind(err)
+	}
+	if len(history) == 0 {
+		return nil, errs.NotFoundf("agent", agentID)
+	}
+	// The owner is the agent's account, as the log's own envelope names it (not the request); its ID names
+	// subjects, so it is checked all the same.
+	var all []events.Envelope
+	if account := history[0].Account; ids.Valid(ids.Account, account) {
+		if all, _, err = r.d.Store.LoadLatest(ctx, events.Ref{Type: "account", ID: account}); err != nil {
+			return nil, behind(err)
+		}
+	}
+	all = append(all, history...)
+	slices.SortFunc(all, func(a, b events.Envelope) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	docs, err := projections.FoldAggregate(ctx, projections.Agents{}, all)
+	if err != nil {
+		return nil, behind(err)
+	}
+	for _, key := range keys {
+		if raw, ok := docs[key]; ok {
+			var v projections.AgentView
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, fmt.Errorf("decode agent %s folded from the log: %w", agentID, err)
+			}
 			m := viewModel(v)
 			return &m, nil
 		}

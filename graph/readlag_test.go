@@ -78,3 +78,68 @@ func TestAListWhoseReadModelStandsStillIsUnavailable(t *testing.T) {
 		t.Fatalf("allAgents: %q", e.Message)
 	}
 }
+
+// TestASessionAndAnAgentAreReadFromTheLogWhileTheirReadModelStandsStill: while the sessions read model applies
+// nothing, a session deleted meanwhile is not found by its handle and one made meanwhile is; while the agents read
+// model applies nothing, an agent changed meanwhile is found by its ID as it is now, with its owner, and one
+// deleted is not found: past the read wait they are folded from the log, not answered as the model last showed
+// them. When the log cannot be read either, the read is an error saying the model is behind.
+func TestASessionAndAnAgentAreReadFromTheLogWhileTheirReadModelStandsStill(t *testing.T) {
+	t.Parallel()
+	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	_, key := n.NewAccount(t, "ada")
+	c := client{t: t, n: n, key: key}
+	const byHandle = `query($h: String!) { sessionByHandle(handle: $h) { handle } }`
+	gone, broken := newSession(t, c, ""), newSession(t, c, "")
+	var agents [2]struct {
+		CreateAgent struct{ Agent struct{ AgentID string } }
+	}
+	for i, h := range []string{"genrand", "dice"} {
+		c.do(`mutation($h: String!) { createAgent(agentData: {handle: $h, funcUrl: "http://127.0.0.1:9/genrand"}) {
+			agent { agentId } } }`, map[string]any{"h": h}, &agents[i])
+	}
+	renamed, deleted := agents[0].CreateAgent.Agent.AgentID, agents[1].CreateAgent.Agent.AgentID
+
+	releaseSessions := n.HoldLease(t, "projection.sessions_v2")
+	defer releaseSessions()
+	c.do(`mutation($h: String!) { deleteSession(handle: $h) { session { handle } } }`, map[string]any{"h": gone}, nil)
+	c.fail(byHandle, map[string]any{"h": gone}, "NOT_FOUND")
+	made := newSession(t, c, "")
+	var got struct{ SessionByHandle struct{ Handle string } }
+	c.do(byHandle, map[string]any{"h": made}, &got)
+	if got.SessionByHandle.Handle != made {
+		t.Fatalf("the session made meanwhile: %+v", got)
+	}
+	if _, err := n.JS.Publish(ctxFor(t), n.Layout.Names.EventSubject("session", broken, "message_posted"),
+		[]byte("not an event")); err != nil {
+		t.Fatalf("append an undecodable event: %v", err)
+	}
+	if e := c.fail(byHandle, map[string]any{"h": broken}, "SERVICE_UNAVAILABLE"); !strings.Contains(e.Message,
+		"read model is behind") {
+		t.Fatalf("the session with its log unreadable: %q", e.Message)
+	}
+
+	releaseAgents := n.HoldLease(t, "projection.agents")
+	defer releaseAgents()
+	// The mutations' own waits for the model run out; the changes are made all the same.
+	c.post(`mutation { updateAgent(agentData: {handle: "genrand", name: "Random numbers"}) { agent { agentId } } }`, nil)
+	c.post(`mutation { deleteAgent(handle: "dice") { agent { agentId } } }`, nil)
+	const byID = `query($id: String!) { agentById(agentId: $id) { agentId name owner { username } } }`
+	var agent struct {
+		AgentByID struct {
+			AgentID, Name string
+			Owner         struct{ Username string }
+		}
+	}
+	c.do(byID, map[string]any{"id": renamed}, &agent)
+	if agent.AgentByID.AgentID != renamed || agent.AgentByID.Name != "Random numbers" || agent.AgentByID.Owner.Username != "ada" {
+		t.Fatalf("the agent changed meanwhile: %+v", agent)
+	}
+	c.fail(byID, map[string]any{"id": deleted}, "NOT_FOUND")
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

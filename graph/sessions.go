@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -76,28 +77,81 @@ func (r queryResolver) SessionByHandle(ctx context.Context, handle string) (*gen
 	return &s, nil
 }
 
+// session is a session of the caller's (sessionRead), without its messages.
 func (r *Resolver) session(ctx context.Context, handle string) (projections.SessionView, error) {
+	v, _, err := r.sessionRead(ctx, handle, false)
+	return v, err
+}
+
+// sessionRead is a session of the caller's and, with messages, its chat log: once the sessions read model shows the
+// session's last event it folds, as the model holds them, or else, past the wait (as long as Shows would), folded
+// from the log with the model's own Apply (projections.FoldAggregate). A session deleted a moment ago is not
+// found, one made a moment ago (maybe on another node) is, and an agent's reply a client saw in a subscription is
+// never left out because the model stood still a moment. A log that cannot be read either is an error saying the
+// model is behind, not what the model holds. A Julep session is not one of this face's: the model keeps none.
+// handle must be a valid session ID (it names subjects).
+func (r *Resolver) sessionRead(ctx context.Context, handle string, messages bool) (
+	projections.SessionView, []projections.MessageView, error) {
 	p, err := principal(ctx)
 	if err != nil {
-		return projections.SessionView{}, err
+		return projections.SessionView{}, nil, err
 	}
-	v, ok, err := projections.Get[projections.SessionView](ctx, r.d.Views, "sessions", projections.SessionKey(p.AccountID, handle))
+	key, filter := projections.SessionKey(p.AccountID, handle), projections.SessionMessagesFilter(p.AccountID, handle)
+	shown, err := r.d.Views.ShowsAggregate(ctx, projections.Sessions{}, handle)
 	if err != nil {
-		return projections.SessionView{}, err
+		return projections.SessionView{}, nil, err
 	}
-	if !ok {
-		// Made a moment ago, maybe on another node, and not in the read model yet: the log has the last word on
-		// whether it exists (a read that misses costs one read of the log, a read that finds costs nothing more).
-		s, _, err := r.d.Sessions.Get(ctx, p, handle)
+	if shown {
+		v, ok, err := projections.Get[projections.SessionView](ctx, r.d.Views, "sessions", key)
 		if err != nil {
-			return projections.SessionView{}, err
+			return projections.SessionView{}, nil, err
 		}
-		if s.Julep != nil {
-			return projections.SessionView{}, errs.NotFoundf("session", handle) // /julep's, not this face's
+		if !ok {
+			return projections.SessionView{}, nil, errs.NotFoundf("session", handle)
 		}
-		return sessionView(s), nil
+		if !messages {
+			return v, nil, nil
+		}
+		views, err := projections.ListAll[projections.MessageView](ctx, r.d.Views, "sessions", filter)
+		return v, views, err
 	}
-	return v, nil
+	history, _, err := r.d.Store.LoadLatest(ctx, events.Ref{Type: "session", ID: handle})
+	var docs map[string]json.RawMessage
+	if err == nil {
+		docs, err = projections.FoldAggregate(ctx, projections.Sessions{}, history)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return projections.SessionView{}, nil, ctx.Err()
+		}
+		return projections.SessionView{}, nil, &errs.Error{Code: errs.Unavailable,
+			Message: "the session cannot be read now: the read model is behind and the log could not be read; retry",
+			Err:     fmt.Errorf("read session %s from the log: %w", handle, err)}
+	}
+	raw, ok := docs[key]
+	if !ok {
+		return projections.SessionView{}, nil, errs.NotFoundf("session", handle)
+	}
+	var v projections.SessionView
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return projections.SessionView{}, nil, fmt.Errorf("decode session %s folded from the log: %w", handle, err)
+	}
+	if !messages {
+		return v, nil, nil
+	}
+	var views []projections.MessageView
+	match := natsx.NewSubjectFilter(filter)
+	for k, raw := range docs {
+		if !match.Match(k) {
+			continue
+		}
+		var m projections.MessageView
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return projections.SessionView{}, nil, fmt.Errorf("decode session %s's message folded from the log: %w", handle, err)
+		}
+		views = append(views, m)
+	}
+	return v, views, nil
 }
 
 // sessionView is a session as the read model would show it, from its state.
@@ -118,11 +172,7 @@ func sessionView(s session.State) projections.SessionView {
 
 // Messages is the session's chat log, oldest first.
 func (r sessionResolver) Messages(ctx context.Context, obj *generated.Session, first *int, after *string) ([]model.Message, error) {
-	v, err := r.session(ctx, obj.Handle)
-	if err != nil {
-		return nil, err
-	}
-	views, err := r.sessionMessages(ctx, v)
+	_, views, err := r.sessionRead(ctx, obj.Handle, true)
 	if err != nil {
 		return nil, err
 	}
@@ -137,36 +187,6 @@ func (r sessionResolver) Messages(ctx context.Context, obj *generated.Session, f
 		out = append(out, mm)
 	}
 	return page(out, func(m model.Message) string { return m.ID }, first, after, "message")
-}
-
-// sessionMessages is a session's chat log once the sessions read model shows the session's last event it folds,
-// or else, past the wait (as long as Shows would), folded from the log with the model's own Apply
-// (projections.FoldAggregate): an agent's reply a client saw in a subscription is never left out because the
-// model stood still a moment. A log that cannot be read either is an error saying the model is behind, not the
-// model's stale log.
-func (r *Resolver) sessionMessages(ctx context.Context, v projections.SessionView) ([]projections.MessageView, error) {
-	filter := projections.SessionMessagesFilter(v.Account, v.ID)
-	shown, err := r.d.Views.ShowsAggregate(ctx, projections.Sessions{}, v.ID)
-	if err != nil {
-		return nil, err
-	}
-	if shown {
-		return projections.ListAll[projections.MessageView](ctx, r.d.Views, "sessions", filter)
-	}
-	history, _, err := r.d.Store.LoadLatest(ctx, events.Ref{Type: "session", ID: v.ID})
-	var views []projections.MessageView
-	if err == nil {
-		views, err = projections.FoldAggregateAs[projections.MessageView](ctx, projections.Sessions{}, history, filter)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &errs.Error{Code: errs.Unavailable,
-			Message: "the session's messages cannot be read now: the read model is behind and the log could not be read; retry",
-			Err:     fmt.Errorf("read session %s's messages from the log: %w", v.ID, err)}
-	}
-	return views, nil
 }
 
 // Embeds lists every embed the session's messages carry, by key.

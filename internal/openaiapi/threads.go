@@ -76,8 +76,11 @@ func (f *Face) keepAttachments(r *http.Request, t commands.NewThread, field stri
 	if t.ID == "" {
 		t.ID = events.NewPrefixedID("thread_")
 	}
+	// Past the read wait the store is made all the same (a store is got from its log, and listed once its model
+	// shows it: ListCaughtUp): the thread is made, not refused with a timeout a client would retry into a second
+	// thread and store.
 	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), t.ID, files)
-	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
+	if err = f.shownOrDone(r, t.ID, res, err, projections.VectorStores{}); err != nil {
 		return t, fmt.Errorf("make the thread's vector store: %w", err)
 	}
 	tr, err := commands.WithVectorStore(t.ToolResources, commands.ThreadStoreID(t.ID))
@@ -117,8 +120,10 @@ func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m comman
 	if err != nil || len(files) == 0 {
 		return err
 	}
+	// The message is in: past the read wait the store is kept all the same (as the thread's create keeps it), and
+	// the message is answered added, not as a timeout a client would retry into a second message.
 	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), threadID, files)
-	if err = f.d.Views.ShowsWrite(r.Context(), res, err, projections.VectorStores{}); err != nil {
+	if err = f.shownOrDone(r, threadID, res, err, projections.VectorStores{}); err != nil {
 		return fmt.Errorf("keep the thread's attachments: %w", err)
 	}
 	// The thread's tool_resources as the log holds them, not as the threads model shows them: they are written
@@ -138,34 +143,19 @@ func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m comman
 	return f.shownOrDone(r, threadID, res, err, projections.Threads{})
 }
 
-// thread reads a thread the caller owns from the read model; every route under a thread starts here.
+// thread reads a thread the caller owns; every route under a thread starts here. It waits, as the thread's own
+// read does (ownedShown), for the threads read model to show the thread's last event, or folds the thread from
+// the log past the wait: a thread deleted a moment ago is not found (its messages and runs are not served on), and
+// one made a moment ago, on this node or another, is found.
 func (f *Face) thread(r *http.Request, id string) (thread.ThreadView, error) {
-	t, ok, err := projections.Get[projections.Listed[thread.ThreadView]](r.Context(), f.d.Views, "threads",
-		projections.OwnedKey(principal(r).AccountID, id))
-	if err != nil {
-		return thread.ThreadView{}, err
-	}
-	if !ok {
-		// Not in the read model: confirm with the log before answering 404 (a thread made a moment ago may not be
-		// shown yet).
-		obj, exists, err := f.threadInLog(r.Context(), principal(r).AccountID, id)
-		if err != nil {
-			return thread.ThreadView{}, err
-		}
-		if !exists {
-			return thread.ThreadView{}, errs.NotFoundf("thread", id)
-		}
-		return obj, nil
-	}
-	return t.Obj, nil
+	return ownedShown(f, r, projections.Threads{}, "thread", ids.Thread, id, errs.NotFoundf("thread", id),
+		func(t thread.ThreadView) string { return t.ID })
 }
 
 // answerThread answers a thread of the caller's once the threads read model shows its last thread event, or else
-// from the log (ownedShown): a thread modified or deleted is not answered as it was. (f.thread, every thread
-// route's check, does not wait: what those routes read waits on its own model.)
+// from the log (f.thread): a thread modified or deleted is not answered as it was.
 func (f *Face) answerThread(w http.ResponseWriter, r *http.Request, id string) {
-	t, err := ownedShown(f, r, projections.Threads{}, "thread", ids.Thread, id, errs.NotFoundf("thread", id),
-		func(t thread.ThreadView) string { return t.ID })
+	t, err := f.thread(r, id)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return

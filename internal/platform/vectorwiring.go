@@ -175,10 +175,14 @@ const threadStoreWait = 60 * time.Second
 func (f runFiles) threadStore(ctx context.Context, account, threadID string, attached []string) (vectorstore.State, error) {
 	actor := auth.Principal{AccountID: account}
 	s, res, err := f.p.Vectors.Commands.EnsureThreadStore(ctx, actor, threadID, attached)
-	// The client lists its stores: the thread's is among them once the run that made it has started.
-	err = f.p.Views.ShowsWrite(ctx, res, err, projections.VectorStores{})
 	if err != nil {
 		return vectorstore.State{}, fmt.Errorf("keep the thread's attachments: %w", err)
+	}
+	// The client lists its stores: the thread's is among them once the run that made it has started. Past the read
+	// wait the store is made all the same, and the search reads it from the log (s, then Commands.Get): the search
+	// goes on rather than fail for a model standing still a moment.
+	if err := f.p.Views.Shows(ctx, res, projections.VectorStores{}); err != nil && ctx.Err() != nil {
+		return vectorstore.State{}, ctx.Err()
 	}
 	return s, nil
 }
