@@ -57,7 +57,8 @@ run: build models deps-sandbox
 test: deps models vet test-go
 
 test-go:
-	$(GO) test -race -count=1 -timeout 20m $(GOTESTFLAGS) ./...
+	@GO=$(GO) sh mk/freedisk.sh before
+	$(GO) test -race -count=1 -timeout 20m $(GOTESTFLAGS) ./... || { GO=$(GO) sh mk/freedisk.sh after; exit 1; }
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^graph/generated')); \
