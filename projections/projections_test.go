@@ -105,6 +105,12 @@ func startNodeLogging(t testing.TB, srv *natstest.Server, holder string, p proje
 
 func startNodeWith(t testing.TB, srv *natstest.Server, holder string, p projections.Projection, logger *slog.Logger, m *metrics.Metrics) *node {
 	t.Helper()
+	return startNodeTuned(t, srv, holder, p, func(c *projections.Config) { c.Logger, c.Metrics = logger, m })
+}
+
+// startNodeTuned starts a node whose runner's config tune changes.
+func startNodeTuned(t testing.TB, srv *natstest.Server, holder string, p projections.Projection, tune func(*projections.Config)) *node {
+	t.Helper()
 	ctx := context.Background()
 	l := layout()
 	if err := natsx.Provision(ctx, srv.JS, l, slog.New(slog.DiscardHandler)); err != nil {
@@ -113,8 +119,10 @@ func startNodeWith(t testing.TB, srv *natstest.Server, holder string, p projecti
 	reg := events.NewRegistry()
 	reg.Register(added{}, renamed{}, removed{}, noise{})
 	st := eventstore.NewStore(srv.JS, l.Names, reg)
-	r := projections.NewRunner(projections.Config{JS: srv.JS, Store: st, Layout: l, Holder: holder,
-		LeaseTTL: 600 * time.Millisecond, Logger: logger, Metrics: m}, p)
+	cfg := projections.Config{JS: srv.JS, Store: st, Layout: l, Holder: holder, LeaseTTL: 600 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)}
+	tune(&cfg)
+	r := projections.NewRunner(cfg, p)
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -593,19 +601,8 @@ func TestShowsLatestWaitsForWhatTheModelFoldsAlone(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
 	ctx := context.Background()
-	l := layout()
-	if err := natsx.Provision(ctx, srv.JS, l, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	reg := events.NewRegistry()
-	reg.Register(added{}, renamed{}, removed{}, noise{})
-	st := eventstore.NewStore(srv.JS, l.Names, reg)
-	r := projections.NewRunner(projections.Config{JS: srv.JS, Store: st, Layout: l, Holder: "a",
-		LeaseTTL: 600 * time.Millisecond, ReadWait: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, renames{})
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
+	n := startNodeTuned(t, srv, "a", renames{}, func(c *projections.Config) { c.ReadWait = 300 * time.Millisecond })
+	r, st := n.runner, n.store
 	shows := func(what string, want bool) {
 		t.Helper()
 		got, err := r.ShowsLatest(ctx, renames{})
