@@ -587,7 +587,7 @@ func TestResponsesWebSocketIdle(t *testing.T) {
 // closes with 1001 and a reason saying why.
 func TestResponsesWebSocketLifetime(t *testing.T) {
 	// Long enough for the held request to be served before it ends, however loaded the machine.
-	const lifetime = 2 * time.Second
+	const lifetime = 5 * time.Second
 	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ResponsesSocketLifetime = lifetime }))
 	release := heldModel(e)
 	t.Cleanup(release)
