@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/contrailhq/contrail/events"
+	"github.com/contrailhq/contrail/eventstore"
 	"github.com/contrailhq/contrail/graph/generated"
 	"github.com/contrailhq/contrail/graph/model"
 	"github.com/contrailhq/contrail/internal/agents"
@@ -187,21 +189,70 @@ func (r queryResolver) AgentByHandle(ctx context.Context, handle string) (*model
 	return r.agentWithOwner(ctx, a)
 }
 
+// agentWithOwner is an agent found in the log (AgentCommands.Find reads it there) with its owner's name, which the
+// agents read model keeps (from the owner's account.created): once the model shows the agent's last event, as the
+// model holds it, or else, past the wait, folded from the log (agentOwned). An agent made or published a moment
+// ago, on this node or another, is not shown ownerless because the model stood still a moment.
 func (r *Resolver) agentWithOwner(ctx context.Context, a agents.Info) (*model.Agent, error) {
 	if a.Builtin() {
 		m := agentModel(a, "")
 		return &m, nil
 	}
-	v, ok, err := projections.Get[projections.AgentView](ctx, r.d.Views, "agents", projections.OwnAgentKey(a.Account, a.ID))
+	shown, err := r.d.Views.ShowsAggregate(ctx, projections.Agents{}, a.ID)
 	if err != nil {
 		return nil, err
 	}
+	return r.agentOwned(ctx, a, shown)
+}
+
+// agentOwned is agentWithOwner once it is known whether the agents read model shows the agent's last event: the
+// owner's name from the model when it does, and from the agent's events folded with the model's own Apply
+// (agentFromLog) when it does not. An agent the fold no longer finds (deleted since it was read) is shown without
+// its owner's name, as the model would show it.
+func (r *Resolver) agentOwned(ctx context.Context, a agents.Info, shown bool) (*model.Agent, error) {
+	if a.Builtin() {
+		m := agentModel(a, "")
+		return &m, nil
+	}
+	key := projections.OwnAgentKey(a.Account, a.ID)
 	name := ""
-	if ok {
-		name = v.OwnerName
+	if shown {
+		v, ok, err := projections.Get[projections.AgentView](ctx, r.d.Views, "agents", key)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			name = v.OwnerName
+		}
+	} else {
+		folded, err := r.agentFromLog(ctx, a.ID, []string{key})
+		switch {
+		case err == nil:
+			name = folded.OwnerName
+		case errs.CodeOf(err) != errs.NotFound:
+			return nil, err
+		}
 	}
 	m := agentModel(a, name)
 	return &m, nil
+}
+
+// agentWritten finishes an agent mutation: the command's error, or else whether the agents read model shows what
+// it appended. Agent mutations answer once the model shows them (the registry and the router read it there, so the
+// client's next query finds the agent as it left it); past the read wait the write went in all the same, and is
+// answered as done (shown false: the answer's owner is folded from the log), not as a timeout the client would
+// retry into a second write.
+func (r *Resolver) agentWritten(ctx context.Context, res eventstore.Appended, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	if err := r.d.Views.Shows(ctx, res, projections.Agents{}); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 // Owner is the owning account (null for a built-in).
@@ -230,9 +281,8 @@ func (r mutationResolver) CreateAgent(ctx context.Context, in generated.AgentInp
 		return nil, err
 	}
 	reg, err := r.d.AgentCommands.Register(ctx, p, agentInput(in))
-	// Agent mutations answer once the agents read model shows them: the registry and the router read it there, so
-	// the client's next query finds the agent as it left it.
-	if err := r.d.Views.ShowsWrite(ctx, reg.Appended, err, projections.Agents{}); err != nil {
+	shown, err := r.agentWritten(ctx, reg.Appended, err)
+	if err != nil {
 		return nil, err
 	}
 	if len(reg.Warnings) > 0 {
@@ -240,7 +290,7 @@ func (r mutationResolver) CreateAgent(ctx context.Context, in generated.AgentInp
 		// answer, in the response's extensions, so that the schema stays Fixie's.
 		graphql.RegisterExtension(ctx, "warnings", reg.Warnings)
 	}
-	m, err := r.agentWithOwner(ctx, reg.Agent)
+	m, err := r.agentOwned(ctx, reg.Agent, shown)
 	if err != nil {
 		return nil, err
 	}
@@ -257,10 +307,11 @@ func (r mutationResolver) UpdateAgent(ctx context.Context, in generated.AgentInp
 		return nil, err
 	}
 	a, err := r.d.AgentCommands.Update(ctx, p, agentInput(in))
-	if err := r.d.Views.ShowsWrite(ctx, a.Appended, err, projections.Agents{}); err != nil {
+	shown, err := r.agentWritten(ctx, a.Appended, err)
+	if err != nil {
 		return nil, err
 	}
-	m, err := r.agentWithOwner(ctx, a.Agent)
+	m, err := r.agentOwned(ctx, a.Agent, shown)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +328,7 @@ func (r mutationResolver) DeleteAgent(ctx context.Context, handle string) (*gene
 		return nil, err
 	}
 	a, err := r.d.AgentCommands.Delete(ctx, p, handle)
-	if err := r.d.Views.ShowsWrite(ctx, a.Appended, err, projections.Agents{}); err != nil {
+	if _, err := r.agentWritten(ctx, a.Appended, err); err != nil {
 		return nil, err
 	}
 	m := agentModel(a.Agent, p.Username)
@@ -294,10 +345,11 @@ func (r mutationResolver) RefreshAgent(ctx context.Context, handle string) (*gen
 		return nil, err
 	}
 	a, err := r.d.AgentCommands.Refresh(ctx, p, handle)
-	if err := r.d.Views.ShowsWrite(ctx, a.Appended, err, projections.Agents{}); err != nil {
+	shown, err := r.agentWritten(ctx, a.Appended, err)
+	if err != nil {
 		return nil, err
 	}
-	m, err := r.agentWithOwner(ctx, a.Agent)
+	m, err := r.agentOwned(ctx, a.Agent, shown)
 	if err != nil {
 		return nil, err
 	}

@@ -112,3 +112,38 @@ func TestAttachmentsAreKeptWhileTheVectorStoresReadModelStandsStill(t *testing.T
 	}
 	e.checkSearchTurn(t)
 }
+
+// TestARunSearchesItsAssistantsStoresWhileTheAssistantsReadModelStandsStill: while the assistants read model
+// applies nothing, a run of an assistant made meanwhile with a vector store in its tool_resources searches that
+// store: the run's worker reads the assistant's tool_resources from the log past the read wait, not from the
+// model, which does not hold the assistant yet.
+func TestARunSearchesItsAssistantsStoresWhileTheAssistantsReadModelStandsStill(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	pdf := e.upload(t, "manual.pdf", manual())
+	store, err := e.client.VectorStores.New(ctx, openai.VectorStoreNewParams{FileIDs: []string{pdf}})
+	if err != nil {
+		t.Fatalf("create store: %v", apiErr(err))
+	}
+	if f, err := e.client.VectorStores.Files.PollStatus(ctx, store.ID, pdf, 20); err != nil || f.Status != "completed" {
+		t.Fatalf("process the PDF: %v", apiErr(err))
+	}
+	th := e.thread(t, "How often should I descale the machine?")
+
+	release := e.holdLease(t, "projection.assistants_v2")
+	defer release()
+	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+		Tools: []openai.AssistantToolUnionParam{{OfFileSearch: &openai.FileSearchToolParam{}}},
+		ToolResources: openai.BetaAssistantNewParamsToolResources{FileSearch: openai.BetaAssistantNewParamsToolResourcesFileSearch{
+			VectorStoreIDs: []string{store.ID}}}})
+	if err != nil {
+		t.Fatalf("create assistant: %v", apiErr(err))
+	}
+	e.model.Enqueue(
+		llmtest.ToolCalls(llm.ToolCall{ID: "call_fs_1", Name: "file_search", Arguments: `{"queries":["how to descale the boiler"]}`}),
+		llmtest.Text("Run the descaling solution through the boiler every three months【0:0†manual.pdf】."),
+	)
+	e.completeRun(t, th.ID, a.ID)
+	e.checkSearchTurn(t)
+}
