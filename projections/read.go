@@ -405,12 +405,24 @@ func (r *Runner) ShowsLatest(ctx context.Context, p Projection) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	end, err := lastInLog(ctx, stream)
-	if err != nil {
-		return r.unknown(ctx, p, err)
-	}
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.ReadWait)
 	defer cancel()
+	ictx, icancel := context.WithTimeout(wctx, logEndWait)
+	end, err := lastInLog(ictx, stream)
+	icancel()
+	if err != nil {
+		// Only the stream's leader says where the log ends, and none does while one is elected after a server's
+		// failure. Any replica answers for the last event of each filter: slow on a log of many aggregates, but
+		// answered, so that lists go on through an election.
+		last, lerr := lastSequence(wctx, stream, st.filters)
+		if lerr != nil {
+			if wctx.Err() != nil && ctx.Err() == nil {
+				return false, nil // past the wait
+			}
+			return r.unknown(ctx, p, lerr)
+		}
+		return r.waited(ctx, wctx, p, last)
+	}
 	for {
 		applied, _ := st.progress()
 		next, err := unappliedFrom(wctx, stream, st.filters, applied, end)
@@ -422,13 +434,29 @@ func (r *Runner) ShowsLatest(ctx context.Context, p Projection) (bool, error) {
 		case next == 0:
 			return true, nil
 		}
-		if err := r.WaitFor(wctx, p.Name(), next); err != nil {
-			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				return false, nil
-			}
-			return false, err
+		if shown, err := r.waited(ctx, wctx, p, next); !shown || err != nil {
+			return shown, err
 		}
 	}
+}
+
+// logEndWait bounds the lookup of the log's end within a read's wait: the stream's leader answers it at once, and
+// while none is elected the read falls back on lookups any replica answers.
+const logEndWait = time.Second
+
+// waited waits within wctx (a read's wait, from ctx) until p has applied seq, and reports whether it has: past the
+// wait, false and no error.
+func (r *Runner) waited(ctx, wctx context.Context, p Projection, seq uint64) (bool, error) {
+	if seq == 0 {
+		return true, nil
+	}
+	if err := r.WaitFor(wctx, p.Name(), seq); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 // unknown is what ShowsAggregate and ShowsLatest answer when the log could not say its last event (its stream's

@@ -374,6 +374,8 @@ func (r *Runner) ledElsewhere(ctx context.Context, st *state) bool {
 func (r *Runner) lead(ctx context.Context, st *state) {
 	st.setLeading(true)
 	defer st.setLeading(false)
+	// The lease lost, another node may write at once, while this one still finishes its batch: it follows from then.
+	defer context.AfterFunc(ctx, func() { st.setLeading(false) })()
 	name := st.p.Name()
 	r.cfg.Logger.Debug("projection leader", "projection", name, "node", r.cfg.Holder)
 	backoff := 100 * time.Millisecond
