@@ -2,6 +2,7 @@ package openaiapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,4 +147,40 @@ func TestARunSearchesItsAssistantsStoresWhileTheAssistantsReadModelStandsStill(t
 	)
 	e.completeRun(t, th.ID, a.ID)
 	e.checkSearchTurn(t)
+}
+
+// TestARunsCodeGetsItsAssistantsFilesWhileTheAssistantsReadModelStandsStill: an assistant made with a CSV for
+// code_interpreter while the assistants model stands still; its run's code finds the CSV in /mnt/data, read from the
+// log past the wait.
+func TestARunsCodeGetsItsAssistantsFilesWhileTheAssistantsReadModelStandsStill(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	ctx := ctxFor(t)
+	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\nsouth,20\neast,30\n"))
+	th := e.thread(t, "What are the total sales?")
+
+	release := e.holdLease(t, "projection.assistants_v2")
+	defer release()
+	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
+		Tools: []openai.AssistantToolUnionParam{{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}}},
+		ToolResources: openai.BetaAssistantNewParamsToolResources{CodeInterpreter: openai.BetaAssistantNewParamsToolResourcesCodeInterpreter{
+			FileIDs: []string{csv}}}})
+	if err != nil {
+		t.Fatalf("create assistant: %v", apiErr(err))
+	}
+	e.model.Enqueue(
+		codeCall("call_sum", "print(sum(int(l.split(',')[1]) for l in open('/mnt/data/sales.csv').read().split()[1:]))"),
+		llmtest.Text("Sales total 60."),
+	)
+	e.completeRun(t, th.ID, a.ID)
+	reqs := e.model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model was asked %d times, want 2", len(reqs))
+	}
+	if out := reqs[1].LastMessage(); out.ToolCallID != "call_sum" || strings.TrimSpace(out.Content) != "60" {
+		t.Fatalf("the code's output as the model read it: %+v", out)
+	}
 }

@@ -238,13 +238,14 @@ func (s *codeSandbox) RunCode(ctx context.Context, account, threadID, assistantI
 		return turn.CodeResult{}, err
 	}
 	ids := append(codeFileIDs(threadResources), attached...)
-	a, ok, err := projections.Get[projections.Listed[projections.AssistantView]](ctx, s.p.Views, "assistants",
-		projections.OwnedKey(account, assistantID))
+	// The assistant as the log has it: files given to it a moment before its run are in the call's /mnt/data,
+	// whether or not its read model shows them yet (runAssistant).
+	a, ok, err := s.p.runAssistant(ctx, account, assistantID)
 	if err != nil {
 		return turn.CodeResult{}, err
 	}
 	if ok {
-		ids = append(ids, codeFileIDs(a.Obj.ToolResources)...)
+		ids = append(ids, codeFileIDs(a.ToolResources)...)
 	}
 	return s.Exec(ctx, account, threadID, ids, nil, code, key)
 }
