@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,7 +144,12 @@ func installedCopy(path string) (string, error) {
 		return "", fmt.Errorf("open the binary to measure: %w", err)
 	}
 	defer src.Close()
-	dst, err := os.CreateTemp("", "contrail-bench-startup-*")
+	// Beside the binary, where it is installed: a temporary directory may be a tmpfs, whose mapped pages count as
+	// shared memory rather than file-backed.
+	dst, err := os.CreateTemp(filepath.Dir(path), ".contrail-bench-startup-*")
+	if err != nil {
+		dst, err = os.CreateTemp("", "contrail-bench-startup-*")
+	}
 	if err != nil {
 		return "", fmt.Errorf("copy the binary to measure: %w", err)
 	}

@@ -123,9 +123,20 @@ func (f *Face) responsesSocket(w http.ResponseWriter, r *http.Request) {
 		cancel()
 		closedFor = reason
 	}
+	// waiting takes a message the reader holds already, if any: one sent just before a timer fired is answered,
+	// not dropped by the close.
+	waiting := func() (socketMessage, bool) {
+		select {
+		case m := <-incoming:
+			return m, true
+		default:
+			return socketMessage{}, false
+		}
+	}
 dispatch:
 	for {
 		var msg socketMessage
+		var got bool
 		select {
 		case <-ctx.Done():
 			break dispatch
@@ -133,25 +144,31 @@ dispatch:
 			if busy.Load() > 0 {
 				continue // started again when the lanes are quiet
 			}
-			closeWith(websocket.StatusNormalClosure, "idle timeout")
-			break dispatch
+			if msg, got = waiting(); !got {
+				closeWith(websocket.StatusNormalClosure, "idle timeout")
+				break dispatch
+			}
 		case <-lifetime.C:
 			pastLifetime = true
 			if busy.Load() > 0 {
 				continue // closed when the responses in progress have ended
 			}
-			closeWith(websocket.StatusGoingAway, lifetimeReason)
-			break dispatch
+			if msg, got = waiting(); !got {
+				closeWith(websocket.StatusGoingAway, lifetimeReason)
+				break dispatch
+			}
 		case <-quiet:
 			if busy.Load() > 0 {
 				continue
 			}
-			if pastLifetime {
-				closeWith(websocket.StatusGoingAway, lifetimeReason)
-				break dispatch
+			if msg, got = waiting(); !got {
+				if pastLifetime {
+					closeWith(websocket.StatusGoingAway, lifetimeReason)
+					break dispatch
+				}
+				idle.Reset(f.d.SocketIdle)
+				continue
 			}
-			idle.Reset(f.d.SocketIdle)
-			continue
 		case msg = <-incoming:
 		}
 		idle.Reset(f.d.SocketIdle)

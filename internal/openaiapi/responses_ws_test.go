@@ -561,7 +561,8 @@ func wsClosed(t *testing.T, ctx context.Context, c *websocket.Conn) websocket.Cl
 // timeout with 1000 "idle timeout"; one whose response is in progress for longer is not (the response completes),
 // and the idle time counts from the end of the last response.
 func TestResponsesWebSocketIdle(t *testing.T) {
-	const idle = 500 * time.Millisecond
+	// Long enough for the first message to be read before it runs out, however loaded the machine.
+	const idle = 2 * time.Second
 	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ResponsesSocketIdle = idle }))
 	release := heldModel(e)
 	t.Cleanup(release)
@@ -625,6 +626,13 @@ func TestResponsesWebSocketLifetime(t *testing.T) {
 	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"gpt-4o-mini","input":"late","stream_id":"a"}`)); err != nil {
 		t.Fatal(err)
 	}
+	// A steer's refusal, answered at once and in order, says the late request is in its lane's queue before the
+	// held response ends (else the socket might close, its lanes quiet, before the request was read).
+	heldResponse, _ := held["response"].(map[string]any)
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.steer","previous_response_id":"`+fmt.Sprint(heldResponse["id"])+`","input":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	wsNext(t, ctx, c, "the steer behind the late request", "response.steer.failed")
 	release()
 	done := wsNext(t, ctx, c, "the released response", "response.completed", "response.failed", "error")
 	if r, _ := done["response"].(map[string]any); done["type"] != "response.completed" || done["stream_id"] != "a" || r["status"] != "completed" ||
