@@ -136,7 +136,7 @@ func TestCallEndingAfterItsContainersDeletionRecordsNoFile(t *testing.T) {
 	}
 	// The call writes its file after a pause long enough for the deletion to land in it; that it did is checked
 	// (the call still in its sandbox once the deletion is answered), not assumed.
-	body, _ := jsonString(codeRequest(model, id, "import time\ntime.sleep(3)\nopen('/mnt/data/late.txt', 'w').write('late')\nprint('wrote')"))
+	body, _ := jsonString(codeRequest(model, id, "import time\ntime.sleep(6)\nopen('/mnt/data/late.txt', 'w').write('late')\nprint('wrote')"))
 	type answer struct {
 		status int
 		body   []byte
