@@ -536,18 +536,9 @@ func unappliedFrom(ctx context.Context, stream jetstream.Stream, filters []strin
 // showsWithin waits, at most Config.ReadWait, until p has applied sequence seq (0: nothing to wait for), and
 // reports whether it has: past the wait, false and no error.
 func (r *Runner) showsWithin(ctx context.Context, p Projection, seq uint64) (bool, error) {
-	if seq == 0 {
-		return true, nil
-	}
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.ReadWait)
 	defer cancel()
-	if err := r.WaitFor(wctx, p.Name(), seq); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return false, nil
-		}
-		return false, err
-	}
-	return true, nil
+	return r.waited(ctx, wctx, p, seq)
 }
 
 // eventsStream is the log's stream handle, looked up once: a read that checks a model against the log would
