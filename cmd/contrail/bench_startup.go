@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/contrailhq/contrail/internal/bench"
+	"github.com/contrailhq/contrail/internal/procmem"
 )
 
 // newBenchStartupCmd measures what a new node costs: the time from exec to a ready /readyz on an empty data dir,
@@ -402,40 +403,8 @@ func cpuTime(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
-// residentKB reads VmRSS and its anonymous and file-backed parts, in KiB, from /proc (Linux).
+// residentKB reads the resident memory of process pid, in KiB.
 func residentKB(pid int) (memory, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return memory{}, fmt.Errorf("read memory of pid %d: %w", pid, err)
-	}
-	defer f.Close()
-	var m memory
-	found := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, rest, ok := strings.Cut(sc.Text(), ":")
-		fields := strings.Fields(rest)
-		if !ok || len(fields) == 0 {
-			continue
-		}
-		var into *float64
-		switch key {
-		case "VmRSS":
-			into = &m.rss
-		case "RssAnon":
-			into = &m.anon
-		case "RssFile":
-			into = &m.file
-		default:
-			continue
-		}
-		if *into, err = strconv.ParseFloat(fields[0], 64); err != nil {
-			return memory{}, fmt.Errorf("read memory of pid %d: %s: %w", pid, key, err)
-		}
-		found++
-	}
-	if found < 3 {
-		return memory{}, fmt.Errorf("no VmRSS, RssAnon and RssFile for pid %d", pid)
-	}
-	return m, nil
+	r, err := procmem.Of(pid)
+	return memory{rss: r.RSS, anon: r.Anon, file: r.File}, err
 }

@@ -1,13 +1,11 @@
 package platform
 
 import (
-	"bufio"
 	"log/slog"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/contrailhq/contrail/internal/procmem"
 )
 
 // startSteps times the parts of a node's start and what each adds to the heap, for one log line ("startup steps")
@@ -23,48 +21,11 @@ func newStartSteps() *startSteps {
 	s.heap = heapAlloc()
 	// What the process holds before any part: the pages of the binary that loading and package initialization
 	// touched, and what the packages' initialization allocated. No part of the start can take it back.
-	if rss, anon, file, ok := resident(); ok {
-		s.attrs = append(s.attrs, slog.Float64("begin_rss_mib", rss), slog.Float64("begin_anon_mib", anon),
-			slog.Float64("begin_file_mib", file))
+	if r, err := procmem.Of(0); err == nil {
+		s.attrs = append(s.attrs, slog.Float64("begin_rss_mib", r.RSS/1024), slog.Float64("begin_anon_mib", r.Anon/1024),
+			slog.Float64("begin_file_mib", r.File/1024))
 	}
 	return s
-}
-
-// resident reads this process's resident memory and its anonymous and file-backed parts, in MiB, from /proc
-// (Linux; false elsewhere).
-func resident() (rss, anon, file float64, ok bool) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, 0, 0, false
-	}
-	defer f.Close()
-	found := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, rest, _ := strings.Cut(sc.Text(), ":")
-		var into *float64
-		switch key {
-		case "VmRSS":
-			into = &rss
-		case "RssAnon":
-			into = &anon
-		case "RssFile":
-			into = &file
-		default:
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			return 0, 0, 0, false
-		}
-		kb, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil {
-			return 0, 0, 0, false
-		}
-		*into = kb / 1024
-		found++
-	}
-	return rss, anon, file, found == 3
 }
 
 // done records the part that just ended.
