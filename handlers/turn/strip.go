@@ -59,10 +59,6 @@ func (s *Stripper) Write(piece string) string {
 			continue
 		}
 		n := end + len(markerClose)
-		if n > maxMarker {
-			s.emit(&b, len(markerOpen))
-			continue
-		}
 		if c, ok := s.cite(s.held[:n]); ok {
 			c.Start, c.End = s.out, s.out
 			s.cited = append(s.cited, c)

@@ -51,6 +51,12 @@ func TestStripperTakesOutTheMarkersThatCite(t *testing.T) {
 	if b.String() != want || len(s.Citations()) != 2 || s.Citations()[1].Start != cited[1].Start {
 		t.Fatalf("a character at a time: %q, %+v", b.String(), s.Citations())
 	}
+
+	// Many 【 and one 】 (BenchmarkStripCitationsManyOpens times it): no marker, the text left as it is.
+	many := strings.Repeat("【", 2000) + "】"
+	if got, cited := turn.StripCitations(many, results); got != many || len(cited) != 0 {
+		t.Errorf("many 【 and one 】: %d bytes out of %d, %d citations", len(got), len(many), len(cited))
+	}
 }
 
 // BenchmarkStripCitationsManyOpens: an answer of many 【 and one 】 at the end (what a prompt can make a model write)
