@@ -108,7 +108,7 @@ func newBenchStartupCmd() *cobra.Command {
 				bench.Figure{Name: "idle resident, anonymous, max", Value: maxOf(anon), Unit: "MiB",
 					Note: "the node's own memory: Go heap, stacks, the embedded server's buffers"},
 				bench.Figure{Name: "idle resident, file-backed, max", Value: maxOf(file), Unit: "MiB",
-					Note: "pages of the binary touched: shared with the page cache and reclaimable"},
+					Note: "pages of the binary mapped: those touched and the neighbours the kernel mapped with them; shared with the page cache and reclaimable"},
 			)
 			if watch > idle {
 				rep.Figures = append(rep.Figures,
@@ -117,6 +117,10 @@ func newBenchStartupCmd() *cobra.Command {
 					bench.Figure{Name: fmt.Sprintf("resident over %v idle, anonymous, max", watch), Value: watched.peak.anon / 1024, Unit: "MiB"},
 					bench.Figure{Name: fmt.Sprintf("resident after %v idle", watch), Value: watched.last.rss / 1024, Unit: "MiB"},
 					bench.Figure{Name: fmt.Sprintf("resident after %v idle, anonymous", watch), Value: watched.last.anon / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("touched over %v idle", watch-idle), Value: watched.touched.rss / 1024, Unit: "MiB",
+						Note: "pages the node accessed while idle, its accessed bits cleared at the watch's start: the memory it uses"},
+					bench.Figure{Name: fmt.Sprintf("touched over %v idle, anonymous", watch-idle), Value: watched.touched.anon / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("touched over %v idle, file-backed", watch-idle), Value: watched.touched.file / 1024, Unit: "MiB"},
 					bench.Figure{Name: fmt.Sprintf("CPU while idle over %v", watch), Value: 100 * watched.cpu.Seconds() / max(watched.over.Seconds(), 1e-9),
 						Unit: "% of a core", Note: "what an idle node costs: lease renewals, pulls, sweeps, its collector"},
 				)
@@ -197,10 +201,11 @@ type startup struct {
 // memory is a process's resident memory, in KiB: all of it, and its anonymous and file-backed parts.
 type memory struct{ rss, anon, file float64 }
 
-// residence is what a watch of an idle node read: the most of each part, the last reading, and the CPU time the node
-// used over the watch.
+// residence is what a watch of an idle node read: the most of each part, the last reading, the memory the node
+// touched, and the CPU time it used over the watch.
 type residence struct {
 	peak, last memory
+	touched    memory
 	cpu        time.Duration
 	over       time.Duration
 }
@@ -280,6 +285,11 @@ func measureStartup(ctx context.Context, self string, idle, watch time.Duration)
 		return m, err
 	}
 	m.watched.peak = m.idle
+	// What the node touches while idle, from here to the watch's end: the memory it uses, which its resident
+	// memory overstates by the pages the kernel mapped beside those it touched.
+	if err := procmem.ClearTouched(cmd.Process.Pid); err != nil {
+		return m, err
+	}
 	cpuFrom, err := cpuTime(cmd.Process.Pid)
 	if err != nil {
 		return m, err
@@ -301,6 +311,11 @@ func measureStartup(ctx context.Context, self string, idle, watch time.Duration)
 		m.watched.peak = memory{rss: max(m.watched.peak.rss, r.rss), anon: max(m.watched.peak.anon, r.anon),
 			file: max(m.watched.peak.file, r.file)}
 	}
+	touched, err := procmem.Touched(cmd.Process.Pid)
+	if err != nil {
+		return m, err
+	}
+	m.watched.touched = memory{rss: touched.RSS, anon: touched.Anon, file: touched.File}
 	cpu, err := cpuTime(cmd.Process.Pid)
 	if err != nil {
 		return m, err
