@@ -2,7 +2,6 @@ package platformtest
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,15 +26,7 @@ func (n *Node) HoldLease(t testing.TB, name string) (release func()) {
 	if err != nil {
 		t.Fatalf("open the projection leases: %v", err)
 	}
-	lost := func() int {
-		c := 0
-		for _, l := range strings.Split(n.Logs.String(), "\n") {
-			if strings.Contains(l, `"msg":"lease lost"`) && strings.Contains(l, `"lease":"`+name+`"`) {
-				c++
-			}
-		}
-		return c
-	}
+	lost := func() int { return n.Logs.Count(`"msg":"lease lost"`, `"lease":"`+name+`"`) }
 	before := lost()
 	hctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -1,7 +1,5 @@
 package platformtest
 
-import "strings"
-
 // WarmSandbox says whether the node holds a warm code sandbox for session (a container's ID).
 func (n *Node) WarmSandbox(session string) bool {
 	held, _ := n.warm(session)
@@ -26,12 +24,5 @@ func (n *Node) warm(session string) (held, inCall bool) {
 // SandboxClosed counts the node's log lines saying it closed session's warm sandbox for why (as the log says it:
 // "its container was deleted", "its container expired"); a test checks a close is done, and said, once.
 func (n *Node) SandboxClosed(session, why string) int {
-	count := 0
-	for _, l := range strings.Split(n.Logs.String(), "\n") {
-		if strings.Contains(l, `"msg":"closed a warm code sandbox"`) && strings.Contains(l, `"session":"`+session+`"`) &&
-			strings.Contains(l, `"why":"`+why+`"`) {
-			count++
-		}
-	}
-	return count
+	return n.Logs.Count(`"msg":"closed a warm code sandbox"`, `"session":"`+session+`"`, `"why":"`+why+`"`)
 }
