@@ -116,10 +116,7 @@ func (s *codeSandbox) watchContainers(pool *sandbox.Pool) {
 		}
 		s.deletions = sub
 	}
-	every := s.p.Config.ContainerSweep
-	if every <= 0 {
-		every = 30 * time.Second
-	}
+	every := s.p.Config.ContainerSweep // positive: Config.Validate refuses any other
 	go func() {
 		defer close(s.watchDone)
 		if sub != nil {
