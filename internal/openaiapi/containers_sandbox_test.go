@@ -182,3 +182,35 @@ func TestRemovedFileLeavesTheWarmSandbox(t *testing.T) {
 		t.Fatalf("added again: %s", out.RawJSON())
 	}
 }
+
+// TestAStaleFileIsRemovedOnlyFromAWarmSandbox: the cell that removes a container's removed files from /mnt/data
+// runs before a call only when the container has a warm sandbox to hold them; a call that starts a fresh one runs
+// its code as the sandbox's first cell. The driver names each cell by its number ("<cell 1>"), which the code reads.
+func TestAStaleFileIsRemovedOnlyFromAWarmSandbox(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
+	notes := e.upload(t, "notes.txt", []byte("remember the milk"))
+	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box", FileIDs: []string{csv, notes}})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	if err := e.client.Containers.Files.Delete(ctx, c.ID, csv); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	cell := "import os, sys\nprint(sys._getframe().f_code.co_filename, sorted(f for f in os.listdir('/mnt/data') if f.endswith(('.csv', '.txt'))))"
+	if out := e.runIn(t, c.ID, cell); strings.TrimSpace(out.Outputs[0].Logs) != "<cell 1> ['notes.txt']" {
+		t.Fatalf("the first call, no sandbox warm: %s", out.RawJSON())
+	}
+	// Warm now: a file removed from the container is removed from the sandbox by a cell of its own.
+	if err := e.client.Containers.Files.Delete(ctx, c.ID, notes); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	if out := e.runIn(t, c.ID, cell); strings.TrimSpace(out.Outputs[0].Logs) != "<cell 3> []" {
+		t.Fatalf("the second call, in the warm sandbox: %s", out.RawJSON())
+	}
+}
