@@ -150,6 +150,18 @@ func TestDeletingOnAnotherNodeClosesTheSandbox(t *testing.T) {
 	})
 }
 
+// twoFileContainer makes a container holding sales.csv and notes.txt; it returns its ID and the files'.
+func (e *env) twoFileContainer(t *testing.T) (id, csv, notes string) {
+	t.Helper()
+	csv = e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
+	notes = e.upload(t, "notes.txt", []byte("remember the milk"))
+	c, err := e.client.Containers.New(ctxFor(t), openai.ContainerNewParams{Name: "box", FileIDs: []string{csv, notes}})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	return c.ID, csv, notes
+}
+
 // TestRemovedFileLeavesTheWarmSandbox: a file removed from a container is gone from /mnt/data at the next call,
 // in the same warm sandbox (its variables stay); one added again is back.
 func TestRemovedFileLeavesTheWarmSandbox(t *testing.T) {
@@ -159,26 +171,21 @@ func TestRemovedFileLeavesTheWarmSandbox(t *testing.T) {
 	}
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
-	notes := e.upload(t, "notes.txt", []byte("remember the milk"))
-	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box", FileIDs: []string{csv, notes}})
-	if err != nil {
-		t.Fatalf("create: %v", apiErr(err))
-	}
+	c, csv, _ := e.twoFileContainer(t)
 	list := "import os\nprint(x, sorted(f for f in os.listdir('/mnt/data') if f.endswith(('.csv', '.txt'))))"
-	if out := e.runIn(t, c.ID, "x = 'kept'\n"+list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
+	if out := e.runIn(t, c, "x = 'kept'\n"+list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
 		t.Fatalf("before: %s", out.RawJSON())
 	}
-	if err := e.client.Containers.Files.Delete(ctx, c.ID, csv); err != nil {
+	if err := e.client.Containers.Files.Delete(ctx, c, csv); err != nil {
 		t.Fatalf("delete: %v", apiErr(err))
 	}
-	if out := e.runIn(t, c.ID, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt']" {
+	if out := e.runIn(t, c, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt']" {
 		t.Fatalf("after the removal: %s", out.RawJSON())
 	}
-	if _, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{FileID: openai.String(csv)}); err != nil {
+	if _, err := e.client.Containers.Files.New(ctx, c, openai.ContainerFileNewParams{FileID: openai.String(csv)}); err != nil {
 		t.Fatalf("add again: %v", apiErr(err))
 	}
-	if out := e.runIn(t, c.ID, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
+	if out := e.runIn(t, c, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
 		t.Fatalf("added again: %s", out.RawJSON())
 	}
 }
@@ -193,24 +200,19 @@ func TestAStaleFileIsRemovedOnlyFromAWarmSandbox(t *testing.T) {
 	}
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
-	notes := e.upload(t, "notes.txt", []byte("remember the milk"))
-	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box", FileIDs: []string{csv, notes}})
-	if err != nil {
-		t.Fatalf("create: %v", apiErr(err))
-	}
-	if err := e.client.Containers.Files.Delete(ctx, c.ID, csv); err != nil {
+	c, csv, notes := e.twoFileContainer(t)
+	if err := e.client.Containers.Files.Delete(ctx, c, csv); err != nil {
 		t.Fatalf("delete: %v", apiErr(err))
 	}
 	cell := "import os, sys\nprint(sys._getframe().f_code.co_filename, sorted(f for f in os.listdir('/mnt/data') if f.endswith(('.csv', '.txt'))))"
-	if out := e.runIn(t, c.ID, cell); strings.TrimSpace(out.Outputs[0].Logs) != "<cell 1> ['notes.txt']" {
+	if out := e.runIn(t, c, cell); strings.TrimSpace(out.Outputs[0].Logs) != "<cell 1> ['notes.txt']" {
 		t.Fatalf("the first call, no sandbox warm: %s", out.RawJSON())
 	}
 	// Warm now: a file removed from the container is removed from the sandbox by a cell of its own.
-	if err := e.client.Containers.Files.Delete(ctx, c.ID, notes); err != nil {
+	if err := e.client.Containers.Files.Delete(ctx, c, notes); err != nil {
 		t.Fatalf("delete: %v", apiErr(err))
 	}
-	if out := e.runIn(t, c.ID, cell); strings.TrimSpace(out.Outputs[0].Logs) != "<cell 3> []" {
+	if out := e.runIn(t, c, cell); strings.TrimSpace(out.Outputs[0].Logs) != "<cell 3> []" {
 		t.Fatalf("the second call, in the warm sandbox: %s", out.RawJSON())
 	}
 }
