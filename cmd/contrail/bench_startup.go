@@ -73,9 +73,9 @@ func newBenchStartupCmd() *cobra.Command {
 				}
 				ready, cpu = append(ready, m.ready), append(cpu, m.cpu)
 				beforeServe = append(beforeServe, m.beforeServe)
-				rss, anon, file = append(rss, m.idle.rss/1024), append(anon, m.idle.anon/1024), append(file, m.idle.file/1024)
-				beginRSS, beginAnon = append(beginRSS, m.begin.rss/1024), append(beginAnon, m.begin.anon/1024)
-				beginFile = append(beginFile, m.begin.file/1024)
+				rss, anon, file = append(rss, m.idle.RSS/1024), append(anon, m.idle.Anon/1024), append(file, m.idle.File/1024)
+				beginRSS, beginAnon = append(beginRSS, m.begin.RSS/1024), append(beginAnon, m.begin.Anon/1024)
+				beginFile = append(beginFile, m.begin.File/1024)
 				for _, st := range m.steps {
 					if _, seen := steps[st.name]; !seen {
 						order = append(order, st.name)
@@ -112,15 +112,15 @@ func newBenchStartupCmd() *cobra.Command {
 			)
 			if watch > idle {
 				rep.Figures = append(rep.Figures,
-					bench.Figure{Name: fmt.Sprintf("resident over %v idle, max", watch), Value: watched.peak.rss / 1024, Unit: "MiB",
+					bench.Figure{Name: fmt.Sprintf("resident over %v idle, max", watch), Value: watched.peak.RSS / 1024, Unit: "MiB",
 						Note: "read every second on the first start: the most an idle node held"},
-					bench.Figure{Name: fmt.Sprintf("resident over %v idle, anonymous, max", watch), Value: watched.peak.anon / 1024, Unit: "MiB"},
-					bench.Figure{Name: fmt.Sprintf("resident after %v idle", watch), Value: watched.last.rss / 1024, Unit: "MiB"},
-					bench.Figure{Name: fmt.Sprintf("resident after %v idle, anonymous", watch), Value: watched.last.anon / 1024, Unit: "MiB"},
-					bench.Figure{Name: fmt.Sprintf("touched over %v idle", watch-idle), Value: watched.touched.rss / 1024, Unit: "MiB",
+					bench.Figure{Name: fmt.Sprintf("resident over %v idle, anonymous, max", watch), Value: watched.peak.Anon / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("resident after %v idle", watch), Value: watched.last.RSS / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("resident after %v idle, anonymous", watch), Value: watched.last.Anon / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("touched over %v idle", watch-idle), Value: watched.touched.RSS / 1024, Unit: "MiB",
 						Note: "pages the node accessed while idle, its accessed bits cleared at the watch's start: the memory it uses"},
-					bench.Figure{Name: fmt.Sprintf("touched over %v idle, anonymous", watch-idle), Value: watched.touched.anon / 1024, Unit: "MiB"},
-					bench.Figure{Name: fmt.Sprintf("touched over %v idle, file-backed", watch-idle), Value: watched.touched.file / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("touched over %v idle, anonymous", watch-idle), Value: watched.touched.Anon / 1024, Unit: "MiB"},
+					bench.Figure{Name: fmt.Sprintf("touched over %v idle, file-backed", watch-idle), Value: watched.touched.File / 1024, Unit: "MiB"},
 					bench.Figure{Name: fmt.Sprintf("CPU while idle over %v", watch), Value: 100 * watched.cpu.Seconds() / max(watched.over.Seconds(), 1e-9),
 						Unit: "% of a core", Note: "what an idle node costs: lease renewals, pulls, sweeps, its collector"},
 				)
@@ -192,20 +192,17 @@ func median(v []float64) float64 {
 // startup is one start measured.
 type startup struct {
 	ready, cpu, beforeServe time.Duration
-	begin                   memory // when serve began: the binary loaded and package init run
-	idle                    memory // after the idle time
+	begin                   procmem.Resident // when serve began: the binary loaded and package init run
+	idle                    procmem.Resident // after the idle time
 	watched                 residence
 	steps                   []startStep
 }
 
-// memory is a process's resident memory, in KiB: all of it, and its anonymous and file-backed parts.
-type memory struct{ rss, anon, file float64 }
-
 // residence is what a watch of an idle node read: the most of each part, the last reading, the memory the node
 // touched, and the CPU time it used over the watch.
 type residence struct {
-	peak, last memory
-	touched    memory
+	peak, last procmem.Resident
+	touched    procmem.Resident
 	cpu        time.Duration
 	over       time.Duration
 }
@@ -281,7 +278,7 @@ func measureStartup(ctx context.Context, self string, idle, watch time.Duration)
 		}
 	}
 	time.Sleep(idle)
-	if m.idle, err = residentKB(cmd.Process.Pid); err != nil || watch <= idle {
+	if m.idle, err = procmem.Of(cmd.Process.Pid); err != nil || watch <= idle {
 		return m, err
 	}
 	m.watched.peak = m.idle
@@ -303,19 +300,19 @@ func measureStartup(ctx context.Context, self string, idle, watch time.Duration)
 		case <-ctx.Done():
 			return m, ctx.Err()
 		}
-		r, err := residentKB(cmd.Process.Pid)
+		r, err := procmem.Of(cmd.Process.Pid)
 		if err != nil {
 			return m, err
 		}
 		m.watched.last = r
-		m.watched.peak = memory{rss: max(m.watched.peak.rss, r.rss), anon: max(m.watched.peak.anon, r.anon),
-			file: max(m.watched.peak.file, r.file)}
+		m.watched.peak = procmem.Resident{RSS: max(m.watched.peak.RSS, r.RSS), Anon: max(m.watched.peak.Anon, r.Anon),
+			File: max(m.watched.peak.File, r.File)}
 	}
 	touched, err := procmem.Touched(cmd.Process.Pid)
 	if err != nil {
 		return m, err
 	}
-	m.watched.touched = memory{rss: touched.RSS, anon: touched.Anon, file: touched.File}
+	m.watched.touched = touched
 	cpu, err := cpuTime(cmd.Process.Pid)
 	if err != nil {
 		return m, err
@@ -328,7 +325,7 @@ func measureStartup(ctx context.Context, self string, idle, watch time.Duration)
 // serve to ready.
 type startupLog struct {
 	steps   []startStep
-	begin   memory
+	begin   procmem.Resident
 	startup time.Duration
 }
 
@@ -353,7 +350,7 @@ func readStartupLog(r io.Reader, out chan<- startupLog) {
 				File float64 `json:"begin_file_mib"`
 			}
 			_ = json.Unmarshal(sc.Bytes(), &begin)
-			out <- startupLog{steps: startSteps(sc.Bytes()), begin: memory{rss: begin.RSS * 1024, anon: begin.Anon * 1024, file: begin.File * 1024}}
+			out <- startupLog{steps: startSteps(sc.Bytes()), begin: procmem.Resident{RSS: begin.RSS * 1024, Anon: begin.Anon * 1024, File: begin.File * 1024}}
 		case "contrail ready":
 			out <- startupLog{startup: time.Duration(line.StartupMS * 1e6)}
 		}
@@ -416,10 +413,4 @@ func cpuTime(pid int) (time.Duration, error) {
 		return 0, fmt.Errorf("read CPU time of pid %d: %w", pid, err)
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
-}
-
-// residentKB reads the resident memory of process pid, in KiB.
-func residentKB(pid int) (memory, error) {
-	r, err := procmem.Of(pid)
-	return memory{rss: r.RSS, anon: r.Anon, file: r.File}, err
 }

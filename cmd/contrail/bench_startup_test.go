@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contrailhq/contrail/internal/procmem"
 )
 
 // The parts of a start are read from the node's own log line, in the order the node logged them.
@@ -33,7 +35,7 @@ func TestResidentBeforeThePartsFromTheLogLine(t *testing.T) {
 	out := make(chan startupLog, 2)
 	readStartupLog(strings.NewReader(logs), out)
 	got := <-out
-	if want := (memory{rss: 38.5 * 1024, anon: 6.5 * 1024, file: 32 * 1024}); got.begin != want {
+	if want := (procmem.Resident{RSS: 38.5 * 1024, Anon: 6.5 * 1024, File: 32 * 1024}); got.begin != want {
 		t.Errorf("begin = %+v, want %+v", got.begin, want)
 	}
 	if len(got.steps) != 1 || got.steps[0].name != "connect" {

@@ -188,10 +188,15 @@ func (c *Containers) AddFile(ctx context.Context, actor auth.Principal, s *conta
 		}
 		return container.File{}, err
 	}
+	// held is the file as the state the append was last decided on holds it: when that decision adds nothing (the
+	// file was there, added by this caller before or by another request since s was loaded), it is the answer,
+	// without reading the container again.
+	var held container.File
 	app, err := c.repo.Update(ctx, s.ID, eventstore.Fresh, actor.Meta(), func(s *container.State) ([]events.Event, error) {
 		if !s.Owned(actor.AccountID) { // deleted since it was loaded
 			return nil, errs.E(errs.NotFound, "Container with id '%s' not found.", s.ID)
 		}
+		held, _ = s.File(fileID)
 		return container.Add(s, c.store.Now(), files)
 	})
 	if err != nil {
@@ -202,16 +207,7 @@ func (c *Containers) AddFile(ctx context.Context, actor auth.Principal, s *conta
 			return container.File{ContainerFileAdded: d, CreatedAt: env.Time}, nil
 		}
 	}
-	if f, ok := s.File(fileID); ok {
-		return f, nil // it held the file already
-	}
-	// Added by another request after s was loaded: the state the append was decided on holds it.
-	now, _, err := c.repo.Get(ctx, s.ID, app.LastSeq())
-	if err != nil {
-		return container.File{}, err
-	}
-	f, _ := now.File(fileID)
-	return f, nil
+	return held, nil
 }
 
 // DeleteFile removes a file from a container of the caller's, in one decision on the container: not found when the

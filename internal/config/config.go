@@ -162,6 +162,11 @@ func (c Config) Validate() error {
 	if c.RequestsPerMinute < 0 {
 		return fmt.Errorf("--requests-per-minute %d must not be negative", c.RequestsPerMinute)
 	}
+	if c.ContainerSweep <= 0 {
+		// A node sweeps its warm sandboxes at this interval: none would mean never closing those whose container
+		// expired, so it is refused rather than quietly replaced.
+		return fmt.Errorf("--container-sweep %s must be positive", c.ContainerSweep)
+	}
 	if c.ResponsesSocketIdle < 0 || c.ResponsesSocketLifetime < 0 {
 		return fmt.Errorf("--responses-socket-idle and --responses-socket-lifetime must not be negative")
 	}

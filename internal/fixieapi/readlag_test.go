@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"testing"
-	"time"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -14,7 +12,7 @@ import (
 // out is answered with the embed it made, not a timeout; the embed is there to read.
 func TestAnEmbedUploadedWhileItsReadModelStandsStillIsAnswered(t *testing.T) {
 	t.Parallel()
-	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	n := platformtest.Start(t, platformtest.WithShortReadWait())
 	_, key := n.NewAccount(t, "ada")
 	release := n.HoldLease(t, "projection.embeds")
 	defer release()

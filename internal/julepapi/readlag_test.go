@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -16,7 +15,7 @@ import (
 // model goes on.
 func TestAListWhoseReadModelStandsStillIsA503(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	release := e.node.HoldLease(t, "projection.julep_agents")
 	a := e.must(t, http.StatusCreated, "POST", "/agents", map[string]any{"name": "Ada", "model": "gpt-4o-mini"})
 	id := a["id"].(string)

@@ -1,39 +1,20 @@
 package natsx_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/contrailhq/contrail/internal/logtest"
 	"github.com/contrailhq/contrail/internal/natsx"
 )
-
-// syncBuffer is a log the server's goroutines write while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A store recovered at start (its state files older than its messages, as after a kill) is said in one line that
 // names the streams, not in two or three warnings for each.
@@ -41,7 +22,7 @@ func TestAStoreRecoveredAtStartIsSaidInOneLine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	streams := []string{"A", "B", "C"}
-	start := func(log *syncBuffer) func() {
+	start := func(log *logtest.Buffer) func() {
 		t.Helper()
 		ns, err := natsx.StartEmbedded(natsx.EmbeddedConfig{StoreDir: dir, Logger: slog.New(slog.NewTextHandler(log, nil))})
 		if err != nil {
@@ -87,7 +68,7 @@ func TestAStoreRecoveredAtStartIsSaidInOneLine(t *testing.T) {
 		}
 		old[name] = b
 	}
-	var clean syncBuffer
+	var clean logtest.Buffer
 	start(&clean)()
 	if strings.Contains(clean.String(), "level=WARN") {
 		t.Fatalf("a clean start warned:\n%s", clean.String())
@@ -100,7 +81,7 @@ func TestAStoreRecoveredAtStartIsSaidInOneLine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var log syncBuffer
+	var log logtest.Buffer
 	start(&log)()
 	var warnings []string
 	for _, line := range strings.Split(log.String(), "\n") {

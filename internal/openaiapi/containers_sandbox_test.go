@@ -14,28 +14,6 @@ import (
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
-// warmIn says whether the node holds a warm code sandbox for session (a container).
-func warmIn(n *platformtest.Node, session string) bool {
-	for _, w := range n.WarmCodeSandboxes() {
-		if w.Key == session {
-			return true
-		}
-	}
-	return false
-}
-
-// closesLogged counts the node's log lines saying it closed session's warm sandbox for why.
-func closesLogged(n *platformtest.Node, session, why string) int {
-	count := 0
-	for _, l := range strings.Split(n.Logs.String(), "\n") {
-		if strings.Contains(l, `"msg":"closed a warm code sandbox"`) && strings.Contains(l, `"session":"`+session+`"`) &&
-			strings.Contains(l, `"why":"`+why+`"`) {
-			count++
-		}
-	}
-	return count
-}
-
 // runIn runs one code_interpreter call in container c.
 func (e *env) runIn(t *testing.T, c, code string) responses.ResponseOutputItemUnion {
 	t.Helper()
@@ -68,7 +46,7 @@ func TestDeletedContainerClosesItsSandboxAtOnce(t *testing.T) {
 		made = append(made, c.ID)
 	}
 	doomed, kept := made[0], made[1]
-	if !warmIn(e.node, doomed) || !warmIn(e.node, kept) {
+	if !e.node.WarmSandbox(doomed) || !e.node.WarmSandbox(kept) {
 		t.Fatalf("warm after a call each: %+v", e.node.WarmCodeSandboxes())
 	}
 	if err := e.client.Containers.Delete(ctx, doomed); err != nil {
@@ -76,9 +54,9 @@ func TestDeletedContainerClosesItsSandboxAtOnce(t *testing.T) {
 	}
 	// The node forgets the sandbox, then closes it, then logs it.
 	waitFor(t, func() bool {
-		return !warmIn(e.node, doomed) && closesLogged(e.node, doomed, "its container was deleted") > 0
+		return !e.node.WarmSandbox(doomed) && e.node.SandboxClosed(doomed, "its container was deleted") > 0
 	})
-	if n := closesLogged(e.node, doomed, "its container was deleted"); n != 1 {
+	if n := e.node.SandboxClosed(doomed, "its container was deleted"); n != 1 {
 		t.Fatalf("the close of the deleted container's sandbox is logged %d times:\n%s", n, e.node.Logs)
 	}
 	if out := e.runIn(t, kept, "print(x)"); len(out.Outputs) == 0 || strings.TrimSpace(out.Outputs[0].Logs) != "still here" {
@@ -108,15 +86,15 @@ func TestExpiredContainerSandboxIsSwept(t *testing.T) {
 	}
 	e.runIn(t, short.ID, "x = 1")
 	e.runIn(t, long.ID, "x = 'still here'")
-	if !warmIn(e.node, short.ID) || !warmIn(e.node, long.ID) {
+	if !e.node.WarmSandbox(short.ID) || !e.node.WarmSandbox(long.ID) {
 		t.Fatalf("warm after a call each: %+v", e.node.WarmCodeSandboxes())
 	}
 
 	clk.Add(2 * time.Minute)
 	waitFor(t, func() bool {
-		return !warmIn(e.node, short.ID) && closesLogged(e.node, short.ID, "its container expired") > 0
+		return !e.node.WarmSandbox(short.ID) && e.node.SandboxClosed(short.ID, "its container expired") > 0
 	})
-	if n := closesLogged(e.node, short.ID, "its container expired"); n != 1 {
+	if n := e.node.SandboxClosed(short.ID, "its container expired"); n != 1 {
 		t.Fatalf("the close of the expired container's sandbox is logged %d times:\n%s", n, e.node.Logs)
 	}
 	if got, err := e.client.Containers.Get(ctx, short.ID); err != nil || got.Status != "expired" {
@@ -157,10 +135,10 @@ func TestDeletingOnAnotherNodeClosesTheSandbox(t *testing.T) {
 	e1.runIn(t, c.ID, "x = 1")
 	// Either node's responder may have run the call: the deletion goes through the other one.
 	holder, other := n1, n2
-	if !warmIn(n1, c.ID) {
+	if !n1.WarmSandbox(c.ID) {
 		holder, other = n2, n1
 	}
-	if !warmIn(holder, c.ID) {
+	if !holder.WarmSandbox(c.ID) {
 		t.Fatalf("no node holds a warm sandbox: %+v, %+v", n1.WarmCodeSandboxes(), n2.WarmCodeSandboxes())
 	}
 	otherClient := sdk(other, key)
@@ -168,8 +146,20 @@ func TestDeletingOnAnotherNodeClosesTheSandbox(t *testing.T) {
 		t.Fatalf("delete: %v", apiErr(err))
 	}
 	waitFor(t, func() bool {
-		return !warmIn(holder, c.ID) && closesLogged(holder, c.ID, "its container was deleted") > 0
+		return !holder.WarmSandbox(c.ID) && holder.SandboxClosed(c.ID, "its container was deleted") > 0
 	})
+}
+
+// twoFileContainer makes a container holding sales.csv and notes.txt; it returns its ID and the files'.
+func (e *env) twoFileContainer(t *testing.T) (id, csv, notes string) {
+	t.Helper()
+	csv = e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
+	notes = e.upload(t, "notes.txt", []byte("remember the milk"))
+	c, err := e.client.Containers.New(ctxFor(t), openai.ContainerNewParams{Name: "box", FileIDs: []string{csv, notes}})
+	if err != nil {
+		t.Fatalf("create: %v", apiErr(err))
+	}
+	return c.ID, csv, notes
 }
 
 // TestRemovedFileLeavesTheWarmSandbox: a file removed from a container is gone from /mnt/data at the next call,
@@ -181,26 +171,48 @@ func TestRemovedFileLeavesTheWarmSandbox(t *testing.T) {
 	}
 	e := newEnv(t)
 	ctx := ctxFor(t)
-	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
-	notes := e.upload(t, "notes.txt", []byte("remember the milk"))
-	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "box", FileIDs: []string{csv, notes}})
-	if err != nil {
-		t.Fatalf("create: %v", apiErr(err))
-	}
+	c, csv, _ := e.twoFileContainer(t)
 	list := "import os\nprint(x, sorted(f for f in os.listdir('/mnt/data') if f.endswith(('.csv', '.txt'))))"
-	if out := e.runIn(t, c.ID, "x = 'kept'\n"+list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
+	if out := e.runIn(t, c, "x = 'kept'\n"+list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
 		t.Fatalf("before: %s", out.RawJSON())
 	}
-	if err := e.client.Containers.Files.Delete(ctx, c.ID, csv); err != nil {
+	if err := e.client.Containers.Files.Delete(ctx, c, csv); err != nil {
 		t.Fatalf("delete: %v", apiErr(err))
 	}
-	if out := e.runIn(t, c.ID, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt']" {
+	if out := e.runIn(t, c, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt']" {
 		t.Fatalf("after the removal: %s", out.RawJSON())
 	}
-	if _, err := e.client.Containers.Files.New(ctx, c.ID, openai.ContainerFileNewParams{FileID: openai.String(csv)}); err != nil {
+	if _, err := e.client.Containers.Files.New(ctx, c, openai.ContainerFileNewParams{FileID: openai.String(csv)}); err != nil {
 		t.Fatalf("add again: %v", apiErr(err))
 	}
-	if out := e.runIn(t, c.ID, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
+	if out := e.runIn(t, c, list); strings.TrimSpace(out.Outputs[0].Logs) != "kept ['notes.txt', 'sales.csv']" {
 		t.Fatalf("added again: %s", out.RawJSON())
+	}
+}
+
+// TestAStaleFileIsRemovedOnlyFromAWarmSandbox: the cell that removes a container's removed files from /mnt/data
+// runs before a call only when the container has a warm sandbox to hold them; a call that starts a fresh one runs
+// its code as the sandbox's first cell. The driver names each cell by its number ("<cell 1>"), which the code reads.
+func TestAStaleFileIsRemovedOnlyFromAWarmSandbox(t *testing.T) {
+	t.Parallel()
+	if !canSandbox() {
+		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
+	}
+	e := newEnv(t)
+	ctx := ctxFor(t)
+	c, csv, notes := e.twoFileContainer(t)
+	if err := e.client.Containers.Files.Delete(ctx, c, csv); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	cell := "import os, sys\nprint(sys._getframe().f_code.co_filename, sorted(f for f in os.listdir('/mnt/data') if f.endswith(('.csv', '.txt'))))"
+	if out := e.runIn(t, c, cell); strings.TrimSpace(out.Outputs[0].Logs) != "<cell 1> ['notes.txt']" {
+		t.Fatalf("the first call, no sandbox warm: %s", out.RawJSON())
+	}
+	// Warm now: a file removed from the container is removed from the sandbox by a cell of its own.
+	if err := e.client.Containers.Files.Delete(ctx, c, notes); err != nil {
+		t.Fatalf("delete: %v", apiErr(err))
+	}
+	if out := e.runIn(t, c, cell); strings.TrimSpace(out.Outputs[0].Logs) != "<cell 3> []" {
+		t.Fatalf("the second call, in the warm sandbox: %s", out.RawJSON())
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
@@ -389,9 +388,9 @@ func TestContainerFilesListPages(t *testing.T) {
 // model is behind, not one without the container just made; once the index goes on, the listing has it.
 func TestContainersListWhoseIndexStandsStillIsA503(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
-	release := e.holdLease(t, "projection.containers")
+	release := e.node.HoldLease(t, "projection.containers")
 	c, err := e.client.Containers.New(ctx, openai.ContainerNewParams{Name: "mine"})
 	if err != nil {
 		t.Fatalf("create: %v", apiErr(err))

@@ -5,12 +5,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3/conversations"
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -131,9 +129,9 @@ func TestConversationsList(t *testing.T) {
 // listing has it.
 func TestConversationsListWhoseIndexStandsStillIsA503(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
-	release := e.holdLease(t, "projection.conversations")
+	release := e.node.HoldLease(t, "projection.conversations")
 	c, err := e.client.Conversations.New(ctx, conversations.ConversationNewParams{})
 	if err != nil {
 		t.Fatalf("create: %v", apiErr(err))

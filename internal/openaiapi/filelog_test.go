@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
@@ -21,11 +19,11 @@ import (
 // log, not answered as the model last showed it.
 func TestAFileIsReadFromTheLogWhileTheFilesReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	kept := e.upload(t, "kept.txt", []byte("kept before"))
 
-	release := e.holdLease(t, "projection.files_v2")
+	release := e.node.HoldLease(t, "projection.files_v2")
 	defer release()
 	up, err := e.client.Files.New(ctx, openai.FileNewParams{File: openai.File(bytes.NewReader([]byte("hello")),
 		"notes.txt", "text/plain"), Purpose: openai.FilePurposeAssistants})
@@ -62,19 +60,14 @@ func TestAFileIsReadFromTheLogWhileTheFilesReadModelStandsStill(t *testing.T) {
 // standing model holds.
 func TestAFileIs503WhenNeitherTheReadModelNorTheLogAnswers(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	id := e.upload(t, "notes.txt", []byte("hello"))
-	release := e.holdLease(t, "projection.files_v2")
+	release := e.node.HoldLease(t, "projection.files_v2")
 	defer release()
-	if _, err := e.node.JS.Publish(ctx, e.node.Layout.Names.EventSubject("file", id, "deleted"),
-		[]byte("not an event")); err != nil {
-		t.Fatalf("append an undecodable event: %v", err)
-	}
+	e.node.AppendUndecodable(t, "file", id, "deleted")
 	_, err := e.client.Files.Get(ctx, id)
-	if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
-		t.Fatalf("get: %s", ae.RawJSON())
-	}
+	wantBehind(t, "get", err)
 }
 
 // TestCodeInterpretersFileIsSavedWhileTheFilesReadModelStandsStill: a file the run's code writes while the files
@@ -82,14 +75,14 @@ func TestAFileIs503WhenNeitherTheReadModelNorTheLogAnswers(t *testing.T) {
 // file, and the file is got by ID (from the log) and read.
 func TestCodeInterpretersFileIsSavedWhileTheFilesReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	a := e.codeAssistant(t, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
 		Tools: []openai.AssistantToolUnionParam{{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}}}})
 	e.model.Enqueue(codeCall("call_w", "open('/mnt/data/out.txt', 'w').write('written')"), llmtest.Text("Done."))
 	th := e.thread(t, "Write a file.")
 
-	release := e.holdLease(t, "projection.files_v2")
+	release := e.node.HoldLease(t, "projection.files_v2")
 	defer release()
 	run := e.completeRun(t, th.ID, a.ID)
 	if out := e.model.Requests()[1].LastMessage().Content; !strings.Contains(out, "[file written: /mnt/data/out.txt (saved as file-") {

@@ -3,13 +3,10 @@ package openaiapi_test
 import (
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
@@ -19,13 +16,13 @@ import (
 // all the same, past the read wait, from the log: in the model's order, paged and filtered as the model's list is.
 func TestAThreadsMessagesAreReadFromTheLogWhileTheirReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	a := e.assistant(t)
 	e.model.Enqueue(llmtest.Text("Paris."), llmtest.Text("Lyon."))
 
 	th := e.thread(t, "What is the capital of France?")
-	release := e.holdLease(t, "projection.messages_v2")
+	release := e.node.HoldLease(t, "projection.messages_v2")
 	defer release()
 	first := e.completeRun(t, th.ID, a.ID)
 	second, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID,
@@ -90,26 +87,19 @@ func TestAThreadsMessagesAreReadFromTheLogWhileTheirReadModelStandsStill(t *test
 // read model is behind, not what the standing model holds.
 func TestAThreadsMessagesAre503WhenNeitherTheReadModelNorTheLogAnswers(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	th := e.thread(t, "What is the capital of France?")
 	msgs, err := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
 	if err != nil || len(msgs.Data) != 1 {
 		t.Fatalf("the thread's messages: %v %s", apiErr(err), msgs.RawJSON())
 	}
-	release := e.holdLease(t, "projection.messages_v2")
+	release := e.node.HoldLease(t, "projection.messages_v2")
 	defer release()
-	subject := e.node.Layout.Names.EventSubject("thread", th.ID, "message_created")
-	if _, err := e.node.JS.Publish(ctx, subject, []byte("not an event")); err != nil {
-		t.Fatalf("append an undecodable event: %v", err)
-	}
+	e.node.AppendUndecodable(t, "thread", th.ID, "message_created")
 
 	_, err = e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
-	if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
-		t.Fatalf("list: %s", ae.RawJSON())
-	}
+	wantBehind(t, "list", err)
 	_, err = e.client.Beta.Threads.Messages.Get(ctx, th.ID, msgs.Data[0].ID)
-	if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
-		t.Fatalf("get: %s", ae.RawJSON())
-	}
+	wantBehind(t, "get", err)
 }

@@ -2,33 +2,12 @@ package openaiapi_test
 
 import (
 	"net/http"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
-
-// appendUndecodable appends to an aggregate's history an event this build cannot decode, so that its log cannot
-// be folded.
-func (e *env) appendUndecodable(t *testing.T, aggregate, id, event string) {
-	t.Helper()
-	if _, err := e.node.JS.Publish(ctxFor(t), e.node.Layout.Names.EventSubject(aggregate, id, event),
-		[]byte("not an event")); err != nil {
-		t.Fatalf("append an undecodable event: %v", err)
-	}
-}
-
-// wantBehind checks err is the 503 of a read whose model is behind and whose log could not be read.
-func wantBehind(t *testing.T, what string, err error) {
-	t.Helper()
-	if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
-		t.Fatalf("%s: %s", what, ae.RawJSON())
-	}
-}
 
 // TestAThreadIsReadFromTheLogWhileTheThreadsReadModelStandsStill: while the threads read model applies nothing, a
 // thread modified is answered modified (not as a timeout) and got so, and deleted is answered deleted and then not
@@ -36,13 +15,13 @@ func wantBehind(t *testing.T, what string, err error) {
 // its log cannot be read either, a 503.
 func TestAThreadIsReadFromTheLogWhileTheThreadsReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	th := e.thread(t, "Hello.")
 	gone := e.thread(t, "Goodbye.")
 	broken := e.thread(t, "Hm.")
 
-	release := e.holdLease(t, "projection.threads_v2")
+	release := e.node.HoldLease(t, "projection.threads_v2")
 	defer release()
 	modified, err := e.client.Beta.Threads.Update(ctx, th.ID, openai.BetaThreadUpdateParams{
 		Metadata: map[string]string{"topic": "greetings"}})
@@ -62,7 +41,7 @@ func TestAThreadIsReadFromTheLogWhileTheThreadsReadModelStandsStill(t *testing.T
 	_, err = e.client.Beta.Threads.Get(ctx, gone.ID)
 	wantAPIError(t, err, http.StatusNotFound, "")
 
-	e.appendUndecodable(t, "thread", broken.ID, "modified")
+	e.node.AppendUndecodable(t, "thread", broken.ID, "modified")
 	_, err = e.client.Beta.Threads.Get(ctx, broken.ID)
 	wantBehind(t, "get the thread", err)
 }
@@ -73,11 +52,11 @@ func TestAThreadIsReadFromTheLogWhileTheThreadsReadModelStandsStill(t *testing.T
 // assistant's log cannot be read either, a 503.
 func TestAnAssistantIsReadFromTheLogWhileTheAssistantsReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	a, gone, broken := e.assistant(t), e.assistant(t), e.assistant(t)
 
-	release := e.holdLease(t, "projection.assistants_v2")
+	release := e.node.HoldLease(t, "projection.assistants_v2")
 	defer release()
 	made, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
 		Name: openai.String("made")})
@@ -104,7 +83,7 @@ func TestAnAssistantIsReadFromTheLogWhileTheAssistantsReadModelStandsStill(t *te
 	_, err = e.client.Beta.Assistants.Get(ctx, gone.ID)
 	wantAPIError(t, err, http.StatusNotFound, "")
 
-	e.appendUndecodable(t, "assistant", broken.ID, "modified")
+	e.node.AppendUndecodable(t, "assistant", broken.ID, "modified")
 	_, err = e.client.Beta.Assistants.Get(ctx, broken.ID)
 	wantBehind(t, "get the assistant", err)
 }
@@ -114,7 +93,7 @@ func TestAnAssistantIsReadFromTheLogWhileTheAssistantsReadModelStandsStill(t *te
 // second message), one modified is answered modified, one deleted is answered deleted and then not found.
 func TestAMessageWrittenWhileTheMessagesReadModelStandsStillIsAnsweredFromTheLog(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	th := e.thread(t, "Hello.")
 	first, err := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
@@ -122,7 +101,7 @@ func TestAMessageWrittenWhileTheMessagesReadModelStandsStillIsAnsweredFromTheLog
 		t.Fatalf("the thread's messages: %v", apiErr(err))
 	}
 
-	release := e.holdLease(t, "projection.messages_v2")
+	release := e.node.HoldLease(t, "projection.messages_v2")
 	defer release()
 	added, err := e.client.Beta.Threads.Messages.New(ctx, th.ID, openai.BetaThreadMessageNewParams{Role: "user",
 		Content: openai.BetaThreadMessageNewParamsContentUnion{OfString: openai.String("Are you there?")}})
@@ -153,12 +132,12 @@ func TestAMessageWrittenWhileTheMessagesReadModelStandsStillIsAnsweredFromTheLog
 // log); once the model goes on, the list has it.
 func TestAnAccountsListWhoseReadModelStandsStillIsA503(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	var releases []func()
 	for _, name := range []string{"projection.assistants_v2", "projection.threads_v2", "projection.files_v2",
 		"projection.vector_stores"} {
-		releases = append(releases, e.holdLease(t, name))
+		releases = append(releases, e.node.HoldLease(t, name))
 	}
 	a := e.assistant(t)
 	th := e.thread(t, "Hello.")

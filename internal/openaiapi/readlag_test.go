@@ -1,6 +1,8 @@
 package openaiapi_test
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -8,10 +10,12 @@ import (
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 )
 
-// holdLease makes a read model stand still (platformtest.Node.HoldLease).
-func (e *env) holdLease(t *testing.T, name string) (release func()) {
+// wantBehind checks err is the 503 of a read whose model is behind and whose log could not be read.
+func wantBehind(t *testing.T, what string, err error) {
 	t.Helper()
-	return e.node.HoldLease(t, name)
+	if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
+		t.Fatalf("%s: %s", what, ae.RawJSON())
+	}
 }
 
 // TestAFinishedRunsMessagesAreShownWhileTheirReadModelLags: a client that saw its run completed lists the run's
@@ -25,7 +29,7 @@ func TestAFinishedRunsMessagesAreShownWhileTheirReadModelLags(t *testing.T) {
 	e.model.Enqueue(llmtest.Text("Paris."), llmtest.Text("Lyon."))
 
 	th := e.thread(t, "What is the capital of France?")
-	release := e.holdLease(t, "projection.messages_v2")
+	release := e.node.HoldLease(t, "projection.messages_v2")
 	e.completeRun(t, th.ID, a.ID)
 	release()
 	msgs, err := e.client.Beta.Threads.Messages.List(ctx, th.ID, openai.BetaThreadMessageListParams{})
@@ -34,7 +38,7 @@ func TestAFinishedRunsMessagesAreShownWhileTheirReadModelLags(t *testing.T) {
 	}
 
 	th = e.thread(t, "And its second city?")
-	release = e.holdLease(t, "projection.messages_v2")
+	release = e.node.HoldLease(t, "projection.messages_v2")
 	run := e.completeRun(t, th.ID, a.ID)
 	steps, err := e.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{})
 	if err != nil || len(steps.Data) != 1 || steps.Data[0].StepDetails.MessageCreation.MessageID == "" {

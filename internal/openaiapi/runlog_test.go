@@ -3,13 +3,10 @@ package openaiapi_test
 import (
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
@@ -51,7 +48,7 @@ func (e *env) submitStreaming(t *testing.T, threadID, runID string) {
 // listed and got all the same, past the read wait, from the log: in the model's order, paged as the model's list is.
 func TestARunsStepsAreReadFromTheLogWhileTheirReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	threadID, runID := e.toolRun(t)
 	steps, err := e.client.Beta.Threads.Runs.Steps.List(ctx, threadID, runID, openai.BetaThreadRunStepListParams{})
@@ -60,7 +57,7 @@ func TestARunsStepsAreReadFromTheLogWhileTheirReadModelStandsStill(t *testing.T)
 	}
 	call := steps.Data[0].ID
 
-	release := e.holdLease(t, "projection.run_steps_v2")
+	release := e.node.HoldLease(t, "projection.run_steps_v2")
 	defer release()
 	e.submitStreaming(t, threadID, runID)
 
@@ -108,11 +105,11 @@ func TestARunsStepsAreReadFromTheLogWhileTheirReadModelStandsStill(t *testing.T)
 // for its tool's output). Its modification past the wait is answered from the log too, not as a timeout.
 func TestARunIsReadFromTheLogWhileTheRunsReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	threadID, runID := e.toolRun(t)
 
-	release := e.holdLease(t, "projection.runs_v2")
+	release := e.node.HoldLease(t, "projection.runs_v2")
 	defer release()
 	e.submitStreaming(t, threadID, runID)
 
@@ -146,7 +143,7 @@ func TestARunIsReadFromTheLogWhileTheRunsReadModelStandsStill(t *testing.T) {
 // saying the read model is behind, not what the standing model holds.
 func TestRunsAndStepsAre503WhenNeitherTheReadModelNorTheLogAnswers(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	e.model.Enqueue(llmtest.Text("Paris."))
 	th := e.thread(t, "What is the capital of France?")
@@ -155,33 +152,19 @@ func TestRunsAndStepsAre503WhenNeitherTheReadModelNorTheLogAnswers(t *testing.T)
 	if err != nil || len(steps.Data) != 1 {
 		t.Fatalf("the run's steps: %v %s", apiErr(err), steps.RawJSON())
 	}
-	behind := func(what string, err error) {
-		t.Helper()
-		if ae := wantAPIError(t, err, http.StatusServiceUnavailable, ""); !strings.Contains(ae.Message, "read model is behind") {
-			t.Fatalf("%s: %s", what, ae.RawJSON())
-		}
-	}
-	undecodable := func(eventType string) {
-		t.Helper()
-		if _, err := e.node.JS.Publish(ctx, e.node.Layout.Names.EventSubject("thread", th.ID, eventType),
-			[]byte("not an event")); err != nil {
-			t.Fatalf("append an undecodable event: %v", err)
-		}
-	}
-
-	releaseSteps := e.holdLease(t, "projection.run_steps_v2")
+	releaseSteps := e.node.HoldLease(t, "projection.run_steps_v2")
 	defer releaseSteps()
-	undecodable("run_step_completed")
+	e.node.AppendUndecodable(t, "thread", th.ID, "run_step_completed")
 	_, err = e.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{})
-	behind("list steps", err)
+	wantBehind(t, "list steps", err)
 	_, err = e.client.Beta.Threads.Runs.Steps.Get(ctx, th.ID, run.ID, steps.Data[0].ID, openai.BetaThreadRunStepGetParams{})
-	behind("get step", err)
+	wantBehind(t, "get step", err)
 
-	releaseRuns := e.holdLease(t, "projection.runs_v2")
+	releaseRuns := e.node.HoldLease(t, "projection.runs_v2")
 	defer releaseRuns()
-	undecodable("run_completed")
+	e.node.AppendUndecodable(t, "thread", th.ID, "run_completed")
 	_, err = e.client.Beta.Threads.Runs.Get(ctx, th.ID, run.ID)
-	behind("get run", err)
+	wantBehind(t, "get run", err)
 	_, err = e.client.Beta.Threads.Runs.List(ctx, th.ID, openai.BetaThreadRunListParams{})
-	behind("list runs", err)
+	wantBehind(t, "list runs", err)
 }

@@ -4,11 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
@@ -19,7 +17,7 @@ import (
 // there (its messages and runs are not served on as the model last showed it), and one made meanwhile is found.
 func TestAThreadsRoutesCheckTheThreadAsTheLogHasItWhileTheThreadsReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	gone := e.thread(t, "Goodbye.")
 	msgs, err := e.client.Beta.Threads.Messages.List(ctx, gone.ID, openai.BetaThreadMessageListParams{})
@@ -28,7 +26,7 @@ func TestAThreadsRoutesCheckTheThreadAsTheLogHasItWhileTheThreadsReadModelStands
 	}
 	msgID := msgs.Data[0].ID
 
-	release := e.holdLease(t, "projection.threads_v2")
+	release := e.node.HoldLease(t, "projection.threads_v2")
 	defer release()
 	if del, err := e.client.Beta.Threads.Delete(ctx, gone.ID); err != nil || !del.Deleted {
 		t.Fatalf("delete the thread: %v", apiErr(err))
@@ -58,7 +56,7 @@ func TestAThreadsRoutesCheckTheThreadAsTheLogHasItWhileTheThreadsReadModelStands
 // the log.
 func TestAttachmentsAreKeptWhileTheVectorStoresReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	notes := e.upload(t, "notes.txt", []byte("The boiler is descaled every three months."))
 	pdf := e.upload(t, "manual.pdf", manual())
@@ -70,7 +68,7 @@ func TestAttachmentsAreKeptWhileTheVectorStoresReadModelStandsStill(t *testing.T
 	plain := e.thread(t, "Hello.")
 	searched := e.thread(t, "I have a question.")
 
-	release := e.holdLease(t, "projection.vector_stores")
+	release := e.node.HoldLease(t, "projection.vector_stores")
 	defer release()
 	th, err := e.client.Beta.Threads.New(ctx, openai.BetaThreadNewParams{Messages: []openai.BetaThreadNewParamsMessage{{
 		Role: "user", Content: openai.BetaThreadNewParamsMessageContentUnion{OfString: openai.String("When do I descale?")},
@@ -120,7 +118,7 @@ func TestAttachmentsAreKeptWhileTheVectorStoresReadModelStandsStill(t *testing.T
 // model, which does not hold the assistant yet.
 func TestARunSearchesItsAssistantsStoresWhileTheAssistantsReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	pdf := e.upload(t, "manual.pdf", manual())
 	store, err := e.client.VectorStores.New(ctx, openai.VectorStoreNewParams{FileIDs: []string{pdf}})
@@ -132,7 +130,7 @@ func TestARunSearchesItsAssistantsStoresWhileTheAssistantsReadModelStandsStill(t
 	}
 	th := e.thread(t, "How often should I descale the machine?")
 
-	release := e.holdLease(t, "projection.assistants_v2")
+	release := e.node.HoldLease(t, "projection.assistants_v2")
 	defer release()
 	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
 		Tools: []openai.AssistantToolUnionParam{{OfFileSearch: &openai.FileSearchToolParam{}}},
@@ -157,12 +155,12 @@ func TestARunsCodeGetsItsAssistantsFilesWhileTheAssistantsReadModelStandsStill(t
 	if !canSandbox() {
 		t.Skip("no sandbox on this machine (`make deps` installs bubblewrap)")
 	}
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\nsouth,20\neast,30\n"))
 	th := e.thread(t, "What are the total sales?")
 
-	release := e.holdLease(t, "projection.assistants_v2")
+	release := e.node.HoldLease(t, "projection.assistants_v2")
 	defer release()
 	a, err := e.client.Beta.Assistants.New(ctx, openai.BetaAssistantNewParams{Model: "gpt-4o-mini",
 		Tools: []openai.AssistantToolUnionParam{{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}}},

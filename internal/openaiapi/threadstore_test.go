@@ -3,11 +3,9 @@ package openaiapi_test
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
@@ -73,13 +71,13 @@ func TestThreadShowsItsAttachmentStore(t *testing.T) {
 // written over.
 func TestAnAttachmentKeepsWhatTheThreadsToolResourcesHoldWhileTheirReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	e := newEnv(t, platformtest.WithShortReadWait())
 	ctx := ctxFor(t)
 	notes := e.upload(t, "notes.txt", []byte("The boiler is descaled every three months."))
 	csv := e.upload(t, "sales.csv", []byte("region,amount\nnorth,10\n"))
 	th := e.thread(t, "Hello.")
 
-	release := e.holdLease(t, "projection.threads_v2")
+	release := e.node.HoldLease(t, "projection.threads_v2")
 	defer release()
 	if _, err := e.client.Beta.Threads.Update(ctx, th.ID, openai.BetaThreadUpdateParams{
 		ToolResources: openai.BetaThreadUpdateParamsToolResources{

@@ -116,10 +116,7 @@ func (s *codeSandbox) watchContainers(pool *sandbox.Pool) {
 		}
 		s.deletions = sub
 	}
-	every := s.p.Config.ContainerSweep
-	if every <= 0 {
-		every = 30 * time.Second
-	}
+	every := s.p.Config.ContainerSweep // positive: Config.Validate refuses any other
 	go func() {
 		defer close(s.watchDone)
 		if sub != nil {
@@ -328,8 +325,13 @@ func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids, st
 
 // removeStale removes the files at paths (under /mnt/data) from the warm sandbox of session, in a cell of its own
 // before the call's: the model's code never sees files removed from its container, and its variables stay. It
-// returns the StateLost news that cell took. A path outside /mnt/data is not touched.
+// returns the StateLost news that cell took. A path outside /mnt/data is not touched. With no warm sandbox it runs
+// nothing: the call starts a fresh one, whose /mnt/data holds only the call's inputs (a path removed from a
+// container stays in its Stale list, so every later call that finds no warm sandbox would run the cell for nothing).
 func removeStale(ctx context.Context, pool *sandbox.Pool, account, session string, paths []string) (string, error) {
+	if len(paths) == 0 || !pool.Holds(account, session) {
+		return "", nil
+	}
 	var in []string
 	for _, p := range paths {
 		if c := path.Clean(p); c == p && strings.HasPrefix(p, sandbox.WorkDir+"/") {

@@ -58,16 +58,6 @@ func jsonString(v any) (string, error) {
 	return string(b), err
 }
 
-// warm reports whether n holds a warm sandbox for container, and whether a call is in it.
-func warm(n *platformtest.Node, container string) (held, inCall bool) {
-	for _, w := range n.WarmCodeSandboxes() {
-		if w.Key == container {
-			return true, w.InCall
-		}
-	}
-	return false, false
-}
-
 // eventually waits (a generous deadline, no timing asserted) for cond.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -80,18 +70,6 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// closedForDeletion counts n's log lines saying it closed container's warm sandbox because it was deleted.
-func closedForDeletion(n *platformtest.Node, container string) int {
-	count := 0
-	for _, l := range strings.Split(n.Logs.String(), "\n") {
-		if strings.Contains(l, `"msg":"closed a warm code sandbox"`) && strings.Contains(l, `"session":"`+container+`"`) &&
-			strings.Contains(l, `"why":"its container was deleted"`) {
-			count++
-		}
-	}
-	return count
-}
-
 // TestSweepClosesADeletedContainersSandbox: a node that did not hear a container's deletion (its subscription gone,
 // as on a lost connection) still closes the container's warm sandbox, at its next sweep, and says why once.
 func TestSweepClosesADeletedContainersSandbox(t *testing.T) {
@@ -101,7 +79,7 @@ func TestSweepClosesADeletedContainersSandbox(t *testing.T) {
 	if r := n.Do(t, key, "POST", "/v1/responses", codeRequest(model, id, "x = 1")); r.Status != http.StatusOK {
 		t.Fatalf("run: %d %s", r.Status, r.Body)
 	}
-	if held, _ := warm(n, id); !held {
+	if !n.WarmSandbox(id) {
 		t.Fatalf("no warm sandbox after a call: %+v", n.WarmCodeSandboxes())
 	}
 	if !n.StopHearingContainerDeletions() {
@@ -111,10 +89,9 @@ func TestSweepClosesADeletedContainersSandbox(t *testing.T) {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	eventually(t, "the deleted container's sandbox closed and logged", func() bool {
-		held, _ := warm(n, id)
-		return !held && closedForDeletion(n, id) > 0
+		return !n.WarmSandbox(id) && n.SandboxClosed(id, "its container was deleted") > 0
 	})
-	if c := closedForDeletion(n, id); c != 1 {
+	if c := n.SandboxClosed(id, "its container was deleted"); c != 1 {
 		t.Errorf("the close is logged %d times:\n%s", c, n.Logs)
 	}
 }
@@ -160,11 +137,11 @@ func TestCallEndingAfterItsContainersDeletionRecordsNoFile(t *testing.T) {
 		raw, err := io.ReadAll(resp.Body)
 		done <- answer{resp.StatusCode, raw, err}
 	}()
-	eventually(t, "the call in its sandbox", func() bool { _, inCall := warm(n, id); return inCall })
+	eventually(t, "the call in its sandbox", func() bool { return n.CallInSandbox(id) })
 	if r := n.Do(t, key, "DELETE", "/v1/containers/"+id, nil); r.Status != http.StatusOK {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if _, inCall := warm(n, id); !inCall {
+	if !n.CallInSandbox(id) {
 		t.Fatalf("the call ended before the deletion was answered: the machine is too slow for this test's pause")
 	}
 	a := <-done

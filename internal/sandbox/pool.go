@@ -375,6 +375,15 @@ func (p *Pool) CloseFor(account, key string) bool {
 	return k != nil
 }
 
+// Holds reports whether account's key holds a sandbox now (one that may have ended since: the key's next call
+// replaces it). A key that holds none starts its next call in a fresh sandbox, with only that call's inputs.
+func (p *Pool) Holds(account, key string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.entries[entryKey{account, key}]
+	return e != nil && e.k != nil
+}
+
 // Warm is a key holding a warm sandbox.
 type Warm struct {
 	Account, Key string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/logtest"
 )
 
 func poolExec(t *testing.T, p *Pool, key, code string) Result {
@@ -205,58 +206,28 @@ func TestPoolListsItsWarmKeys(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log the pool's janitor and a test write and read at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// closes counts the log's lines saying the pool closed key's sandbox for a reason holding why.
-func (s *syncBuffer) closes(key, why string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, l := range strings.Split(s.b.String(), "\n") {
-		if strings.Contains(l, "closed a warm code sandbox") && strings.Contains(l, "session="+key+" ") && strings.Contains(l, why) {
-			n++
-		}
-	}
-	return n
-}
-
 // TestPoolLogsWhyItClosesASandbox: a sandbox the pool closes to make room, or after idling, is logged once with
 // why.
 func TestPoolLogsWhyItClosesASandbox(t *testing.T) {
 	r := newRunner(t, Limits{})
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	r.log = slog.New(slog.NewTextHandler(logs, nil))
+	closes := func(key, why string) int { return logs.Count("closed a warm code sandbox", "session="+key+" ", why) }
 	p := NewPool(r, PoolConfig{Max: 1, Idle: 200 * time.Millisecond})
 	defer p.Shutdown()
 	poolExec(t, p, "a", "x = 1")
 	poolExec(t, p, "b", "x = 2") // a was idle: closed to make room
-	if n := logs.closes("a", "make room"); n != 1 {
+	if n := closes("a", "make room"); n != 1 {
 		t.Fatalf("the close of a's sandbox to make room is logged %d times:\n%s", n, logs)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for logs.closes("b", "without a call") == 0 {
+	for closes("b", "without a call") == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("b's idle close is not logged:\n%s", logs)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := logs.closes("b", "without a call"); n != 1 {
+	if n := closes("b", "without a call"); n != 1 {
 		t.Fatalf("b's idle close is logged %d times", n)
 	}
 }

@@ -1,19 +1,17 @@
 package uselite_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/contrailhq/contrail/internal/embedding/uselite"
 	"github.com/contrailhq/contrail/internal/embedding/uselite/uselitetest"
+	"github.com/contrailhq/contrail/internal/procmem"
 )
 
 // The benchmarks measure what testdata/reference/bench.js measures for the JavaScript runtime, on the same
@@ -54,7 +52,7 @@ func BenchmarkLoad(b *testing.B) {
 	var before, after runtime.MemStats
 	debug.FreeOSMemory()
 	runtime.ReadMemStats(&before)
-	rssBefore, _ := residentMiB()
+	rssBefore, _ := procmem.Of(0)
 	var m *uselite.Model
 	for b.Loop() {
 		var err error
@@ -66,9 +64,9 @@ func BenchmarkLoad(b *testing.B) {
 	debug.FreeOSMemory()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
-	if rss, ok := residentMiB(); ok {
-		b.ReportMetric(rss, "rss-MiB")
-		b.ReportMetric(rssBefore, "rss-before-MiB")
+	if rss, err := procmem.Of(0); err == nil {
+		b.ReportMetric(rss.RSS/1024, "rss-MiB")
+		b.ReportMetric(rssBefore.RSS/1024, "rss-before-MiB")
 	}
 	runtime.KeepAlive(m)
 }
@@ -120,21 +118,4 @@ func BenchmarkTokenize(b *testing.B) {
 	for b.Loop() {
 		tok.Encode(text)
 	}
-}
-
-// residentMiB reads the process's resident set size from /proc (Linux only).
-func residentMiB() (float64, bool) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024, err == nil
-		}
-	}
-	return 0, false
 }

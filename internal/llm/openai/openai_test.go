@@ -1,7 +1,6 @@
 package openai_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,13 +10,13 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/llm/openai"
+	"github.com/contrailhq/contrail/internal/logtest"
 )
 
 // newProvider points a provider at a scripted server, with backoff short enough for tests.
@@ -275,30 +274,6 @@ func TestNonStreamingAnswer(t *testing.T) {
 	}
 }
 
-// logSink records the provider's log lines, so that a test can see what it decided without timing it.
-type logSink struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	onWrite func(string)
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	l.buf.Write(p)
-	f := l.onWrite
-	l.mu.Unlock()
-	if f != nil {
-		f(string(p))
-	}
-	return len(p), nil
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 func TestRateLimitedThenRetriedAfterWhatTheServerAsked(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
@@ -307,7 +282,7 @@ func TestRateLimitedThenRetriedAfterWhatTheServerAsked(t *testing.T) {
 		llmtest.Error(http.StatusTooManyRequests, "Rate limit reached for gpt-4o").WithHeader("Retry-After", "0.03"),
 		llmtest.Text("finally"),
 	)
-	var logs logSink
+	var logs logtest.Buffer
 	p, err := openai.New(srv.URL, "sk-test", nil, slog.New(slog.NewTextHandler(&logs, nil)), openai.WithBackoff(time.Millisecond, 2*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -439,7 +414,7 @@ func TestCancelWhileWaitingToRetry(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	// Cancel as soon as the provider says it will wait: Complete must return then, not 30 seconds later.
-	logs := &logSink{onWrite: func(line string) {
+	logs := &logtest.Buffer{OnWrite: func(line string) {
 		if strings.Contains(line, "retrying") {
 			cancel()
 		}

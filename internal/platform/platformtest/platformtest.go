@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/embedding"
+	"github.com/contrailhq/contrail/internal/logtest"
 	"github.com/contrailhq/contrail/internal/platform"
 	"github.com/contrailhq/contrail/projections"
 )
@@ -35,7 +35,7 @@ type Node struct {
 	URL      string
 	AdminKey string
 	Server   *httptest.Server
-	Logs     *LogBuffer
+	Logs     *logtest.Buffer
 }
 
 // Option changes the config of a test node.
@@ -76,7 +76,7 @@ func Start(t testing.TB, opts ...Option) *Node {
 	cfg.ShutdownTimeout = 5 * time.Second
 	// A crashed node's deliveries reach the next node within seconds (heartbeats keep long handlers alive).
 	cfg.HandlerAckWait = 3 * time.Second
-	logs := &LogBuffer{}
+	logs := &logtest.Buffer{}
 	po := platform.Options{Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		RetryInterval: 10 * time.Millisecond}
 	for _, o := range opts {
@@ -227,24 +227,6 @@ func (n *Node) Do(t testing.TB, key, method, path string, body any) Response {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
-}
-
-// LogBuffer collects a node's logs (tests grep them: no secret may appear).
-type LogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *LogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *LogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // Timers counts the durable timers set and not fired yet (the schedules on the timers stream).

@@ -2,11 +2,18 @@ package platformtest
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/contrailhq/contrail/internal/config"
 )
+
+// WithShortReadWait makes the node's reads wait only a moment for a read model before they answer from the log
+// (or say the model is behind), so that a test whose model stands still (HoldLease) sees those answers soon.
+func WithShortReadWait() Option {
+	return WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond })
+}
 
 // HoldLease makes a read model stand still, as it does on a loaded node whose renewal of the model's lease came
 // late: another holder takes the lease (name as the log says it, "projection.messages_v2"), and keeps it until
@@ -19,15 +26,7 @@ func (n *Node) HoldLease(t testing.TB, name string) (release func()) {
 	if err != nil {
 		t.Fatalf("open the projection leases: %v", err)
 	}
-	lost := func() int {
-		c := 0
-		for _, l := range strings.Split(n.Logs.String(), "\n") {
-			if strings.Contains(l, `"msg":"lease lost"`) && strings.Contains(l, `"lease":"`+name+`"`) {
-				c++
-			}
-		}
-		return c
-	}
+	lost := func() int { return n.Logs.Count(`"msg":"lease lost"`, `"lease":"`+name+`"`) }
 	before := lost()
 	hctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -58,5 +57,16 @@ func (n *Node) HoldLease(t testing.TB, name string) (release func()) {
 		if err := kv.Delete(ctx, name); err != nil {
 			t.Errorf("release the lease: %v", err)
 		}
+	}
+}
+
+// AppendUndecodable appends to an aggregate's history an event this build cannot decode, so that its log cannot be
+// folded either: a read past the wait of a model that stands still then has nothing to answer from.
+func (n *Node) AppendUndecodable(t testing.TB, aggregate, id, event string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := n.JS.Publish(ctx, n.Layout.Names.EventSubject(aggregate, id, event), []byte("not an event")); err != nil {
+		t.Fatalf("append an undecodable event: %v", err)
 	}
 }
