@@ -21,7 +21,7 @@ import (
 // says it does not exist.
 func TestAnAgentPublishedWhileTheAgentsReadModelStandsStillIsNeverAnsweredMissing(t *testing.T) {
 	t.Parallel()
-	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	n := startShortReadWait(t)
 	_, bobKey := n.NewAccount(t, "bob")
 	_, adaKey := n.NewAccount(t, "ada")
 	bob, ada := client{t: t, n: n, key: bobKey}, client{t: t, n: n, key: adaKey}
@@ -78,7 +78,7 @@ func TestAnAgentPublishedWhileTheAgentsReadModelStandsStillIsNeverAnsweredMissin
 // and its owner (folded from the log), not a timeout a client would retry nor the agent as it was.
 func TestRefreshAgentAnswersTheRefreshedAgentWhileTheAgentsReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	n := startShortReadWait(t)
 	_, key := n.NewAccount(t, "ada")
 	c := client{t: t, n: n, key: key}
 	var mu sync.Mutex
@@ -114,4 +114,11 @@ func TestRefreshAgentAnswersTheRefreshedAgentWhileTheAgentsReadModelStandsStill(
 		!slices.Equal(got.Queries, []string{"roll two dice"}) || got.Owner.Username != "ada" {
 		t.Fatalf("refreshAgent answered %+v, want %s of ada's as its URL now describes it", got, made.CreateAgent.Agent.AgentID)
 	}
+}
+
+// startShortReadWait starts a node whose reads wait 200 ms for their read models rather than 5 s, so that a test
+// that holds a model's lease reaches the reads past the wait soon.
+func startShortReadWait(t *testing.T) *platformtest.Node {
+	t.Helper()
+	return platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
 }

@@ -5,9 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/contrailhq/contrail/internal/config"
-	"github.com/contrailhq/contrail/internal/platform/platformtest"
 )
 
 const sessionMessages = `query($h: String!) { sessionByHandle(handle: $h) { messages { id text type } } }`
@@ -18,7 +15,7 @@ const sessionMessages = `query($h: String!) { sessionByHandle(handle: $h) { mess
 // the model is behind, not the model's chat log without them.
 func TestASessionsMessagesAreReadFromTheLogWhileTheirReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	n := startShortReadWait(t)
 	_, key := n.NewAccount(t, "ada")
 	c := client{t: t, n: n, key: key}
 	handle := newSession(t, c, "")
@@ -59,7 +56,7 @@ func TestASessionsMessagesAreReadFromTheLogWhileTheirReadModelStandsStill(t *tes
 // an error saying the model is behind, not the list without what was just made.
 func TestAListWhoseReadModelStandsStillIsUnavailable(t *testing.T) {
 	t.Parallel()
-	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	n := startShortReadWait(t)
 	_, key := n.NewAccount(t, "ada")
 	c := client{t: t, n: n, key: key}
 
@@ -86,7 +83,7 @@ func TestAListWhoseReadModelStandsStillIsUnavailable(t *testing.T) {
 // them. When the log cannot be read either, the read is an error saying the model is behind.
 func TestASessionAndAnAgentAreReadFromTheLogWhileTheirReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	n := startShortReadWait(t)
 	_, key := n.NewAccount(t, "ada")
 	c := client{t: t, n: n, key: key}
 	const byHandle = `query($h: String!) { sessionByHandle(handle: $h) { handle } }`
@@ -146,7 +143,7 @@ func TestASessionAndAnAgentAreReadFromTheLogWhileTheirReadModelStandsStill(t *te
 // an error saying the model is behind (another account may have published the handle meanwhile).
 func TestAgentMutationsAndReadsByNameAnswerWhileTheirReadModelStandsStill(t *testing.T) {
 	t.Parallel()
-	n := platformtest.Start(t, platformtest.WithConfig(func(c *config.Config) { c.ReadWait = 200 * time.Millisecond }))
+	n := startShortReadWait(t)
 	_, key := n.NewAccount(t, "ada")
 	c := client{t: t, n: n, key: key}
 	type agent struct {
