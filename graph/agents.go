@@ -3,8 +3,6 @@ package graph
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -131,17 +129,9 @@ func (r queryResolver) AgentByID(ctx context.Context, agentID string) (*model.Ag
 // the agent's events after its owner's account.created, which gives the owner's name. A log that cannot be read is
 // an error saying the model is behind, not what the model holds.
 func (r *Resolver) agentFromLog(ctx context.Context, agentID string, keys []string) (*model.Agent, error) {
-	behind := func(err error) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &errs.Error{Code: errs.Unavailable,
-			Message: "the agent cannot be read now: the read model is behind and the log could not be read; retry",
-			Err:     fmt.Errorf("read agent %s from the log: %w", agentID, err)}
-	}
-	history, _, err := r.d.Store.LoadLatest(ctx, events.Ref{Type: "agent", ID: agentID})
+	history, err := r.d.Views.History(ctx, events.Ref{Type: "agent", ID: agentID})
 	if err != nil {
-		return nil, behind(err)
+		return nil, projections.Behind(err, "the agent")
 	}
 	if len(history) == 0 {
 		return nil, errs.NotFoundf("agent", agentID)
@@ -150,23 +140,23 @@ func (r *Resolver) agentFromLog(ctx context.Context, agentID string, keys []stri
 	// subjects, so it is checked all the same.
 	var all []events.Envelope
 	if account := history[0].Account; ids.Valid(ids.Account, account) {
-		if all, _, err = r.d.Store.LoadLatest(ctx, events.Ref{Type: "account", ID: account}); err != nil {
-			return nil, behind(err)
+		if all, err = r.d.Views.History(ctx, events.Ref{Type: "account", ID: account}); err != nil {
+			return nil, projections.Behind(err, "the agent")
 		}
 	}
 	all = append(all, history...)
 	slices.SortFunc(all, func(a, b events.Envelope) int { return cmp.Compare(a.Sequence, b.Sequence) })
 	docs, err := projections.FoldAggregate(ctx, projections.Agents{}, all)
 	if err != nil {
-		return nil, behind(err)
+		return nil, err
 	}
 	for _, key := range keys {
-		if raw, ok := docs[key]; ok {
-			var v projections.AgentView
-			if err := json.Unmarshal(raw, &v); err != nil {
-				return nil, fmt.Errorf("decode agent %s folded from the log: %w", agentID, err)
-			}
-			m := viewModel(v)
+		found, err := projections.DecodeMatching[projections.AgentView](projections.Agents{}, docs, key)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s folded from the log: %w", agentID, err)
+		}
+		if len(found) > 0 {
+			m := viewModel(found[0])
 			return &m, nil
 		}
 	}
@@ -238,21 +228,12 @@ func (r *Resolver) agentOwned(ctx context.Context, a agents.Info, shown bool) (*
 }
 
 // agentWritten finishes an agent mutation: the command's error, or else whether the agents read model shows what
-// it appended. Agent mutations answer once the model shows them (the registry and the router read it there, so the
-// client's next query finds the agent as it left it); past the read wait the write went in all the same, and is
-// answered as done (shown false: the answer's owner is folded from the log), not as a timeout the client would
-// retry into a second write.
+// it appended (projections' ShowsCommitted). Agent mutations answer once the model shows them (the registry and
+// the router read it there, so the client's next query finds the agent as it left it); past the read wait the
+// write went in all the same, and is answered as done (shown false: the answer's owner is folded from the log), not
+// as a timeout the client would retry into a second write.
 func (r *Resolver) agentWritten(ctx context.Context, res eventstore.Appended, err error) (bool, error) {
-	if err != nil {
-		return false, err
-	}
-	if err := r.d.Views.Shows(ctx, res, projections.Agents{}); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return false, nil
-		}
-		return false, err
-	}
-	return true, nil
+	return r.d.Views.ShowsCommitted(ctx, res, err, projections.Agents{})
 }
 
 // Owner is the owning account (null for a built-in).

@@ -3,7 +3,6 @@ package graph
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -97,9 +96,9 @@ func (r *Resolver) sessionRead(ctx context.Context, handle string, messages bool
 		return projections.SessionView{}, nil, err
 	}
 	key, filter := projections.SessionKey(p.AccountID, handle), projections.SessionMessagesFilter(p.AccountID, handle)
-	shown, err := r.d.Views.ShowsAggregate(ctx, projections.Sessions{}, handle)
+	docs, shown, err := r.d.Views.ShownOrFoldedDocs(ctx, projections.Sessions{}, events.Ref{Type: "session", ID: handle})
 	if err != nil {
-		return projections.SessionView{}, nil, err
+		return projections.SessionView{}, nil, projections.Behind(err, "the session")
 	}
 	if shown {
 		v, ok, err := projections.Get[projections.SessionView](ctx, r.d.Views, "sessions", key)
@@ -115,43 +114,21 @@ func (r *Resolver) sessionRead(ctx context.Context, handle string, messages bool
 		views, err := projections.ListAll[projections.MessageView](ctx, r.d.Views, "sessions", filter)
 		return v, views, err
 	}
-	history, _, err := r.d.Store.LoadLatest(ctx, events.Ref{Type: "session", ID: handle})
-	var docs map[string]json.RawMessage
-	if err == nil {
-		docs, err = projections.FoldAggregate(ctx, projections.Sessions{}, history)
-	}
+	found, err := projections.DecodeMatching[projections.SessionView](projections.Sessions{}, docs, key)
 	if err != nil {
-		if ctx.Err() != nil {
-			return projections.SessionView{}, nil, ctx.Err()
-		}
-		return projections.SessionView{}, nil, &errs.Error{Code: errs.Unavailable,
-			Message: "the session cannot be read now: the read model is behind and the log could not be read; retry",
-			Err:     fmt.Errorf("read session %s from the log: %w", handle, err)}
+		return projections.SessionView{}, nil, fmt.Errorf("session %s folded from the log: %w", handle, err)
 	}
-	raw, ok := docs[key]
-	if !ok {
+	if len(found) == 0 {
 		return projections.SessionView{}, nil, errs.NotFoundf("session", handle)
 	}
-	var v projections.SessionView
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return projections.SessionView{}, nil, fmt.Errorf("decode session %s folded from the log: %w", handle, err)
-	}
 	if !messages {
-		return v, nil, nil
+		return found[0], nil, nil
 	}
-	var views []projections.MessageView
-	match := natsx.NewSubjectFilter(filter)
-	for k, raw := range docs {
-		if !match.Match(k) {
-			continue
-		}
-		var m projections.MessageView
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return projections.SessionView{}, nil, fmt.Errorf("decode session %s's message folded from the log: %w", handle, err)
-		}
-		views = append(views, m)
+	views, err := projections.DecodeMatching[projections.MessageView](projections.Sessions{}, docs, filter)
+	if err != nil {
+		return projections.SessionView{}, nil, fmt.Errorf("session %s's messages folded from the log: %w", handle, err)
 	}
-	return v, views, nil
+	return found[0], views, nil
 }
 
 // sessionView is a session as the read model would show it, from its state.

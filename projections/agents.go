@@ -141,15 +141,22 @@ func putAgent(tx *Tx, old *AgentView, v AgentView) error {
 // Published).
 type PublishedAgents struct{ Views *Runner }
 
-// PublishedAgents lists the published agents called handle, of any owner.
-func (p PublishedAgents) PublishedAgents(ctx context.Context, handle string) ([]agent.Listing, error) {
-	found, err := ListAll[AgentView](ctx, p.Views, "agents", PublishedHandleFilter(handle))
+// PublishedAgents lists the published agents called handle, of any owner, once the agents read model shows every
+// agent event the log held when it was called (ShowsLatest), so that an agent published a moment ago (on this node
+// or another) is not left out. Owners are any accounts, so the list spans aggregates and cannot be folded from the
+// log: past the wait (the model standing still) it is what the model holds, and current is false.
+func (p PublishedAgents) PublishedAgents(ctx context.Context, handle string) (found []agent.Listing, current bool,
+	err error) {
+	if current, err = p.Views.ShowsLatest(ctx, Agents{}); err != nil {
+		return nil, false, err
+	}
+	views, err := ListAll[AgentView](ctx, p.Views, "agents", PublishedHandleFilter(handle))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out := make([]agent.Listing, len(found))
-	for i, a := range found {
-		out[i] = agent.Listing{ID: a.ID, Account: a.Account, OwnerName: a.OwnerName, Handle: a.Handle}
+	found = make([]agent.Listing, len(views))
+	for i, a := range views {
+		found[i] = agent.Listing{ID: a.ID, Account: a.Account, OwnerName: a.OwnerName, Handle: a.Handle}
 	}
-	return out, nil
+	return found, current, nil
 }

@@ -451,7 +451,7 @@ func (r *Runner) waited(ctx, wctx context.Context, p Projection, seq uint64) (bo
 		return true, nil
 	}
 	if err := r.WaitFor(wctx, p.Name(), seq); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		if PastWait(ctx, err) {
 			return false, nil
 		}
 		return false, err
@@ -556,53 +556,4 @@ func (r *Runner) eventsStream(ctx context.Context) (jetstream.Stream, error) {
 	}
 	r.stream = stream
 	return stream, nil
-}
-
-// FoldAggregate folds one aggregate's history (as eventstore's Load returns it) with p's own Apply, in memory, as
-// the read model would from an empty bucket, and returns the live documents it made, by key. It is how a read that
-// cannot wait any longer for a model standing still answers what the model will show, without a second fold to
-// keep in step with the first. An event the fold fails on is left out, as the model skips it.
-func FoldAggregate(ctx context.Context, p Projection, history []events.Envelope) (map[string]json.RawMessage, error) {
-	w := &writer{proj: p, cache: map[string]cached{}, decoded: map[string]keptValue{},
-		known: map[string]struct{}{}, staged: map[string]doc{}}
-	for _, e := range history {
-		if e.Event == nil || !Folds(p, e.Type) {
-			continue
-		}
-		if err := p.Apply(&Tx{ctx: ctx, w: w, seq: e.Sequence}, e); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			continue
-		}
-	}
-	out := make(map[string]json.RawMessage, len(w.staged))
-	for k, d := range w.staged {
-		if !d.Deleted {
-			out[k] = d.V
-		}
-	}
-	return out, nil
-}
-
-// FoldAggregateAs is FoldAggregate decoding the documents whose key matches the filter (KV wildcards, as List's)
-// as T, in no particular order.
-func FoldAggregateAs[T any](ctx context.Context, p Projection, history []events.Envelope, filter string) ([]T, error) {
-	docs, err := FoldAggregate(ctx, p, history)
-	if err != nil {
-		return nil, err
-	}
-	match := natsx.NewSubjectFilter(filter)
-	var out []T
-	for k, raw := range docs {
-		if !match.Match(k) {
-			continue
-		}
-		var v T
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, fmt.Errorf("decode %s/%s: %w", p.Name(), k, err)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

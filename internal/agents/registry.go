@@ -13,9 +13,11 @@ import (
 )
 
 // Published finds the published agents of a handle (the agents read model: projections.PublishedAgents), so that
-// the registry depends on no read model.
+// the registry depends on no read model. It answers once the model shows the log as it stood when it was called;
+// past its wait for the model, what the model holds, with current false: an agent published a moment ago may be
+// missing from it.
 type Published interface {
-	PublishedAgents(ctx context.Context, handle string) ([]agent.Listing, error)
+	PublishedAgents(ctx context.Context, handle string) (found []agent.Listing, current bool, err error)
 }
 
 // Registry is the agent directory.
@@ -190,12 +192,14 @@ func (r *Registry) findByName(ctx context.Context, account, username, owner, han
 }
 
 // findPublished looks for a published agent by handle (and owner name, when given) in the read model: handles are
-// unique per owner only, so a bare handle may name several.
+// unique per owner only, so a bare handle may name several. A handle the model finds none of while it stands still
+// (past the read wait) is an Unavailable error saying so, not "not found": another account may have published it a
+// moment ago.
 func (r *Registry) findPublished(ctx context.Context, handle, owner, ref string) (Info, uint64, error) {
 	if r.published == nil || len(handle) > maxRefLen || len(owner) > maxRefLen {
 		return Info{}, 0, errs.NotFoundf("agent", ref)
 	}
-	found, err := r.published.PublishedAgents(ctx, handle)
+	found, current, err := r.published.PublishedAgents(ctx, handle)
 	if err != nil {
 		return Info{}, 0, err
 	}
@@ -205,10 +209,13 @@ func (r *Registry) findPublished(ctx context.Context, handle, owner, ref string)
 			match = append(match, a)
 		}
 	}
-	switch len(match) {
-	case 0:
+	switch {
+	case len(match) == 0 && !current:
+		return Info{}, 0, errs.E(errs.Unavailable,
+			"agent '%s' cannot be looked up now: the agents read model is behind and does not show it yet; retry", ref)
+	case len(match) == 0:
 		return Info{}, 0, errs.NotFoundf("agent", ref)
-	case 1:
+	case len(match) == 1:
 		// The read model may lag the log: the agent's own history has the last word.
 		return r.Get(ctx, "", match[0].ID, eventstore.Fresh)
 	}

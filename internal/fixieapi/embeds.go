@@ -106,7 +106,7 @@ func (f *EmbedsFace) upload(w http.ResponseWriter, r *http.Request) {
 	// the embeds of a message from the embeds read model. Past the wait the embed is made all the same, and is
 	// answered: a message that names it finds it in the log (graph embedInfo).
 	err = f.views.ShowsWrite(r.Context(), res, err, projections.Embeds{})
-	if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil && e.ID != "" {
+	if projections.PastWait(r.Context(), err) && e.ID != "" {
 		err = nil
 	}
 	if err != nil {

@@ -114,7 +114,7 @@ func (f *Face) createAssistant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Assistants.Create(r.Context(), principal(r), spec)
-	if err := f.shownOrDone(r, id, res, err, projections.Assistants{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -124,8 +124,8 @@ func (f *Face) createAssistant(w http.ResponseWriter, r *http.Request) {
 // answerAssistant answers an assistant of the caller's once the assistants read model shows its last event, or else
 // from the log (ownedShown).
 func (f *Face) answerAssistant(w http.ResponseWriter, r *http.Request, id string) {
-	a, err := ownedShown(f, r, projections.Assistants{}, "assistant", ids.Assistant, id, errs.NotFoundf("assistant", id),
-		func(a projections.AssistantView) string { return a.ID })
+	a, err := ownedShown[projections.AssistantView](f, r, projections.Assistants{}, "assistant", ids.Assistant, id,
+		errs.NotFoundf("assistant", id))
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -154,7 +154,7 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 		// Reapplying the request to the current settings changes exactly the fields it sent.
 		_ = f.assistantSpec(in, s)
 	})
-	if err := f.shownOrDone(r, id, res, err, projections.Assistants{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -164,7 +164,7 @@ func (f *Face) modifyAssistant(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteAssistant(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "assistant_id")
 	res, err := f.d.Assistants.Delete(r.Context(), principal(r), id)
-	if err := f.shownOrDone(r, id, res, err, projections.Assistants{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Assistants{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -15,21 +15,15 @@ import (
 // went in (a read model stands still while its bucket elects a leader): the write is committed, and is answered
 // as such, from the log, rather than as a 504 that a client would retry into a duplicate.
 func waitedTooLong(r *http.Request, id string, err error) bool {
-	return id != "" && errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil
+	return id != "" && projections.PastWait(r.Context(), err)
 }
 
-// shownOrDone is ShowsWrite for a write whose answer is read through ownedShown or shownOrFolded, which fold the
-// log past the wait: the command's error, or else nil once the models show the write or the wait for them runs out
-// (the write went in, and is answered as done rather than as a timeout a client would retry).
-func (f *Face) shownOrDone(r *http.Request, id string, res eventstore.Appended, err error,
-	models ...projections.Projection) error {
-	if err != nil {
-		return err
-	}
-	if err := f.d.Views.Shows(r.Context(), res, models...); !waitedTooLong(r, id, err) {
-		return err
-	}
-	return nil
+// shownOrDone is projections' ShowsCommitted for a write whose answer is read through ownedShown or shownOrFolded,
+// which fold the log past the wait: the command's error, or else nil once the models show the write or the wait
+// for them runs out (the write went in, and is answered as done rather than as a timeout a client would retry).
+func (f *Face) shownOrDone(r *http.Request, res eventstore.Appended, err error, models ...projections.Projection) error {
+	_, err = f.d.Views.ShowsCommitted(r.Context(), res, err, models...)
+	return err
 }
 
 // threadFromLog answers a thread from its events, as the read model will show it.

@@ -160,7 +160,7 @@ func (f *Face) createContainer(w http.ResponseWriter, r *http.Request) {
 	}
 	// A container is read from its log: one made past the wait is answered as made (shownOrDone).
 	id, app, err := f.d.Containers.Create(r.Context(), principal(r), name, fileIDs, minutes)
-	if err := f.shownOrDone(r, id, app, err, projections.Containers{}); err != nil {
+	if err := f.shownOrDone(r, app, err, projections.Containers{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -233,7 +233,7 @@ func (f *Face) listContainers(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteContainer(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "container_id")
 	app, err := f.d.Containers.Delete(r.Context(), principal(r), id)
-	if err := f.shownOrDone(r, id, app, err, projections.Containers{}); err != nil {
+	if err := f.shownOrDone(r, app, err, projections.Containers{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -33,7 +33,7 @@ func (f *Face) createFile(w http.ResponseWriter, r *http.Request) {
 	}
 	id, res, err := f.d.Files.Create(r.Context(), principal(r), commands.NewFile{Filename: filename, Purpose: form["purpose"], Upload: upload})
 	// Past the wait the file is answered from the log (f.file): it went in, and a client must not upload it again.
-	if err := f.shownOrDone(r, id, res, err, projections.Files{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Files{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -140,8 +140,7 @@ func (l *limited) Read(p []byte) (int, error) {
 // (shownOrFolded): a file a client just uploaded, or a run's code wrote and its answer names, is never answered
 // missing, nor one deleted answered still there.
 func (f *Face) file(r *http.Request, id string) (projections.FileView, error) {
-	return ownedShown(f, r, projections.Files{}, "file", ids.File, id, fileNotFound(id),
-		func(v projections.FileView) string { return v.ID })
+	return ownedShown[projections.FileView](f, r, projections.Files{}, "file", ids.File, id, fileNotFound(id))
 }
 
 func (f *Face) answerFile(w http.ResponseWriter, r *http.Request, id string) {
@@ -165,7 +164,7 @@ func (f *Face) deleteFile(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := f.d.Files.Delete(r.Context(), principal(r), id)
 	// Past the wait the file is gone all the same: the next read of it folds the log (f.file).
-	if err := f.shownOrDone(r, id, res, err, projections.Files{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Files{}); err != nil {
 		if errs.CodeOf(err) == errs.NotFound {
 			err = fileNotFound(id)
 		}

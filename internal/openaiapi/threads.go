@@ -80,7 +80,7 @@ func (f *Face) keepAttachments(r *http.Request, t commands.NewThread, field stri
 	// shows it: ListCaughtUp): the thread is made, not refused with a timeout a client would retry into a second
 	// thread and store.
 	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), t.ID, files)
-	if err = f.shownOrDone(r, t.ID, res, err, projections.VectorStores{}); err != nil {
+	if err = f.shownOrDone(r, res, err, projections.VectorStores{}); err != nil {
 		return t, fmt.Errorf("make the thread's vector store: %w", err)
 	}
 	tr, err := commands.WithVectorStore(t.ToolResources, commands.ThreadStoreID(t.ID))
@@ -123,7 +123,7 @@ func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m comman
 	// The message is in: past the read wait the store is kept all the same (as the thread's create keeps it), and
 	// the message is answered added, not as a timeout a client would retry into a second message.
 	_, res, err := f.d.VectorStores.EnsureThreadStore(r.Context(), principal(r), threadID, files)
-	if err = f.shownOrDone(r, threadID, res, err, projections.VectorStores{}); err != nil {
+	if err = f.shownOrDone(r, res, err, projections.VectorStores{}); err != nil {
 		return fmt.Errorf("keep the thread's attachments: %w", err)
 	}
 	// The thread's tool_resources as the log holds them, not as the threads model shows them: they are written
@@ -140,7 +140,7 @@ func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m comman
 		return err
 	}
 	res, err = f.d.Threads.Modify(r.Context(), principal(r), threadID, nil, false, tr)
-	return f.shownOrDone(r, threadID, res, err, projections.Threads{})
+	return f.shownOrDone(r, res, err, projections.Threads{})
 }
 
 // thread reads a thread the caller owns; every route under a thread starts here. It waits, as the thread's own
@@ -148,8 +148,8 @@ func (f *Face) keepMessageAttachments(r *http.Request, threadID string, m comman
 // the log past the wait: a thread deleted a moment ago is not found (its messages and runs are not served on), and
 // one made a moment ago, on this node or another, is found.
 func (f *Face) thread(r *http.Request, id string) (thread.ThreadView, error) {
-	return ownedShown(f, r, projections.Threads{}, "thread", ids.Thread, id, errs.NotFoundf("thread", id),
-		func(t thread.ThreadView) string { return t.ID })
+	return ownedShown[thread.ThreadView](f, r, projections.Threads{}, "thread", ids.Thread, id,
+		errs.NotFoundf("thread", id))
 }
 
 // answerThread answers a thread of the caller's once the threads read model shows its last thread event, or else
@@ -191,7 +191,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Threads.Modify(r.Context(), principal(r), id, md, in.has("metadata"), tr)
-	if err := f.shownOrDone(r, id, res, err, projections.Threads{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Threads{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -201,7 +201,7 @@ func (f *Face) modifyThread(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteThread(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "thread_id")
 	res, err := f.d.Threads.Delete(r.Context(), principal(r), id)
-	if err := f.shownOrDone(r, id, res, err, projections.Threads{}, projections.Runs{}, projections.RunSteps{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Threads{}, projections.Runs{}, projections.RunSteps{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -236,7 +236,7 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, res, err := f.d.Threads.CreateMessage(r.Context(), principal(r), threadID, nm)
-	if err := f.shownOrDone(r, id, res, err, projections.Messages{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -314,7 +314,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := f.d.Threads.ModifyMessage(r.Context(), principal(r), threadID, id, md)
-	if err := f.shownOrDone(r, id, res, err, projections.Messages{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -324,7 +324,7 @@ func (f *Face) modifyMessage(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteMessage(w http.ResponseWriter, r *http.Request) {
 	threadID, id := chi.URLParam(r, "thread_id"), chi.URLParam(r, "message_id")
 	res, err := f.d.Threads.DeleteMessage(r.Context(), principal(r), threadID, id)
-	if err := f.shownOrDone(r, id, res, err, projections.Messages{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.Messages{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

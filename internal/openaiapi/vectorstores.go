@@ -179,7 +179,7 @@ func (f *Face) createVectorStore(w http.ResponseWriter, r *http.Request) {
 	s, res, err := f.d.VectorStores.Create(r.Context(), principal(r), req)
 	// Past the wait the store is answered as made: it is (a store is read from the log), and a list meanwhile says
 	// its model is behind rather than leave it out.
-	if err := f.shownOrDone(r, s.ID, res, err, projections.VectorStores{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.VectorStores{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
@@ -227,7 +227,7 @@ func (f *Face) modifyVectorStore(w http.ResponseWriter, r *http.Request) {
 func (f *Face) deleteVectorStore(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "vector_store_id")
 	res, err := f.d.VectorStores.Delete(r.Context(), principal(r), id)
-	if err := f.shownOrDone(r, id, res, err, projections.VectorStores{}); err != nil {
+	if err := f.shownOrDone(r, res, err, projections.VectorStores{}); err != nil {
 		f.WriteError(w, r, err)
 		return
 	}

@@ -126,8 +126,8 @@ func (f runFiles) SearchRunFiles(ctx context.Context, account, threadID, assista
 
 // runAssistant is the account's assistant a run's tool call reads its tool_resources from: as the assistants read
 // model holds it once the model shows the assistant's last event, or else, past the read wait, its events folded
-// from the log with the model's own Apply (projections.FoldAggregateAs, as the Assistants face reads an assistant
-// past the wait), so that stores given to an assistant a moment before its run (on this node or another) are
+// from the log with the model's own Apply (projections.OwnedShownOrFolded, as the Assistants face reads an
+// assistant), so that stores given to an assistant a moment before its run (on this node or another) are
 // searched, not left out because the model stood still a moment. ok is false when the account has no such
 // assistant (deleted since the run began). A log that cannot be read either is an error: what the model holds may
 // be stale, and is not searched as if it were current.
@@ -137,35 +137,9 @@ func (p *Platform) runAssistant(ctx context.Context, account, assistantID string
 	if !ids.Valid(ids.Assistant, assistantID) {
 		return projections.AssistantView{}, false, nil
 	}
-	key := projections.OwnedKey(account, assistantID)
-	shown, err := p.Views.ShowsAggregate(ctx, projections.Assistants{}, assistantID)
-	if err != nil {
-		return projections.AssistantView{}, false, err
-	}
-	if shown {
-		a, ok, err := projections.Get[projections.Listed[projections.AssistantView]](ctx, p.Views, "assistants", key)
-		return a.Obj, ok, err
-	}
-	history, _, err := p.Store.LoadLatest(ctx, events.Ref{Type: "assistant", ID: assistantID})
-	if err != nil {
-		if ctx.Err() != nil {
-			return projections.AssistantView{}, false, ctx.Err()
-		}
-		return projections.AssistantView{}, false, &errs.Error{Code: errs.Unavailable,
-			Message: "the assistant cannot be read now: the read model is behind and the log could not be read; retry",
-			Err:     fmt.Errorf("read assistant %s from the log: %w", assistantID, err)}
-	}
-	folded, err := projections.FoldAggregateAs[projections.Listed[projections.AssistantView]](ctx,
-		projections.Assistants{}, history, key)
-	if err != nil {
-		return projections.AssistantView{}, false, fmt.Errorf("fold assistant %s from the log: %w", assistantID, err)
-	}
-	for _, d := range folded {
-		if d.Obj.ID == assistantID {
-			return d.Obj, true, nil
-		}
-	}
-	return projections.AssistantView{}, false, nil
+	a, ok, err := projections.OwnedShownOrFolded[projections.AssistantView](ctx, p.Views, projections.Assistants{},
+		events.Ref{Type: "assistant", ID: assistantID}, account)
+	return a, ok, projections.Behind(err, "the assistant")
 }
 
 // searchFiles is file_search over the account's stores ids, for runs and responses alike; a store deleted since it
