@@ -3,7 +3,6 @@ package platform
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -304,11 +303,7 @@ func (s *codeSandbox) Exec(ctx context.Context, account, session string, ids, st
 		// client reading the answer can fetch the file. A model still behind past the wait does not fail the call:
 		// the file is saved, and a read of it past the wait is answered from the log.
 		saved, err := s.p.Commands.Files.SaveOutput(ctx, account, id, path.Base(f.Name), f.ContentType, f.Data)
-		err = s.p.Views.ShowsWrite(ctx, saved, err, projections.Files{})
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && len(saved.Events) > 0 {
-			err = nil
-		}
-		if err != nil {
+		if _, err := s.p.Views.ShowsCommitted(ctx, saved, err, projections.Files{}); err != nil {
 			return turn.CodeResult{}, fmt.Errorf("save %s: %w", f.Name, err)
 		}
 		if f.Image {
