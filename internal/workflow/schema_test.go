@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,8 +13,13 @@ import (
 )
 
 // TestParseRefusesABadInputSchema: a schema that cannot be compiled is refused when the task is created, with the
-// field input_schema and a message that says what is wrong, and a $ref outside the schema is never loaded.
+// field input_schema and a message that says what is wrong (and not where the server runs), and a $ref outside the
+// schema is never loaded.
 func TestParseRefusesABadInputSchema(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name, schema, says string
 	}{
@@ -24,6 +30,8 @@ func TestParseRefusesABadInputSchema(t *testing.T) {
 		{"pattern that is not a regexp", "{type: string, pattern: '('}", "missing closing )"},
 		{"$ref to a missing definition", "{$ref: '#/$defs/missing'}", "$defs/missing"},
 		{"$ref to a file", "{$ref: 'file:///etc/hostname'}", "file:///etc/hostname"},
+		{"$ref to a relative file", "{$ref: 'other.json'}", "other.json"},
+		{"$ref to an absolute path", "{$ref: '/etc/hostname'}", "/etc/hostname"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -35,6 +43,9 @@ func TestParseRefusesABadInputSchema(t *testing.T) {
 			e := errs.As(err)
 			if e == nil || e.Code != errs.Invalid || e.Field != "input_schema" || !strings.Contains(e.Message, c.says) {
 				t.Fatalf("error %v (field %q), want field input_schema saying %q", err, fieldOf(e), c.says)
+			}
+			if strings.Contains(e.Message, wd) {
+				t.Errorf("the message names the server's working directory: %s", e.Message)
 			}
 		})
 	}
