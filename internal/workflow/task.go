@@ -358,6 +358,11 @@ var jsonSchemaKeywords = []string{"$schema", "$id", "$ref", "$defs", "type", "pr
 	"additionalProperties", "enum", "const", "oneOf", "anyOf", "allOf", "not", "if", "then", "else", "definitions",
 	"patternProperties", "minProperties", "maxProperties", "format", "title", "description", "default"}
 
+// schemaURL is where an input_schema is put for compiling. A name without a scheme would be made a file URL
+// under the server's working directory, which the compiler's messages (a 400's text) would then show; relative
+// $refs resolve under this one to URLs no loader answers.
+const schemaURL = "contrail:///input_schema.json"
+
 func compileSchema(s map[string]any) (*jsonschema.Schema, error) {
 	doc := s
 	if isPropertiesShorthand(s) {
@@ -375,10 +380,10 @@ func compileSchema(s map[string]any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	// No loader: a schema must not make the server read files or fetch URLs.
 	c.UseLoader(jsonschema.SchemeURLLoader{})
-	if err := c.AddResource("input_schema.json", parsed); err != nil {
+	if err := c.AddResource(schemaURL, parsed); err != nil {
 		return nil, perr("input_schema", "%v", err)
 	}
-	sch, err := c.Compile("input_schema.json")
+	sch, err := c.Compile(schemaURL)
 	if err != nil {
 		return nil, perr("input_schema", "not a valid JSON Schema: %v", err)
 	}
