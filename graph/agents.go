@@ -112,7 +112,7 @@ func (r queryResolver) AgentByID(ctx context.Context, agentID string) (*model.Ag
 		return r.agentFromLog(ctx, agentID, keys)
 	}
 	for _, key := range keys {
-		v, ok, err := projections.Get[projections.AgentView](ctx, r.d.Views, "agents", key)
+		v, ok, err := projections.GetLatest[projections.AgentView](ctx, r.d.Views, "agents", key)
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +207,7 @@ func (r *Resolver) agentOwned(ctx context.Context, a agents.Info, shown bool) (*
 	key := projections.OwnAgentKey(a.Account, a.ID)
 	name := ""
 	if shown {
-		v, ok, err := projections.Get[projections.AgentView](ctx, r.d.Views, "agents", key)
+		v, ok, err := projections.GetLatest[projections.AgentView](ctx, r.d.Views, "agents", key)
 		if err != nil {
 			return nil, err
 		}

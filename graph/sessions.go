@@ -101,7 +101,7 @@ func (r *Resolver) sessionRead(ctx context.Context, handle string, messages bool
 		return projections.SessionView{}, nil, projections.Behind(err, "the session")
 	}
 	if shown {
-		v, ok, err := projections.Get[projections.SessionView](ctx, r.d.Views, "sessions", key)
+		v, ok, err := projections.GetLatest[projections.SessionView](ctx, r.d.Views, "sessions", key)
 		if err != nil {
 			return projections.SessionView{}, nil, err
 		}

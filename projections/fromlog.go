@@ -133,7 +133,7 @@ func OwnedShownOrFolded[T any](ctx context.Context, r *Runner, p Projection, agg
 		}
 		return folded[0].Obj, true, nil
 	}
-	d, ok, err := Get[Listed[T]](ctx, r, p.Name(), key)
+	d, ok, err := GetLatest[Listed[T]](ctx, r, p.Name(), key)
 	return d.Obj, ok, err
 }
 

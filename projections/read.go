@@ -149,6 +149,15 @@ func Get[T any](ctx context.Context, r *Runner, name, key string) (T, bool, erro
 	return v, ok, err
 }
 
+// GetLatest is Get reading, on a cluster, from the bucket's leader, and from a replica only when the leader cannot be
+// asked (getLatest): for a read that follows a wait for the model to show a write, which a replica that lags the
+// leader (a direct get may go to any) would answer as it was before the write.
+func GetLatest[T any](ctx context.Context, r *Runner, name, key string) (T, bool, error) {
+	var v T
+	ok, _, err := r.getLatest(ctx, name, key, &v)
+	return v, ok, err
+}
+
 // List calls fn with every live document whose key matches the filter (KV wildcards: "acct_1.>", "*.x"), in no
 // particular order. One watcher delivers them all, which costs one round trip rather than one per key.
 func (r *Runner) List(ctx context.Context, name, filter string, fn func(key string, raw json.RawMessage) error) error {

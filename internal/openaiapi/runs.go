@@ -188,7 +188,7 @@ func (f *Face) run(r *http.Request, threadID, runID string) (thread.RunView, err
 		}
 		return thread.RunView{}, errs.NotFoundf("run", runID)
 	}
-	run, ok, err := projections.Get[projections.Listed[thread.RunView]](r.Context(), f.d.Views, "runs",
+	run, ok, err := projections.GetLatest[projections.Listed[thread.RunView]](r.Context(), f.d.Views, "runs",
 		projections.RunKey(principal(r).AccountID, threadID, runID))
 	if err != nil {
 		return thread.RunView{}, err
@@ -389,7 +389,7 @@ func (f *Face) getStep(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.NotFoundf("run step", stepID))
 		return
 	}
-	s, ok, err := projections.Get[projections.Listed[thread.StepView]](r.Context(), f.d.Views, "run_steps",
+	s, ok, err := projections.GetLatest[projections.Listed[thread.StepView]](r.Context(), f.d.Views, "run_steps",
 		projections.StepKey(principal(r).AccountID, threadID, runID, stepID))
 	if err != nil {
 		f.WriteError(w, r, err)

@@ -249,7 +249,7 @@ func (f *Face) createMessage(w http.ResponseWriter, r *http.Request) {
 
 // writeMessage answers a message of a thread the caller may read (checked before).
 func (f *Face) writeMessage(w http.ResponseWriter, r *http.Request, threadID, id string) {
-	m, ok, err := projections.Get[projections.Listed[thread.ThreadMessageView]](r.Context(), f.d.Views, "messages",
+	m, ok, err := projections.GetLatest[projections.Listed[thread.ThreadMessageView]](r.Context(), f.d.Views, "messages",
 		projections.MessageKey(principal(r).AccountID, threadID, id))
 	if err != nil {
 		f.WriteError(w, r, err)
