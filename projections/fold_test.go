@@ -73,8 +73,8 @@ func TestFoldingAnAggregateInMemoryMakesWhatTheReadModelHolds(t *testing.T) {
 			t.Fatalf("%s folded in memory: %+v\nthe model: %+v", k, got, want)
 		}
 	}
-	msgs, err := projections.FoldAggregateAs[projections.Listed[thread.ThreadMessageView]](ctx, projections.Messages{},
-		history, "acct_1.thread_a.msg_2")
+	msgs, err := projections.DecodeMatching[projections.Listed[thread.ThreadMessageView]](projections.Messages{},
+		folded, "acct_1.thread_a.msg_2")
 	if err != nil || len(msgs) != 1 || msgs[0].Obj.Metadata["k"] != "v" || msgs[0].Obj.RunID != "run_1" {
 		t.Fatalf("msg_2 folded: %+v %v", msgs, err)
 	}

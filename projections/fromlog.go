@@ -164,15 +164,6 @@ func FoldAggregate(ctx context.Context, p Projection, history []events.Envelope)
 	return out, nil
 }
 
-// FoldAggregateAs is FoldAggregate decoding the documents whose key matches the filter (DecodeMatching).
-func FoldAggregateAs[T any](ctx context.Context, p Projection, history []events.Envelope, filter string) ([]T, error) {
-	docs, err := FoldAggregate(ctx, p, history)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeMatching[T](p, docs, filter)
-}
-
 // DecodeMatching decodes as T the documents of p (FoldAggregate's) whose key matches the filter (KV wildcards, as
 // List's; a key without any matches itself), in no particular order.
 func DecodeMatching[T any](p Projection, docs map[string]json.RawMessage, filter string) ([]T, error) {
