@@ -33,7 +33,7 @@ import (
 // binary as `contrail serve`, or --binary.
 func newBenchStartupCmd() *cobra.Command {
 	var runs int
-	var idle, watch time.Duration
+	var idle, watch, refault time.Duration
 	var asJSON bool
 	var binary string
 	cmd := &cobra.Command{
@@ -64,7 +64,7 @@ func newBenchStartupCmd() *cobra.Command {
 				if i == 0 {
 					w = watch
 				}
-				m, err := measureStartup(cmd.Context(), self, idle, w)
+				m, err := measureStartup(cmd.Context(), self, idle, w, refault)
 				if err != nil {
 					return err
 				}
@@ -125,6 +125,21 @@ func newBenchStartupCmd() *cobra.Command {
 						Unit: "% of a core", Note: "what an idle node costs: lease renewals, pulls, sweeps, its collector"},
 				)
 			}
+			if watch > idle && refault > 0 {
+				if watched.pageOutErr != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "resident after a page-out: not measured: %v\n", watched.pageOutErr)
+				} else {
+					after := watched.refaulted
+					rep.Figures = append(rep.Figures,
+						bench.Figure{Name: "binary paged out after the watch", Value: watched.pagedOut / 1024, Unit: "MiB",
+							Note: "what of the binary was resident when the watch ended, reclaimed at once (process_madvise MADV_PAGEOUT) as memory pressure would"},
+						bench.Figure{Name: fmt.Sprintf("resident %v after the page-out", refault), Value: after.RSS / 1024, Unit: "MiB",
+							Note: "what the idle node mapped back: the least it holds resident on this kernel, start-up pages dropped"},
+						bench.Figure{Name: fmt.Sprintf("resident %v after the page-out, anonymous", refault), Value: after.Anon / 1024, Unit: "MiB"},
+						bench.Figure{Name: fmt.Sprintf("resident %v after the page-out, file-backed", refault), Value: after.File / 1024, Unit: "MiB"},
+					)
+				}
+			}
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), rep)
 			}
@@ -134,6 +149,7 @@ func newBenchStartupCmd() *cobra.Command {
 	cmd.Flags().IntVar(&runs, "runs", 5, "how many starts")
 	cmd.Flags().DurationVar(&idle, "idle", 3*time.Second, "how long each node idles before its memory is read")
 	cmd.Flags().DurationVar(&watch, "watch", 90*time.Second, "how long the first node is watched idle, its memory read every second (0: not watched)")
+	cmd.Flags().DurationVar(&refault, "refault", 30*time.Second, "after the watch, page out the node's binary and read what it maps back over this long (0: not done)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&binary, "binary", "", "measure this contrail binary instead of this one (to compare builds in the same minute)")
 	return cmd
@@ -205,6 +221,11 @@ type residence struct {
 	touched    procmem.Resident
 	cpu        time.Duration
 	over       time.Duration
+	// pagedOut is what of the binary was resident when the watch ended and was paged out (KiB); refaulted is the
+	// node's resident memory after it idled --refault since; pageOutErr says why neither was measured.
+	pagedOut   float64
+	refaulted  procmem.Resident
+	pageOutErr error
 }
 
 // startStep is one part of the start as the node's "startup steps" line gives it.
@@ -214,7 +235,7 @@ type startStep struct {
 	heapMiB float64
 }
 
-func measureStartup(ctx context.Context, self string, idle, watch time.Duration) (startup, error) {
+func measureStartup(ctx context.Context, self string, idle, watch, refault time.Duration) (startup, error) {
 	var m startup
 	dir, err := os.MkdirTemp("", "contrail-startup-")
 	if err != nil {
@@ -318,7 +339,21 @@ func measureStartup(ctx context.Context, self string, idle, watch time.Duration)
 		return m, err
 	}
 	m.watched.cpu, m.watched.over = cpu-cpuFrom, time.Since(from)
-	return m, nil
+	if refault <= 0 {
+		return m, nil
+	}
+	// What the node touched only to start stays mapped until memory runs short. Reclaimed now, what the idle node
+	// maps back is what it uses: the floor of its resident memory.
+	if m.watched.pagedOut, m.watched.pageOutErr = procmem.PageOutBinary(cmd.Process.Pid); m.watched.pageOutErr != nil {
+		return m, nil
+	}
+	select {
+	case <-time.After(refault):
+	case <-ctx.Done():
+		return m, ctx.Err()
+	}
+	m.watched.refaulted, err = procmem.Of(cmd.Process.Pid)
+	return m, err
 }
 
 // startupLog is what the node's log says of its start: the parts and what it held before them, or the time from
