@@ -3,6 +3,7 @@ package openaiapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/contrailhq/contrail/domain/thread"
@@ -43,24 +44,11 @@ func (f *Face) threadFromLog(w http.ResponseWriter, r *http.Request, threadID st
 // show yet (made a moment ago, on this node or another, while the read model's bucket elected a leader), so that
 // what exists is not answered 404. ok is false when the log holds no such thread of the account's.
 func (f *Face) threadInLog(ctx context.Context, account, threadID string) (thread.ThreadView, bool, error) {
-	history, _, err := f.d.Store.LoadLatest(ctx, events.Ref{Type: "thread", ID: threadID})
+	history, err := f.threadHistory(ctx, threadID, "the thread")
 	if err != nil {
 		return thread.ThreadView{}, false, err
 	}
-	var st thread.State
-	var obj thread.ThreadView
-	for _, e := range history {
-		if e.Event == nil {
-			continue
-		}
-		st.Apply(e)
-		if d, ok := e.Event.(events.ThreadCreated); ok {
-			obj = thread.NewThreadView(e, d)
-		} else {
-			thread.ApplyThread(&obj, e)
-		}
-	}
-	return obj, st.Owned(account), nil
+	return folded[thread.ThreadView](ctx, projections.Threads{}, history, threadID, projections.OwnedKey(account, threadID))
 }
 
 // runFromLog answers a run from its thread's events, with the fold the read model and the streams use.
@@ -77,28 +65,42 @@ func (f *Face) runFromLog(w http.ResponseWriter, r *http.Request, threadID, runI
 }
 
 // runInLog is a run of a thread of account's as the stream's leader holds the thread's events: for a run the read
-// model does not show yet. ok is false when the log holds no such run.
+// model does not show yet. ok is false when the log holds no such run, or its thread is deleted.
 func (f *Face) runInLog(ctx context.Context, account, threadID, runID string) (thread.RunView, bool, error) {
-	history, _, err := f.d.Store.LoadLatest(ctx, events.Ref{Type: "thread", ID: threadID})
+	history, err := f.threadHistory(ctx, threadID, "the run")
 	if err != nil {
 		return thread.RunView{}, false, err
 	}
-	var st thread.State
-	var run *thread.RunView
-	for _, e := range history {
-		if e.Event == nil {
-			continue
-		}
-		st.Apply(e)
-		if d, ok := e.Event.(events.RunCreated); ok && d.RunID == runID {
-			obj := thread.NewRunView(e, d)
-			run = &obj
-		} else if run != nil && thread.RunOf(e.Event) == runID {
-			thread.ApplyRun(run, e)
-		}
+	// The runs model keeps a deleted thread's runs (its routes find the thread first): the thread must be there.
+	_, ok, err := folded[thread.ThreadView](ctx, projections.Threads{}, history, threadID,
+		projections.OwnedKey(account, threadID))
+	if err != nil || !ok {
+		return thread.RunView{}, false, err
 	}
-	if run == nil || !st.Owned(account) {
-		return thread.RunView{}, false, nil
+	return folded[thread.RunView](ctx, projections.Runs{}, history, threadID, projections.RunKey(account, threadID, runID))
+}
+
+// threadHistory is a thread's events as the stream's leader holds them. threadID must be valid (the routes check
+// it): it names subjects. A log that cannot be read is a 503 saying so: what names the object in it.
+func (f *Face) threadHistory(ctx context.Context, threadID, what string) ([]events.Envelope, error) {
+	history, err := f.d.Views.History(ctx, threadRef(threadID))
+	return history, projections.Behind(err, what)
+}
+
+// folded is the document under key of the read model p, which keeps it as Listed[T], folded from a thread's history
+// with p's own Apply (projections.FoldAggregate): what p will show, with no second fold to keep in step with it. The
+// key starts with the caller's account, so another account's thread folds to no such document; its IDs must be
+// valid, as it is matched as a filter.
+func folded[T any](ctx context.Context, p projections.Projection, history []events.Envelope, threadID, key string) (
+	T, bool, error) {
+	var zero T
+	docs, err := projections.FoldAggregate(ctx, p, history)
+	if err != nil {
+		return zero, false, fmt.Errorf("fold thread %s's %s from the log: %w", threadID, p.Name(), err)
 	}
-	return *run, true, nil
+	found, err := projections.DecodeMatching[projections.Listed[T]](p, docs, key)
+	if err != nil || len(found) == 0 {
+		return zero, false, err
+	}
+	return found[0].Obj, true, nil
 }
