@@ -150,6 +150,34 @@ func Transport() *http.Transport {
 	return tr
 }
 
+// HeadersFor is a transport that adds headers (a tool's or a server's credentials) to the requests to target's own
+// scheme and host only, then sends every request on through next. Set on the request instead, they would follow a
+// redirect: Go's client copies a request's headers to the next hop, keeping all but Authorization and Cookie for
+// another host, and all of them for the same host over plain http.
+func HeadersFor(target *url.URL, headers map[string]string, next http.RoundTripper) http.RoundTripper {
+	if len(headers) == 0 {
+		return next
+	}
+	return headerTransport{scheme: strings.ToLower(target.Scheme), host: strings.ToLower(target.Host), headers: headers,
+		next: next}
+}
+
+type headerTransport struct {
+	scheme, host string
+	headers      map[string]string
+	next         http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.ToLower(r.URL.Scheme) == t.scheme && strings.ToLower(r.URL.Host) == t.host {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.next.RoundTrip(r)
+}
+
 // forbidden says why an address may not be connected to, or "".
 func forbidden(ip netip.Addr) string {
 	switch {
@@ -249,18 +277,16 @@ func (c *Client) Call(ctx context.Context, def events.JulepAPICallDef, args json
 	if err != nil {
 		return Result{}, err
 	}
-	for k, v := range def.Headers {
-		req.Header.Set(k, v)
-	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	client := c.http
+	// The tool's headers go to its own host only, not to where a redirect points (HeadersFor).
+	cc := *c.http
+	cc.Transport = HeadersFor(u, def.Headers, c.http.Transport)
 	if def.FollowRedirects != nil && !*def.FollowRedirects {
-		cc := *c.http
 		cc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-		client = &cc
 	}
+	client := &cc
 	resp, err := client.Do(req)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s %s: %w", method, u.Host, err)

@@ -113,3 +113,45 @@ func TestTheDefaultTransportDialsThroughTheGuard(t *testing.T) {
 		t.Fatalf("a call to the unspecified address: %v (the server was reached %d times)", err, reached.Load())
 	}
 }
+
+// A tool's headers (its credentials) go to its own host only: a redirect to another allowed host does not carry
+// them, while a redirect within the tool's host does.
+func TestAToolsHeadersDoNotFollowARedirectToAnotherHost(t *testing.T) {
+	var elsewhereGot, ownGot atomic.Value
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhereGot.Store(r.Header.Get("X-Api-Key") + "|" + r.Header.Get("Authorization"))
+		_, _ = w.Write([]byte(`{"where":"elsewhere"}`))
+	}))
+	t.Cleanup(elsewhere.Close)
+	// The same server under another name: another host, as far as the client knows.
+	elsewhereURL := strings.Replace(elsewhere.URL, "127.0.0.1", "localhost", 1)
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, elsewhereURL+"/landed", http.StatusFound)
+		case "/moved":
+			http.Redirect(w, r, "/landed", http.StatusFound)
+		default:
+			ownGot.Store(r.Header.Get("X-Api-Key") + "|" + r.Header.Get("Authorization"))
+			_, _ = w.Write([]byte(`{"where":"own"}`))
+		}
+	}))
+	t.Cleanup(own.Close)
+	c := apicall.NewClient(hosts(t, strings.TrimPrefix(own.URL, "http://"), strings.TrimPrefix(elsewhereURL, "http://")), nil)
+	headers := map[string]string{"X-Api-Key": "secret-key", "Authorization": "Bearer secret-token"}
+
+	res, err := c.Call(context.Background(), events.JulepAPICallDef{Method: "GET", URL: own.URL + "/away", Headers: headers}, nil)
+	if err != nil || string(res.JSON) != `{"where":"elsewhere"}` {
+		t.Fatalf("the redirect to another allowed host: %+v %v", res, err)
+	}
+	if got := elsewhereGot.Load(); got != "|" {
+		t.Errorf("the other host was sent the tool's headers: %q", got)
+	}
+	res, err = c.Call(context.Background(), events.JulepAPICallDef{Method: "GET", URL: own.URL + "/moved", Headers: headers}, nil)
+	if err != nil || string(res.JSON) != `{"where":"own"}` {
+		t.Fatalf("the redirect within the tool's host: %+v %v", res, err)
+	}
+	if got := ownGot.Load(); got != "secret-key|Bearer secret-token" {
+		t.Errorf("the tool's own host, past a redirect, was sent headers %q", got)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -217,12 +218,6 @@ func clip(s string) string {
 	return s
 }
 
-// schemeOf is the lower-case scheme of a server URL ("https"), as net/url gives it in a request's URL.
-func schemeOf(raw string) string {
-	scheme, _, _ := strings.Cut(raw, "://")
-	return strings.ToLower(scheme)
-}
-
 func hostOf(raw string) string {
 	s := raw
 	if _, rest, ok := strings.Cut(s, "://"); ok {
@@ -235,30 +230,14 @@ func hostOf(raw string) string {
 }
 
 // withHeaders is the client's HTTP client sending headers with every request to the server's own scheme and host:
-// a redirect to another allowed host, or from https to http, does not carry them.
+// a redirect to another allowed host, or from https to http, does not carry them (apicall.HeadersFor).
 func (c *Client) withHeaders(serverURL string, h map[string]string) *http.Client {
-	if len(h) == 0 {
+	u, err := url.Parse(serverURL)
+	if len(h) == 0 || err != nil {
+		// A server URL that does not parse is refused before any request: it is sent no headers either way.
 		return c.http
 	}
 	hc := *c.http
-	hc.Transport = headerTransport{scheme: schemeOf(serverURL), host: strings.ToLower(hostOf(serverURL)), headers: h,
-		next: c.http.Transport}
+	hc.Transport = apicall.HeadersFor(u, h, c.http.Transport)
 	return &hc
-}
-
-type headerTransport struct {
-	scheme  string
-	host    string
-	headers map[string]string
-	next    http.RoundTripper
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Scheme == t.scheme && strings.ToLower(r.URL.Host) == t.host {
-		r = r.Clone(r.Context())
-		for k, v := range t.headers {
-			r.Header.Set(k, v)
-		}
-	}
-	return t.next.RoundTrip(r)
 }
