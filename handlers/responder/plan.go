@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
@@ -114,7 +115,9 @@ func (l *Loop) plan(s response.State, history []events.Item, files turn.Shown) (
 		if choice.Allowed != nil {
 			req.Tools = slices.DeleteFunc(req.Tools, func(t llm.Tool) bool { return !choice.Allowed[t.Name] })
 		}
-		req.ToolChoice = choice.Choice
+		// Tools the model called in this response are in its output: a forced choice has been obeyed.
+		called := slices.ContainsFunc(s.Output, func(it events.Item) bool { return strings.HasSuffix(it.Type, "_call") })
+		req.ToolChoice = turn.AfterCalls(choice.Choice, called)
 		parallel := rq.ParallelToolCalls
 		req.ParallelToolCalls = &parallel
 	}

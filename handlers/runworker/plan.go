@@ -57,7 +57,12 @@ func planTurn(t *thread.State, r *thread.Run, files turn.Shown) (plan, error) {
 		if err != nil {
 			return p, err
 		}
-		req.ToolChoice = choice
+		// A step of tool calls with its outputs is a call the model made in this run: a forced choice has been obeyed.
+		called := slices.ContainsFunc(r.Steps, func(id string) bool {
+			st := t.Steps[id]
+			return st != nil && st.Type == events.StepTypeToolCalls && st.Outputs != nil
+		})
+		req.ToolChoice = turn.AfterCalls(choice, called)
 		parallel := r.ParallelToolCalls
 		req.ParallelToolCalls = &parallel
 	}

@@ -102,3 +102,16 @@ func CallID(modelID, base, name string) string {
 	}
 	return "call_" + events.DeriveID(base, name)
 }
+
+// AfterCalls is a turn's tool_choice once the model has called a tool earlier in the same run or response (called):
+// a choice that forces a call ("required", or one tool by name) holds until the model has called, as OpenAI's
+// does ("the model must call one or more tools before responding"), and then the model may answer: "auto". Left
+// forced, a model that obeys would call the tool on every turn and never answer. "auto", "none" and the model's
+// default ("") stay as they are.
+func AfterCalls(choice string, called bool) string {
+	switch {
+	case !called, choice == "", choice == "auto", choice == "none":
+		return choice
+	}
+	return "auto"
+}
