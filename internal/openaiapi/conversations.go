@@ -162,12 +162,16 @@ func (f *Face) listConversationItems(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	include, err := includeQuery(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	s, err := f.d.Conversations.Get(r.Context(), principal(r).AccountID, chi.URLParam(r, "conversation_id"), eventstore.Fresh)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	include := queryList(r, "include")
 	live := s.Live()
 	items := make([]listed[obj], 0, len(live))
 	for i, it := range live {
@@ -177,6 +181,11 @@ func (f *Face) listConversationItems(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Face) getConversationItem(w http.ResponseWriter, r *http.Request) {
+	include, err := includeQuery(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	s, err := f.d.Conversations.Get(r.Context(), principal(r).AccountID, chi.URLParam(r, "conversation_id"), eventstore.Fresh)
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -188,7 +197,7 @@ func (f *Face) getConversationItem(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, errs.E(errs.NotFound, "Item with id '%s' not found.", itemID))
 		return
 	}
-	writeJSON(w, wireItem(it.Item, queryList(r, "include")))
+	writeJSON(w, wireItem(it.Item, include))
 }
 
 func (f *Face) deleteConversationItem(w http.ResponseWriter, r *http.Request) {

@@ -201,6 +201,11 @@ func (f *Face) pumpResponse(ctx context.Context, out sink, fr *frames, watch *ev
 
 func (f *Face) getResponse(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "response_id")
+	include, err := includeQuery(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	s, err := f.d.Responses.Get(r.Context(), principal(r).AccountID, id, eventstore.Fresh)
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -227,7 +232,7 @@ func (f *Face) getResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A new slice: the state shares its Include with the repository's held copy, which other requests read.
-	s.Request.Include = slices.Concat(s.Request.Include, queryList(r, "include"))
+	s.Request.Include = slices.Concat(s.Request.Include, include)
 	writeJSON(w, wireResponse(&s))
 }
 
@@ -286,12 +291,17 @@ func (f *Face) listInputItems(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
+	asked, err := includeQuery(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	s, err := f.d.Responses.Get(r.Context(), principal(r).AccountID, chi.URLParam(r, "response_id"), eventstore.Fresh)
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
 	}
-	include := slices.Concat(s.Request.Include, queryList(r, "include"))
+	include := slices.Concat(s.Request.Include, asked)
 	items := make([]listed[obj], 0, len(s.Request.Input))
 	for i, it := range s.Request.Input {
 		items = append(items, listed[obj]{id: it.ID, seq: uint64(i), obj: wireItem(it, include)})

@@ -25,6 +25,23 @@ var includeValues = []string{"file_search_call.results", "code_interpreter_call.
 	"reasoning.encrypted_content", "message.input_image.image_url", "computer_call_output.output.image_url",
 	"web_search_call.action.sources", "web_search_call.results"}
 
+// checkInclude refuses an include value the API does not define, naming it: a value silently ignored would be
+// an answer without what the client asked for, and no word why.
+func checkInclude(values []string) error {
+	for i, v := range values {
+		if !slices.Contains(includeValues, v) {
+			return errs.InvalidField(fmt.Sprintf("include[%d]", i), "Invalid value: '%s'.", clip(v))
+		}
+	}
+	return nil
+}
+
+// includeQuery is the include values a read's query asks for (include or include[], repeated), checked.
+func includeQuery(r *http.Request) ([]string, error) {
+	values := queryList(r, "include")
+	return values, checkInclude(values)
+}
+
 // readNewResponse reads a create request. Fields the API has and Contrail ignores are accepted; fields it does
 // not know are ignored, as OpenAI ignores them (the Agents SDK sends some of its own).
 func (f *Face) readNewResponse(r *http.Request) (newResponse, error) {
@@ -194,10 +211,8 @@ func readResponseExtras(in fields, rq *events.ResponseCreated) (err error) {
 	if _, err := get(in, "include", &rq.Include); err != nil {
 		return err
 	}
-	for i, v := range rq.Include {
-		if !slices.Contains(includeValues, v) {
-			return errs.InvalidField(fmt.Sprintf("include[%d]", i), "Invalid value: '%s'.", clip(v))
-		}
+	if err := checkInclude(rq.Include); err != nil {
+		return err
 	}
 	if rq.Reasoning, err = in.raw("reasoning", false); err != nil {
 		return err
