@@ -10,6 +10,7 @@ import (
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
 	"github.com/contrailhq/contrail/internal/compaction"
+	"github.com/contrailhq/contrail/internal/docindex"
 	"github.com/contrailhq/contrail/internal/errs"
 	"github.com/contrailhq/contrail/internal/ids"
 )
@@ -129,6 +130,9 @@ func readSampling(in fields, rq *events.ResponseCreated) (err error) {
 	}
 	if rq.MaxToolCalls, err = in.optInt("max_tool_calls"); err != nil {
 		return err
+	}
+	if m := rq.MaxToolCalls; m != nil && *m < 1 {
+		return errs.InvalidField("max_tool_calls", "Invalid 'max_tool_calls': integer below minimum value. Expected a value >= 1, but got %d instead.", *m)
 	}
 	return checkUnused(in)
 }
@@ -579,6 +583,22 @@ func (f *Face) readResponseTools(r *http.Request, in fields) ([]events.ResponseT
 			}
 			if t.MaxNumResults < 0 || t.MaxNumResults > 50 {
 				return nil, errs.InvalidField(at+".max_num_results", "Invalid '%s.max_num_results': expected a value between 1 and 50.", at)
+			}
+			// Checked here, as a vector store search checks them: found wrong only when the model searched, a
+			// filter would fail the search inside a completed response, and wrong-typed options would be ignored.
+			if f := bytes.TrimSpace(t.Filters); len(f) > 0 && string(f) != "null" {
+				if _, err := docindex.ParseFilter(t.Filters, at+".filters"); err != nil {
+					return nil, err
+				}
+			}
+			if o := bytes.TrimSpace(t.RankingOptions); len(o) > 0 && string(o) != "null" {
+				var ranking rankingOptions
+				if err := decodeValue(t.RankingOptions, at+".ranking_options", &ranking); err != nil {
+					return nil, err
+				}
+				if err := ranking.check(at + ".ranking_options"); err != nil {
+					return nil, err
+				}
 			}
 			if !f.d.ResponseTools[t.Type] {
 				return nil, errs.InvalidField(at+".type", "The file_search tool is not available on this server.")

@@ -577,26 +577,38 @@ func searchRequest(in fields) (commands.SearchRequest, error) {
 			return req, err
 		}
 	}
-	var ranking struct {
-		Ranker         string   `json:"ranker"`
-		ScoreThreshold *float64 `json:"score_threshold"`
-	}
+	var ranking rankingOptions
 	if _, err := get(in, "ranking_options", &ranking); err != nil {
 		return req, err
 	}
-	switch ranking.Ranker {
-	case "", "auto", "default-2024-11-15", "none":
-	default:
-		return req, errs.InvalidField("ranking_options.ranker", "Invalid value for 'ranking_options.ranker': expected 'auto', 'default-2024-11-15' or 'none'.")
+	if err := ranking.check("ranking_options"); err != nil {
+		return req, err
 	}
 	if t := ranking.ScoreThreshold; t != nil {
-		if *t < 0 || *t > 1 {
-			return req, errs.InvalidField("ranking_options.score_threshold", "score_threshold must be between 0 and 1")
-		}
 		req.MinScore = *t
 	}
 	for i, q := range req.Queries {
 		req.Queries[i] = strings.TrimSpace(q)
 	}
 	return req, nil
+}
+
+// rankingOptions is a file search's ranking_options, as a vector store search and a response's file_search tool
+// take them.
+type rankingOptions struct {
+	Ranker         string   `json:"ranker"`
+	ScoreThreshold *float64 `json:"score_threshold"`
+}
+
+// check refuses a ranker the API does not define and a threshold outside 0..1, naming the field under at.
+func (o rankingOptions) check(at string) error {
+	switch o.Ranker {
+	case "", "auto", "default-2024-11-15", "none":
+	default:
+		return errs.InvalidField(at+".ranker", "Invalid value for '%s.ranker': expected 'auto', 'default-2024-11-15' or 'none'.", at)
+	}
+	if t := o.ScoreThreshold; t != nil && (*t < 0 || *t > 1) {
+		return errs.InvalidField(at+".score_threshold", "Invalid '%s.score_threshold': expected a value between 0 and 1.", at)
+	}
+	return nil
 }

@@ -76,7 +76,7 @@ func (f responseFiles) search(ctx context.Context, account string, tool events.R
 		ScoreThreshold float64 `json:"score_threshold"`
 	}
 	if len(tool.RankingOptions) > 0 {
-		_ = json.Unmarshal(tool.RankingOptions, &ro) // checked by the face
+		_ = json.Unmarshal(tool.RankingOptions, &ro) // checked by the face (readResponseTools)
 	}
 	opts := turn.NewSearchOptions(tool.MaxNumResults, ro.ScoreThreshold, ro.Ranker)
 	req := commands.SearchRequest{Queries: queries, Limit: opts.Limit, MinScore: opts.Threshold}
