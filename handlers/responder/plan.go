@@ -73,7 +73,7 @@ type Citer interface {
 
 // plan builds the model request of the response's current turn: the instructions, the history, the response's
 // input, then its own output so far.
-func (l *Loop) plan(s response.State, history []events.Item, files turn.Shown) (plan, error) {
+func (l *Loop) plan(s response.State, history []events.Item, files shown) (plan, error) {
 	rq := s.Request
 	p := plan{servers: map[string]serverTool{}}
 	req := llm.Request{Model: rq.Model, Temperature: rq.Temperature, TopP: rq.TopP}
@@ -209,7 +209,7 @@ const outputReserve = 4096
 // calls, each output a tool message; an item_reference stands for the earlier item of its ID. files are the image
 // files the messages show (readImages). summary is the index of the newest compaction item's message, -1 if none:
 // what fit pins.
-func (l *Loop) messages(items []events.Item, files turn.Shown) (out []llm.Message, summary int) {
+func (l *Loop) messages(items []events.Item, files shown) (out []llm.Message, summary int) {
 	summary = -1
 	byID := map[string]events.Item{}
 	var pending *llm.Message // an assistant message gathering tool calls
@@ -246,8 +246,8 @@ func (l *Loop) messages(items []events.Item, files turn.Shown) (out []llm.Messag
 			default:
 				role = llm.RoleUser
 			}
-			imgs, notes := images(it, files)
-			out = append(out, llm.Message{Role: role, Content: it.Text() + notes, Images: imgs})
+			imgs, notes := images(it, files.images)
+			out = append(out, llm.Message{Role: role, Content: it.Text() + fileTexts(it, files) + notes, Images: imgs})
 		case "function_call":
 			call(llm.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 		case "function_call_output":

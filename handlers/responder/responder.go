@@ -93,6 +93,8 @@ type Config struct {
 	Models    llm.Provider
 	// Images reads image files for the model; nil shows the model a note in place of each.
 	Images turn.ImageFiles
+	// Texts reads the text of other files the input shows (input_file); nil shows the model a note in place of each.
+	Texts TextFiles
 	// Executors run the server-side tools, by tool type.
 	Executors map[string]Executor
 	// Concurrency is how many responses this node drives at once (default 64).
@@ -147,7 +149,7 @@ func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
 	// The history before the response (its chain of previous responses, or its conversation) does not change while
 	// it runs (its own items join the conversation at its end): it is read once, at its first turn.
 	var history []events.Item
-	var images turn.Shown
+	var files shown
 	read := false
 	for !s.Ended() && ctx.Err() == nil {
 		switch {
@@ -168,12 +170,12 @@ func (l *Loop) Drive(ctx context.Context, id string, atLeast uint64) error {
 				if history, err = rs.History(ctx, s); err != nil {
 					return err
 				}
-				if images, err = l.readImages(ctx, s.Account, slices.Concat(history, s.Request.Input)); err != nil {
+				if files, err = l.readFiles(ctx, s.Account, slices.Concat(history, s.Request.Input)); err != nil {
 					return err
 				}
 				read = true
 			}
-			s, err = l.turn(ctx, s, history, images)
+			s, err = l.turn(ctx, s, history, files)
 		}
 		if err != nil {
 			return err
@@ -214,7 +216,7 @@ func (l *Loop) executorFor(itemType string) (Executor, bool) {
 }
 
 // turn asks the model once, with history before the response's own context, and records what it answered.
-func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item, images turn.Shown) (response.State, error) {
+func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item, files shown) (response.State, error) {
 	rs := l.cfg.Responses
 	step := s.Turns
 	prep, prepEnd, err := l.prepare(ctx, s, history)
@@ -233,7 +235,7 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 	if tool, x, ok := l.offlineSearch(s); ok {
 		return l.offlineFileSearch(ctx, s, history, tool, x)
 	}
-	p, err := l.plan(s, history, images)
+	p, err := l.plan(s, history, files)
 	if err != nil {
 		return rs.Finish(ctx, s, response.End{Status: events.ResponseStatusFailed, Code: "invalid_prompt", Message: err.Error()})
 	}

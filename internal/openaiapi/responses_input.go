@@ -446,6 +446,7 @@ type wireInPart struct {
 	ImageURL string `json:"image_url"`
 	FileID   string `json:"file_id"`
 	FileURL  string `json:"file_url"`
+	FileData string `json:"file_data"`
 	Filename string `json:"filename"`
 	Detail   string `json:"detail"`
 	Refusal  string `json:"refusal"`
@@ -508,10 +509,18 @@ func readContent(raw json.RawMessage, at, role string) ([]events.ItemContent, er
 			}
 			out = append(out, events.ItemContent{Type: p.Type, ImageURL: p.ImageURL, FileID: p.FileID, Detail: p.Detail})
 		case "input_file":
-			if err := checkURL(pat+".file_url", p.FileURL, maxFileURL); err != nil {
-				return nil, err
+			// The model is shown a file's text, read from the caller's file (handlers/responder readFiles). A file by
+			// URL would be fetched from anywhere, and one inline would ride in the response's event: refused, so
+			// that no file is taken and then not shown.
+			switch {
+			case p.FileURL != "":
+				return nil, errs.InvalidField(pat+".file_url", "Invalid '%s.file_url': input files by URL are not supported on this server; upload the file (POST /v1/files) and give its file_id.", pat)
+			case p.FileData != "":
+				return nil, errs.InvalidField(pat+".file_data", "Invalid '%s.file_data': inline input files are not supported on this server; upload the file (POST /v1/files) and give its file_id.", pat)
+			case p.FileID == "":
+				return nil, errs.Missing(pat + ".file_id")
 			}
-			out = append(out, events.ItemContent{Type: p.Type, FileID: p.FileID, FileURL: p.FileURL, Filename: p.Filename})
+			out = append(out, events.ItemContent{Type: p.Type, FileID: p.FileID, Filename: p.Filename})
 		case "":
 			return nil, errs.Missing(pat + ".type")
 		default:
@@ -528,11 +537,8 @@ func readContent(raw json.RawMessage, at, role string) ([]events.ItemContent, er
 
 // An image's URL is kept whole in the response's first event, as the model is to be sent it: a data URL clipped
 // would be a broken image. Its bound leaves room in the event (at most 1 MiB, JetStream's default max_payload) for
-// the rest of the request. A file's URL is a link, not data.
-const (
-	maxImageURL = 512 << 10
-	maxFileURL  = 8 << 10
-)
+// the rest of the request.
+const maxImageURL = 512 << 10
 
 // checkURL refuses a URL longer than max, naming the parameter.
 func checkURL(param, u string, max int) error {

@@ -456,7 +456,7 @@ func (p *Platform) startRuns(ctx context.Context) error {
 		return err
 	}
 	p.Responder = responder.New(responder.Config{Responses: p.Commands.Responses, Models: p.Models, NC: p.NC, Names: p.Layout.Names,
-		Executors: p.responseExecutors(), Images: p.Commands.Files, Logger: p.Logger.With("component", "responder")})
+		Executors: p.responseExecutors(), Images: p.Commands.Files, Texts: responseTexts{p}, Logger: p.Logger.With("component", "responder")})
 	p.Sweeper = sweeper.New(sweeper.Config{
 		Runs: p.Commands.Turns, Active: projections.ActiveRuns{Views: p.Views}, JS: p.JS, Names: p.Layout.Names, Leases: leases, LeaseTTL: ttl, Holder: p.Config.NodeName,
 		Kick: p.RunWorker.Kick, Now: p.Now, Logger: p.Logger.With("component", "sweeper"),

@@ -1,8 +1,11 @@
 package platform
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 
 	"github.com/contrailhq/contrail/domain/response"
 	"github.com/contrailhq/contrail/events"
@@ -11,6 +14,7 @@ import (
 	"github.com/contrailhq/contrail/internal/commands"
 	"github.com/contrailhq/contrail/internal/docindex"
 	"github.com/contrailhq/contrail/internal/errs"
+	"github.com/contrailhq/contrail/internal/extract"
 	"github.com/contrailhq/contrail/internal/ids"
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/sandbox"
@@ -216,4 +220,43 @@ func (c responseCode) Run(ctx context.Context, s response.State, tool events.Res
 // are the container's, not the item's).
 func (responseCode) Output(it events.Item) string {
 	return turn.CodeReport(it.Outputs, nil)
+}
+
+// responseTexts reads the text of the files a response's input shows the model (input_file by file_id): the file
+// as the caller's (commands.Files.Read: another account's, or one deleted, is not found), its text extracted as a
+// vector store extracts it.
+type responseTexts struct{ p *Platform }
+
+// An input file is read whole into memory to extract its text: maxInputFileBytes bounds that, as OpenAI bounds a
+// file given as input (32 MB). Its text goes into the message, every turn: maxInputFileText (about 64k tokens of
+// English) keeps one file from filling a model's context; a larger one is for file_search, and the model is told
+// so rather than shown part of it.
+const (
+	maxInputFileBytes = 32 << 20
+	maxInputFileText  = 256 << 10
+)
+
+func (t responseTexts) ReadText(ctx context.Context, account, id string) (string, string, error) {
+	name, body, err := t.p.Commands.Files.Read(ctx, account, id)
+	if err != nil {
+		return "", "", err
+	}
+	defer body.Close()
+	data, err := io.ReadAll(io.LimitReader(body, maxInputFileBytes+1))
+	if err != nil {
+		return "", "", fmt.Errorf("read file %s: %w", id, err)
+	}
+	if len(data) > maxInputFileBytes {
+		return "", "", errs.E(errs.Invalid, "the file is larger than %d MiB, the most a message shows; put it in a vector store and use file_search", maxInputFileBytes>>20)
+	}
+	var text bytes.Buffer
+	_, err = extract.Extract(ctx, name, bytes.NewReader(data), int64(len(data)), &text, extract.Options{MaxText: maxInputFileText})
+	if _, ok := extract.CodeOf(err); ok {
+		return "", "", errs.E(errs.Invalid, "%s; the model reads the text of text, Markdown, JSON, CSV, HTML, PDF and DOCX files of at most %d KiB of text (put larger ones in a vector store and use file_search)",
+			err.Error(), maxInputFileText>>10)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("read the text of file %s: %w", id, err)
+	}
+	return name, text.String(), nil
 }
