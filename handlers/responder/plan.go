@@ -126,9 +126,11 @@ func (l *Loop) plan(s response.State, history []events.Item, files shown) (plan,
 	if rq.Instructions != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleSystem, Content: rq.Instructions})
 	}
-	conv, summary := l.messages(items, files)
+	conv, summary, err := l.messages(items, files)
+	if err != nil {
+		return p, err
+	}
 	if rq.Truncation == "auto" {
-		var err error
 		if conv, err = fit(req, conv, summary, rq.MaxOutputTokens); err != nil {
 			return p, err
 		}
@@ -209,7 +211,7 @@ const outputReserve = 4096
 // calls, each output a tool message; an item_reference stands for the earlier item of its ID. files are the image
 // files the messages show (readImages). summary is the index of the newest compaction item's message, -1 if none:
 // what fit pins.
-func (l *Loop) messages(items []events.Item, files shown) (out []llm.Message, summary int) {
+func (l *Loop) messages(items []events.Item, files shown) (out []llm.Message, summary int, err error) {
 	summary = -1
 	byID := map[string]events.Item{}
 	var pending *llm.Message // an assistant message gathering tool calls
@@ -229,7 +231,8 @@ func (l *Loop) messages(items []events.Item, files shown) (out []llm.Message, su
 		if it.Type == "item_reference" {
 			ref, ok := byID[it.ID]
 			if !ok {
-				continue
+				// Left out, the model would answer without what the client meant it to read, and nobody would know.
+				return nil, 0, fmt.Errorf("item_reference '%s' names no item before it in the response's context (its input, the previous responses or the conversation)", it.ID)
 			}
 			it = ref
 		} else if it.ID != "" {
@@ -295,7 +298,7 @@ func (l *Loop) messages(items []events.Item, files shown) (out []llm.Message, su
 		}
 	}
 	flush()
-	return out, summary
+	return out, summary, nil
 }
 
 // offeredName is the function name a server tool's item was called by.

@@ -1,0 +1,37 @@
+package openaiapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestAnItemReferenceToNoItemFailsTheResponse: an item_reference whose id names no item of the response's context
+// fails the response, its error naming the id, and the model is not asked: left out, the model would answer
+// without what the client meant it to read.
+func TestAnItemReferenceToNoItemFailsTheResponse(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	resp := e.complianceDo(t, http.MethodPost, "/v1/responses", `{"model":"gpt-4o-mini",
+		"input":[{"type":"item_reference","id":"msg_doesnotexist"},{"role":"user","content":"Hi."}]}`)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var got struct {
+		Status string `json:"status"`
+		Error  struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("create: %d %s", resp.StatusCode, raw)
+	}
+	if got.Status != "failed" || !strings.Contains(got.Error.Message, "msg_doesnotexist") {
+		t.Errorf("want a failed response naming the reference: %s", raw)
+	}
+	if n := len(e.model.Requests()); n != 0 {
+		t.Errorf("the model was asked %d times", n)
+	}
+}
