@@ -93,6 +93,10 @@ type Deps struct {
 	Responses     ResponseCommands
 	Conversations ConversationCommands
 	ResponseTools map[string]bool
+	// OfferedTool is how the model loop offers the model a server-side tool (file_search, code_interpreter), for
+	// POST /v1/responses/input_tokens to count it; ok is false for a tool whose functions are known only when a
+	// response runs (mcp: listed from its server).
+	OfferedTool func(events.ResponseTool) (tool llm.Tool, ok bool)
 	// Containers are where code_interpreter runs; CodeAvailable says why this node cannot run code (nil: it can).
 	Containers    ContainerCommands
 	CodeAvailable func() error

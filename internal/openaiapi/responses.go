@@ -335,6 +335,14 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		// a compaction item counts as the summary the model would read
 		err = f.openCompactions(principal(r).AccountID, "input", items)
 	}
+	var before []events.Item
+	if err == nil {
+		before, err = f.countedContext(r, in)
+	}
+	var tools []llm.Tool
+	if err == nil {
+		tools, err = f.countedTools(r, in)
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -343,7 +351,7 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	if instructions != "" {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: instructions})
 	}
-	for _, it := range items {
+	for _, it := range slices.Concat(before, items) {
 		role := it.Role
 		if role == "" {
 			role = llm.RoleUser
@@ -358,7 +366,80 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		}
 		msgs = append(msgs, m)
 	}
-	writeJSON(w, obj{"object": "response.input_tokens", "input_tokens": tokens.CountMessages(model, msgs)})
+	writeJSON(w, obj{"object": "response.input_tokens",
+		"input_tokens": tokens.CountMessages(model, msgs) + tokens.CountTools(model, tools)})
+}
+
+// countedContext is what a response made with the request's previous_response_id or conversation would be shown
+// before its input: the previous response's history and its own context, or the conversation's items, read as the
+// caller's (another account's, or one that is not there, is a 404 naming the field, as on create).
+func (f *Face) countedContext(r *http.Request, in fields) ([]events.Item, error) {
+	account := principal(r).AccountID
+	prev, err := in.str("previous_response_id")
+	if err != nil {
+		return nil, err
+	}
+	conv, err := readConversationRef(in)
+	if err != nil {
+		return nil, err
+	}
+	notFound := func(err error, field string) error {
+		if e := errs.As(err); e != nil && e.Code == errs.NotFound {
+			e.Field = field
+		}
+		return err
+	}
+	switch {
+	case prev != "" && conv != "":
+		return nil, errs.InvalidField("conversation", "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.")
+	case prev != "":
+		if err := ids.Check("previous_response_id", ids.Response, prev); err != nil {
+			return nil, err
+		}
+		s, err := f.d.Responses.Get(r.Context(), account, prev, eventstore.Fresh)
+		if err != nil {
+			return nil, notFound(err, "previous_response_id")
+		}
+		history, err := f.d.Responses.History(r.Context(), s)
+		if err != nil {
+			return nil, fmt.Errorf("count: read the history of %s: %w", prev, err)
+		}
+		return slices.Concat(history, s.Context()), nil
+	case conv != "":
+		s, err := f.d.Conversations.Get(r.Context(), account, conv, eventstore.Fresh)
+		if err != nil {
+			return nil, notFound(err, "conversation")
+		}
+		return s.Live(), nil
+	}
+	return nil, nil
+}
+
+// countedTools are the request's tools as the model would be offered them: function tools as given, server-side
+// tools as the model loop offers them (Deps.OfferedTool). An mcp tool's functions are listed from its server only
+// when a response runs: it is refused, naming it, rather than counted as nothing.
+func (f *Face) countedTools(r *http.Request, in fields) ([]llm.Tool, error) {
+	given, err := f.readResponseTools(r, in)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]llm.Tool, 0, len(given))
+	for i, t := range given {
+		if t.Type == "function" {
+			out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+			continue
+		}
+		var offered llm.Tool
+		ok := f.d.OfferedTool != nil
+		if ok {
+			offered, ok = f.d.OfferedTool(t)
+		}
+		if !ok {
+			return nil, errs.InvalidField(fmt.Sprintf("tools[%d].type", i), "Invalid 'tools[%d]': input_tokens cannot count a %s tool on this server (its functions are known only when a response runs); count without it.", i, t.Type)
+		}
+		out = append(out, offered)
+	}
+	return out, nil
 }
 
 // ResponseCommands is what the face asks of the response commands (commands.Responses).

@@ -46,6 +46,19 @@ func (p *Platform) responseTools() map[string]bool {
 	return out
 }
 
+// offeredTool is how the model loop offers a server-side tool, for the face's input_tokens to count; a tool whose
+// functions are listed only when a response runs (mcp) is not offered here.
+func (p *Platform) offeredTool(t events.ResponseTool) (llm.Tool, bool) {
+	x, ok := p.responseExecutors()[t.Type]
+	if !ok {
+		return llm.Tool{}, false
+	}
+	if _, multi := x.(responder.MultiOfferer); multi {
+		return llm.Tool{}, false
+	}
+	return x.Offer(t)
+}
+
 // responseFiles runs a response's file_search calls over the vector stores its tool names (the account's own: the
 // face checked them when the response was made, and they are read as the response's account here again).
 type responseFiles struct{ p *Platform }
