@@ -23,6 +23,9 @@ type plan struct {
 	capped bool
 	// servers are the server-side tools offered, by the function name the model calls them by.
 	servers map[string]serverTool
+	// callsLeft is how many more server-side tool calls the response's max_tool_calls lets this turn make (-1: no
+	// bound). At 0 the server tools are not offered, so that the model answers from what the calls gave.
+	callsLeft int
 	// results gives the results of the response's searches by a marker's key (file_search), when a tool cites
 	// them: the answer's markers of those are taken out of its text and made file_citation annotations.
 	results func(key string) []events.FileSearchResult
@@ -105,6 +108,19 @@ func (l *Loop) plan(s response.State, history []events.Item, files shown) (plan,
 		p.servers[offered.Name] = serverTool{tool: t, x: x}
 		if c, ok := x.(Citer); ok {
 			p.results = c.Results(s.Output)
+		}
+	}
+	p.callsLeft = -1
+	if m := rq.MaxToolCalls; m != nil {
+		made := 0
+		for _, it := range s.Output {
+			if strings.HasSuffix(it.Type, "_call") && it.Type != "function_call" {
+				made++
+			}
+		}
+		p.callsLeft = max(*m-made, 0)
+		if p.callsLeft == 0 {
+			req.Tools = slices.DeleteFunc(req.Tools, func(t llm.Tool) bool { _, server := p.servers[t.Name]; return server })
 		}
 	}
 	if len(req.Tools) > 0 {

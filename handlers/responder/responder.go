@@ -279,8 +279,17 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 			items[0].Status = events.ResponseStatusIncomplete
 		}
 	}
+	unprocessed := 0
 	for i, c := range resp.ToolCalls {
 		if tool, x, ok := p.server(c.Name); ok {
+			if p.callsLeft == 0 {
+				// Past max_tool_calls a call is not processed: the model answers from what the others gave.
+				unprocessed++
+				continue
+			}
+			if p.callsLeft > 0 {
+				p.callsLeft--
+			}
 			id := response.ItemID(&s, step, len(items), itemPrefix(x.ItemType()))
 			if st, ok := x.(Starter); ok {
 				if started, ok := st.Started(tool, c, id); ok {
@@ -314,6 +323,10 @@ func (l *Loop) turn(ctx context.Context, s response.State, history []events.Item
 		items = append(items, events.Item{Type: "function_call", ID: response.ItemID(&s, step, len(items), "fc_"),
 			Status: events.ResponseStatusCompleted, CallID: callID, Name: c.Name, Arguments: c.Arguments,
 			Chunks: chunks.Args(c.ID)})
+	}
+	if unprocessed > 0 && len(items) == 0 {
+		// Every call the model made was past max_tool_calls, and it gave no answer: the response ends there.
+		end = response.End{Status: events.ResponseStatusIncomplete, Reason: "max_tool_calls"}
 	}
 	if hasFunctionCall(items) && end.Status == "" {
 		// A function call is the client's to answer: the response ends with it, whatever else the turn did.
