@@ -2,6 +2,7 @@ package response
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/contrailhq/contrail/events"
@@ -11,10 +12,19 @@ import (
 // ToolChoice is what a response's tool_choice asks of the model: Choice is a mode ("auto", "none", "required") or
 // the name of the function the model must call (a server tool is called by its type's name), "" for the model's
 // default; Allowed, for allowed_tools, names the tools the model may see (a function by its name, a server tool by
-// its type).
+// its type, an mcp server's tools by AllowedKey).
 type ToolChoice struct {
 	Choice  string
 	Allowed map[string]bool
+}
+
+// AllowedKey is how Allowed names a server tool: an mcp tool by its server's label ("mcp:<label>"), as an
+// allowed_tools entry names it, any other by its type. A tool offered to the model is looked up by it.
+func AllowedKey(t events.ResponseTool) string {
+	if t.Type == "mcp" {
+		return "mcp:" + t.ServerLabel
+	}
+	return t.Type
 }
 
 // ToolChoiceObject is tool_choice's object form.
@@ -23,8 +33,9 @@ type ToolChoiceObject struct {
 	Name  string `json:"name"`
 	Mode  string `json:"mode"`
 	Tools []struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
+		Type        string `json:"type"`
+		Name        string `json:"name"`
+		ServerLabel string `json:"server_label"`
 	} `json:"tools"`
 }
 
@@ -66,12 +77,21 @@ func ToolChoiceOf(raw json.RawMessage, tools []events.ResponseTool) (ToolChoice,
 			return ToolChoice{}, errs.InvalidField("tool_choice.mode", "Invalid value: '%s'. Supported values are: 'auto' and 'required'.", clip(o.Mode))
 		}
 		allowed := map[string]bool{}
-		for _, t := range o.Tools {
-			name := t.Name
-			if t.Type != "function" {
-				name = t.Type
+		for i, t := range o.Tools {
+			key := t.Type
+			switch t.Type {
+			case "function":
+				key = t.Name
+				if !has("function", t.Name) {
+					return ToolChoice{}, errs.InvalidField(fmt.Sprintf("tool_choice.tools[%d].name", i), "Tool choice '%s' not found in 'tools' parameter.", clip(t.Name))
+				}
+			case "mcp":
+				key = AllowedKey(events.ResponseTool{Type: "mcp", ServerLabel: t.ServerLabel})
+				if !slices.ContainsFunc(tools, func(rt events.ResponseTool) bool { return rt.Type == "mcp" && rt.ServerLabel == t.ServerLabel }) {
+					return ToolChoice{}, errs.InvalidField(fmt.Sprintf("tool_choice.tools[%d].server_label", i), "MCP server '%s' not found in 'tools' parameter.", clip(t.ServerLabel))
+				}
 			}
-			allowed[name] = true
+			allowed[key] = true
 		}
 		return ToolChoice{Choice: o.Mode, Allowed: allowed}, nil
 	case "file_search", "code_interpreter":

@@ -1,0 +1,61 @@
+package openaiapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/contrailhq/contrail/internal/config"
+	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/platform/platformtest"
+)
+
+// TestAllowedToolsNamesAnMCPServerByItsLabel: a tool_choice allowed_tools entry {type: mcp, server_label} lets the
+// model see that server's tools (and not a function left out), and one naming a server or function the request
+// does not have is a 400 naming it. Before, an mcp entry was keyed by its type, which no offered tool is called by,
+// so every MCP tool was silently withheld from the model.
+func TestAllowedToolsNamesAnMCPServerByItsLabel(t *testing.T) {
+	t.Parallel()
+	srv := serveMCP(t)
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) {
+		c.MCPHosts = []string{strings.TrimPrefix(srv.URL, "http://")}
+	}))
+	tools := `"tools":[{"type":"mcp","server_label":"calc","server_url":"` + srv.URL + `","require_approval":"never"},
+		{"type":"function","name":"get_time","parameters":{"type":"object","properties":{}}}]`
+	post := func(choice string) (int, string) {
+		resp := e.complianceDo(t, http.MethodPost, "/v1/responses", `{"model":"gpt-4o-mini","input":"Add 2 and 3.",`+tools+
+			`,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[`+choice+`]}}`)
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(raw)
+	}
+	e.model.Enqueue(llmtest.Text("5."))
+	if status, body := post(`{"type":"mcp","server_label":"calc"}`); status != http.StatusOK {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	var offered []string
+	for _, tool := range e.model.Requests()[0].Tools {
+		offered = append(offered, tool.Name)
+	}
+	if !slices.Contains(offered, "add") || slices.Contains(offered, "get_time") {
+		t.Errorf("the model was offered %v; want the calc server's tools (add) and not get_time", offered)
+	}
+	for choice, param := range map[string]string{
+		`{"type":"mcp","server_label":"nope"}`:     "tool_choice.tools[0].server_label",
+		`{"type":"function","name":"get_weather"}`: "tool_choice.tools[0].name",
+	} {
+		status, body := post(choice)
+		var got struct {
+			Error struct {
+				Param string `json:"param"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(body), &got)
+		if status != http.StatusBadRequest || got.Error.Param != param {
+			t.Errorf("%s: %d %s; want a 400 naming %s", choice, status, body, param)
+		}
+	}
+}
