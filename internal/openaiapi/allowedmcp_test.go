@@ -1,8 +1,6 @@
 package openaiapi_test
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,11 +24,8 @@ func TestAllowedToolsNamesAnMCPServerByItsLabel(t *testing.T) {
 	tools := `"tools":[{"type":"mcp","server_label":"calc","server_url":"` + srv.URL + `","require_approval":"never"},
 		{"type":"function","name":"get_time","parameters":{"type":"object","properties":{}}}]`
 	post := func(choice string) (int, string) {
-		resp := e.complianceDo(t, http.MethodPost, "/v1/responses", `{"model":"gpt-4o-mini","input":"Add 2 and 3.",`+tools+
+		return e.send(t, http.MethodPost, "/v1/responses", `{"model":"gpt-4o-mini","input":"Add 2 and 3.",`+tools+
 			`,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[`+choice+`]}}`)
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, string(raw)
 	}
 	e.model.Enqueue(llmtest.Text("5."))
 	if status, body := post(`{"type":"mcp","server_label":"calc"}`); status != http.StatusOK {
@@ -47,14 +42,7 @@ func TestAllowedToolsNamesAnMCPServerByItsLabel(t *testing.T) {
 		`{"type":"mcp","server_label":"nope"}`:     "tool_choice.tools[0].server_label",
 		`{"type":"function","name":"get_weather"}`: "tool_choice.tools[0].name",
 	} {
-		status, body := post(choice)
-		var got struct {
-			Error struct {
-				Param string `json:"param"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal([]byte(body), &got)
-		if status != http.StatusBadRequest || got.Error.Param != param {
+		if status, body := post(choice); status != http.StatusBadRequest || errorParam(body) != param {
 			t.Errorf("%s: %d %s; want a 400 naming %s", choice, status, body, param)
 		}
 	}

@@ -1,8 +1,6 @@
 package openaiapi_test
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
 
@@ -40,30 +38,12 @@ func TestAReadsIncludeIsCheckedAsACreatesIs(t *testing.T) {
 		"/v1/conversations/" + c.ID + "/items",
 		"/v1/conversations/" + c.ID + "/items/" + items.Data[0].ID,
 	} {
-		if status, body := e.get(t, path+"?include[]=file_search_call.results"); status != http.StatusOK {
+		if status, body := e.send(t, http.MethodGet, path+"?include[]=file_search_call.results", ""); status != http.StatusOK {
 			t.Errorf("GET %s with a defined include: %d %s", path, status, body)
 		}
-		status, body := e.get(t, path+"?include[]=file_search_call.results&include[]=bogus.value")
-		var got struct {
-			Error struct {
-				Param   string `json:"param"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal([]byte(body), &got)
-		if status != http.StatusBadRequest || got.Error.Param != "include[1]" {
+		status, body := e.send(t, http.MethodGet, path+"?include[]=file_search_call.results&include[]=bogus.value", "")
+		if status != http.StatusBadRequest || errorParam(body) != "include[1]" {
 			t.Errorf("GET %s with include bogus.value: %d %s; want a 400 naming include[1]", path, status, body)
 		}
 	}
-}
-
-func (e *env) get(t *testing.T, path string) (int, string) {
-	t.Helper()
-	resp := e.complianceDo(t, http.MethodGet, path, "")
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
 }

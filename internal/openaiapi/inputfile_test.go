@@ -1,8 +1,6 @@
 package openaiapi_test
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -31,12 +29,10 @@ func TestAnInputFileIsShownToTheModel(t *testing.T) {
 		{blob, "[file blob.bin is not shown:"},
 	} {
 		e.model.Enqueue(llmtest.Text("Noted."))
-		resp := e.complianceDo(t, http.MethodPost, "/v1/responses", fileQuestion(`{"type":"input_file","file_id":"`+c.id+`","filename":"`+
+		status, raw := e.send(t, http.MethodPost, "/v1/responses", fileQuestion(`{"type":"input_file","file_id":"`+c.id+`","filename":"`+
 			map[string]string{secret: "secret.txt", pdf: "manual.pdf", blob: "blob.bin"}[c.id]+`"}`))
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("create with file %s: %d %s", c.id, resp.StatusCode, raw)
+		if status != http.StatusOK {
+			t.Fatalf("create with file %s: %d %s", c.id, status, raw)
 		}
 		reqs := e.model.Requests()
 		got := reqs[len(reqs)-1].LastMessage().Content
@@ -56,17 +52,9 @@ func TestAnInputFileByURLOrInlineIsRefused(t *testing.T) {
 		`{"type":"input_file","filename":"a.txt","file_data":"data:text/plain;base64,aGk="}`: "input[0].content[1].file_data",
 		`{"type":"input_file","filename":"a.txt"}`:                                           "input[0].content[1].file_id",
 	} {
-		resp := e.complianceDo(t, http.MethodPost, "/v1/responses", fileQuestion(part))
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		var got struct {
-			Error struct {
-				Param string `json:"param"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(raw, &got)
-		if resp.StatusCode != http.StatusBadRequest || got.Error.Param != param {
-			t.Errorf("%s: %d %s; want a 400 naming %s", part, resp.StatusCode, raw, param)
+		if status, raw := e.send(t, http.MethodPost, "/v1/responses", fileQuestion(part)); status != http.StatusBadRequest ||
+			errorParam(raw) != param {
+			t.Errorf("%s: %d %s; want a 400 naming %s", part, status, raw, param)
 		}
 	}
 	if n := len(e.model.Requests()); n != 0 {

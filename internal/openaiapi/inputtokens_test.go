@@ -2,7 +2,6 @@ package openaiapi_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -42,17 +41,12 @@ func TestInputTokensCountsTheContextAndTheTools(t *testing.T) {
 
 	count := func(extra string) (int, float64, string) {
 		t.Helper()
-		resp := e.complianceDo(t, http.MethodPost, "/v1/responses/input_tokens", `{"model":"gpt-4o-mini","input":"When?"`+extra+`}`)
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		status, raw := e.send(t, http.MethodPost, "/v1/responses/input_tokens", `{"model":"gpt-4o-mini","input":"When?"`+extra+`}`)
 		var got struct {
 			InputTokens float64 `json:"input_tokens"`
-			Error       struct {
-				Param string `json:"param"`
-			} `json:"error"`
 		}
-		_ = json.Unmarshal(raw, &got)
-		return resp.StatusCode, got.InputTokens, got.Error.Param
+		_ = json.Unmarshal([]byte(raw), &got)
+		return status, got.InputTokens, errorParam(raw)
 	}
 	_, plain, _ := count("")
 	for name, extra := range map[string]string{

@@ -2,7 +2,6 @@ package openaiapi_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,10 +13,8 @@ import (
 func TestAnItemReferenceToNoItemFailsTheResponse(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	resp := e.complianceDo(t, http.MethodPost, "/v1/responses", `{"model":"gpt-4o-mini",
+	status, raw := e.send(t, http.MethodPost, "/v1/responses", `{"model":"gpt-4o-mini",
 		"input":[{"type":"item_reference","id":"msg_doesnotexist"},{"role":"user","content":"Hi."}]}`)
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
 	var got struct {
 		Status string `json:"status"`
 		Error  struct {
@@ -25,8 +22,8 @@ func TestAnItemReferenceToNoItemFailsTheResponse(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &got); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("create: %d %s", resp.StatusCode, raw)
+	if err := json.Unmarshal([]byte(raw), &got); err != nil || status != http.StatusOK {
+		t.Fatalf("create: %d %s", status, raw)
 	}
 	if got.Status != "failed" || !strings.Contains(got.Error.Message, "msg_doesnotexist") {
 		t.Errorf("want a failed response naming the reference: %s", raw)

@@ -1,8 +1,6 @@
 package openaiapi_test
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
 
@@ -30,17 +28,8 @@ func TestAResponsesFileSearchOptionsAndMaxToolCallsAreCheckedAtCreate(t *testing
 		`{"model":"gpt-4o-mini","input":"Hi.","max_tool_calls":0}`:  "max_tool_calls",
 		`{"model":"gpt-4o-mini","input":"Hi.","max_tool_calls":-5}`: "max_tool_calls",
 	} {
-		resp := e.complianceDo(t, http.MethodPost, "/v1/responses", body)
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		var got struct {
-			Error struct {
-				Param string `json:"param"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(raw, &got)
-		if resp.StatusCode != http.StatusBadRequest || got.Error.Param != param {
-			t.Errorf("%s: %d %s; want a 400 naming %s", body, resp.StatusCode, raw, param)
+		if status, raw := e.send(t, http.MethodPost, "/v1/responses", body); status != http.StatusBadRequest || errorParam(raw) != param {
+			t.Errorf("%s: %d %s; want a 400 naming %s", body, status, raw, param)
 		}
 	}
 	if n := len(e.model.Requests()); n != 0 {
@@ -48,11 +37,8 @@ func TestAResponsesFileSearchOptionsAndMaxToolCallsAreCheckedAtCreate(t *testing
 	}
 	// Options the API defines are taken.
 	e.model.Enqueue(llmtest.Text("Every three months."))
-	resp := e.complianceDo(t, http.MethodPost, "/v1/responses",
-		tool(`,"filters":{"type":"eq","key":"kind","value":"manual"},"ranking_options":{"ranker":"auto","score_threshold":0.1}`))
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("defined options: %d %s", resp.StatusCode, raw)
+	if status, raw := e.send(t, http.MethodPost, "/v1/responses",
+		tool(`,"filters":{"type":"eq","key":"kind","value":"manual"},"ranking_options":{"ranker":"auto","score_threshold":0.1}`)); status != http.StatusOK {
+		t.Errorf("defined options: %d %s", status, raw)
 	}
 }
