@@ -1,9 +1,11 @@
 package openaiapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
+	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 )
 
@@ -40,5 +42,39 @@ func TestAResponsesFileSearchOptionsAndMaxToolCallsAreCheckedAtCreate(t *testing
 	if status, raw := e.send(t, http.MethodPost, "/v1/responses",
 		tool(`,"filters":{"type":"eq","key":"kind","value":"manual"},"ranking_options":{"ranker":"auto","score_threshold":0.1}`)); status != http.StatusOK {
 		t.Errorf("defined options: %d %s", status, raw)
+	}
+}
+
+// TestAResponsesFileSearchNullOptionsAreNone: a file_search tool's filters and ranking_options sent as null (as a
+// client that serialises every field sends them) are no filter and no options, as the face took them at create: the
+// search runs and finds the manual. Before, a null filter was parsed when the model searched, and the search failed
+// inside a completed response.
+func TestAResponsesFileSearchNullOptionsAreNone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, store := e.manualStore(t)
+	e.model.HandleFunc(func(req llmtest.Request) llmtest.Reply {
+		if req.LastMessage().Role == llm.RoleTool {
+			return llmtest.Text("Every three months.")
+		}
+		return llmtest.ToolCalls(llm.ToolCall{ID: "call_fs", Name: "file_search", Arguments: `{"queries":["descale"]}`})
+	})
+	status, raw := e.send(t, http.MethodPost, "/v1/responses", `{"model":"gpt-4o-mini","input":"How do I descale?",`+
+		`"include":["file_search_call.results"],"tools":[{"type":"file_search","vector_store_ids":["`+store.ID+`"],`+
+		`"filters":null,"ranking_options":null}]}`)
+	var got struct {
+		Status string `json:"status"`
+		Output []struct {
+			Type    string            `json:"type"`
+			Status  string            `json:"status"`
+			Results []json.RawMessage `json:"results"`
+		} `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(raw), &got); err != nil || status != http.StatusOK {
+		t.Fatalf("create: %d %s", status, raw)
+	}
+	if got.Status != "completed" || len(got.Output) == 0 || got.Output[0].Type != "file_search_call" ||
+		got.Output[0].Status != "completed" || len(got.Output[0].Results) == 0 {
+		t.Fatalf("want a completed search that found the manual: %s", raw)
 	}
 }
