@@ -309,8 +309,10 @@ func (f *Face) listInputItems(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, paginate(items, p))
 }
 
-// countInputTokens answers POST /v1/responses/input_tokens: the tokens of the instructions and input as the
-// model's tokenizer counts them, each image by a fixed estimate (tokens.ImageTokens).
+// countInputTokens answers POST /v1/responses/input_tokens: the tokens of the instructions, the context and input,
+// the tools offered and a json_schema format as the model's tokenizer counts them, each image by a fixed estimate
+// (tokens.ImageTokens). The fields are checked as a create checks them (a 4xx naming the field), so that a count is
+// never of a request a create would refuse.
 func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	in, err := readFields(r)
 	if err != nil {
@@ -328,8 +330,20 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, err := readInput(in)
+	var given []events.ResponseTool
 	if err == nil {
-		err = f.checkItemFiles(r, "input", items)
+		given, err = f.readResponseTools(r, in)
+	}
+	var choice, text json.RawMessage
+	if err == nil {
+		choice, err = readToolChoice(in, given)
+	}
+	if err == nil {
+		text, err = readTextConfig(in)
+	}
+	if err == nil {
+		// the vector stores and files named are the caller's, as on create: another's is a 404 naming the field
+		err = f.checkReferences(r, &events.ResponseCreated{Tools: given, Input: items})
 	}
 	if err == nil {
 		// a compaction item counts as the summary the model would read
@@ -341,7 +355,10 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	var tools []llm.Tool
 	if err == nil {
-		tools, err = f.countedTools(r, in)
+		tools, err = f.countedTools(given, choice)
+	}
+	if format, ok := formatTool(text); ok {
+		tools = append(tools, format)
 	}
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -418,11 +435,8 @@ func (f *Face) countedContext(r *http.Request, in fields) ([]events.Item, error)
 // countedTools are the request's tools as the model would be offered them: function tools as given, server-side
 // tools as the model loop offers them (Deps.OfferedTool). An mcp tool's functions are listed from its server only
 // when a response runs: it is refused, naming it, rather than counted as nothing.
-func (f *Face) countedTools(r *http.Request, in fields) ([]llm.Tool, error) {
-	given, err := f.readResponseTools(r, in)
-	if err != nil {
-		return nil, err
-	}
+// With tool_choice allowed_tools, only the tools it names are counted, as only they are offered.
+func (f *Face) countedTools(given []events.ResponseTool, choice json.RawMessage) ([]llm.Tool, error) {
 	out := make([]llm.Tool, 0, len(given))
 	for i, t := range given {
 		if t.Type == "function" {
@@ -439,7 +453,28 @@ func (f *Face) countedTools(r *http.Request, in fields) ([]llm.Tool, error) {
 		}
 		out = append(out, offered)
 	}
+	if c, err := response.ToolChoiceOf(choice, given); err == nil && c.Allowed != nil {
+		out = slices.DeleteFunc(out, func(t llm.Tool) bool { return !c.Allowed[t.Name] })
+	}
 	return out, nil
+}
+
+// formatTool is a json_schema text format as input_tokens counts it: the model is sent the schema (as its
+// response_format), which OpenAI counts in a request's input; it is counted as a tool's parameters are, an estimate
+// of the same size, rather than left out.
+func formatTool(text json.RawMessage) (llm.Tool, bool) {
+	var t struct {
+		Format struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+		} `json:"format"`
+	}
+	if len(text) == 0 || json.Unmarshal(text, &t) != nil || t.Format.Type != "json_schema" {
+		return llm.Tool{}, false
+	}
+	return llm.Tool{Name: t.Format.Name, Description: t.Format.Description, Parameters: t.Format.Schema}, true
 }
 
 // ResponseCommands is what the face asks of the response commands (commands.Responses).
