@@ -136,3 +136,28 @@ func TestInputTokensChecksAndCountsAsACreate(t *testing.T) {
 		t.Errorf("allowed_tools naming one of two tools: %v tokens; want between %v (none) and %v (both)", one, plain, both)
 	}
 }
+
+// TestInputTokensCountsAnInputFilesText: an input_file by file_id is counted as the text the model is shown of it.
+// Before, only the part's name was: the count left out the file the model reads.
+func TestInputTokensCountsAnInputFilesText(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.upload(t, "notes.txt", []byte(strings.Repeat("The boiler is descaled every three months with a citric acid solution. ", 30)))
+	count := func(parts string) float64 {
+		t.Helper()
+		status, raw := e.send(t, http.MethodPost, "/v1/responses/input_tokens",
+			`{"model":"gpt-4o-mini","input":[{"role":"user","content":[{"type":"input_text","text":"When?"}`+parts+`]}]}`)
+		var got struct {
+			InputTokens float64 `json:"input_tokens"`
+		}
+		if err := json.Unmarshal([]byte(raw), &got); err != nil || status != http.StatusOK {
+			t.Fatalf("count: %d %s", status, raw)
+		}
+		return got.InputTokens
+	}
+	plain := count("")
+	// the file is some 400 tokens
+	if n := count(`,{"type":"input_file","file_id":"` + id + `"}`); n < plain+300 {
+		t.Errorf("with the file: %v tokens; want over %v", n, plain+300)
+	}
+}

@@ -368,6 +368,7 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	if instructions != "" {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: instructions})
 	}
+	texts := map[string]string{}
 	for _, it := range slices.Concat(before, items) {
 		role := it.Role
 		if role == "" {
@@ -375,6 +376,14 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		}
 		m := llm.Message{Role: role, Content: it.Text() + it.Arguments + string(it.Output)}
 		for _, c := range it.Content {
+			if c.Type == "input_file" && c.FileID != "" {
+				text, err := f.fileText(r, texts, c.FileID)
+				if err != nil {
+					f.WriteError(w, r, err)
+					return
+				}
+				m.Content += text
+			}
 			if c.Type == "input_image" {
 				// counted by its detail alone (tokens.ImageTokens): a file's bytes are not read for it, only its first
 				// ones, by the check above
@@ -385,6 +394,26 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, obj{"object": "response.input_tokens",
 		"input_tokens": tokens.CountMessages(model, msgs) + tokens.CountTools(model, tools)})
+}
+
+// fileText is what the model is shown of an input_file, for input_tokens: the file's text between markers, as the
+// model loop puts it into the message (handlers/responder readFiles), or a note of about the same size for a file
+// whose text is not shown. Read once per file (seen).
+func (f *Face) fileText(r *http.Request, seen map[string]string, id string) (string, error) {
+	if text, ok := seen[id]; ok || f.d.FileText == nil {
+		return text, nil
+	}
+	name, text, err := f.d.FileText(r.Context(), principal(r).AccountID, id)
+	switch errs.CodeOf(err) {
+	case errs.NotFound, errs.Invalid:
+		seen[id] = fmt.Sprintf("\n\n[file %s is not shown: %s]", id, errs.MessageOf(err))
+		return seen[id], nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("count: read file %s: %w", id, err)
+	}
+	seen[id] = fmt.Sprintf("\n\n[file %s (%s)]\n%s\n[end of file %s]", name, id, text, name)
+	return seen[id], nil
 }
 
 // countedContext is what a response made with the request's previous_response_id or conversation would be shown
