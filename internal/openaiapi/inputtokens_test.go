@@ -77,10 +77,10 @@ func TestInputTokensCountsTheContextAndTheTools(t *testing.T) {
 	}
 }
 
-// TestInputTokensChecksAndCountsAsACreate: input_tokens refuses what a create refuses (another account's or no
-// vector store, a tool_choice or text format the API does not define), naming the field, and counts what a create
-// sends the model: a json_schema format's schema, and of the tools only those an allowed_tools choice lets the
-// model see. Before, these fields were ignored: any value got a 200 and a count.
+// TestInputTokensChecksAndCountsAsACreate: input_tokens refuses what a create refuses (a model no provider here
+// runs, another account's or no vector store, a tool_choice or text format the API does not define), naming the
+// field, and counts what a create sends the model: a json_schema format's schema, and of the tools only those an
+// allowed_tools choice lets the model see. Before, these fields were ignored: any value got a 200 and a count.
 func TestInputTokensChecksAndCountsAsACreate(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -108,6 +108,7 @@ func TestInputTokensChecksAndCountsAsACreate(t *testing.T) {
 		status int
 		param  string
 	}{
+		`{"model":"anthropic/claude-3-5-haiku","input":"When?"}`: {400, "model"},
 		fs("vs_nope"): {404, "tools[0].vector_store_ids[0]"},
 		fs(theirs.ID): {404, "tools[0].vector_store_ids[0]"},
 		`{"model":"gpt-4o-mini","input":"When?","tool_choice":"bogus"}`:              {400, "tool_choice"},

@@ -320,6 +320,12 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model, err := in.str("model")
+	if err == nil && model != "" && f.d.Models != nil {
+		// as on create: a model no provider here runs has no count to give
+		if _, _, rerr := f.d.Models.Resolve(model); rerr != nil {
+			err = errs.InvalidField("model", "The requested model '%s' does not exist.", clip(model))
+		}
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
