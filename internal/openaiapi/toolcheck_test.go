@@ -22,13 +22,15 @@ func TestAResponsesFileSearchOptionsAndMaxToolCallsAreCheckedAtCreate(t *testing
 			store.ID + `"]` + extra + `}]}`
 	}
 	for body, param := range map[string]string{
-		tool(`,"filters":{"type":"bogus","key":"k","value":1}`):     "tools[0].filters.type",
-		tool(`,"filters":"nonsense"`):                               "tools[0].filters",
-		tool(`,"ranking_options":{"ranker":"no-such-ranker"}`):      "tools[0].ranking_options.ranker",
-		tool(`,"ranking_options":{"score_threshold":7}`):            "tools[0].ranking_options.score_threshold",
-		tool(`,"ranking_options":"nonsense"`):                       "tools[0].ranking_options",
-		`{"model":"gpt-4o-mini","input":"Hi.","max_tool_calls":0}`:  "max_tool_calls",
-		`{"model":"gpt-4o-mini","input":"Hi.","max_tool_calls":-5}`: "max_tool_calls",
+		tool(`,"filters":{"type":"bogus","key":"k","value":1}`):                                 "tools[0].filters.type",
+		tool(`,"filters":"nonsense"`):                                                           "tools[0].filters",
+		tool(`,"ranking_options":{"ranker":"no-such-ranker"}`):                                  "tools[0].ranking_options.ranker",
+		tool(`,"ranking_options":{"score_threshold":7}`):                                        "tools[0].ranking_options.score_threshold",
+		tool(`,"ranking_options":"nonsense"`):                                                   "tools[0].ranking_options",
+		tool(`,"ranking_options":{"hybrid_search":{"embedding_weight":0.8,"text_weight":0.2}}`): "tools[0].ranking_options.hybrid_search",
+		tool(`,"ranking_options":{"hybrid_search":{"embedding_weight":1}}`):                     "tools[0].ranking_options.hybrid_search.text_weight",
+		`{"model":"gpt-4o-mini","input":"Hi.","max_tool_calls":0}`:                              "max_tool_calls",
+		`{"model":"gpt-4o-mini","input":"Hi.","max_tool_calls":-5}`:                             "max_tool_calls",
 	} {
 		if status, raw := e.send(t, http.MethodPost, "/v1/responses", body); status != http.StatusBadRequest || errorParam(raw) != param {
 			t.Errorf("%s: %d %s; want a 400 naming %s", body, status, raw, param)
@@ -40,7 +42,8 @@ func TestAResponsesFileSearchOptionsAndMaxToolCallsAreCheckedAtCreate(t *testing
 	// Options the API defines are taken.
 	e.model.Enqueue(llmtest.Text("Every three months."))
 	if status, raw := e.send(t, http.MethodPost, "/v1/responses",
-		tool(`,"filters":{"type":"eq","key":"kind","value":"manual"},"ranking_options":{"ranker":"auto","score_threshold":0.1}`)); status != http.StatusOK {
+		tool(`,"filters":{"type":"eq","key":"kind","value":"manual"},"ranking_options":{"ranker":"auto","score_threshold":0.1,`+
+			`"hybrid_search":{"embedding_weight":1,"text_weight":1}}`)); status != http.StatusOK {
 		t.Errorf("defined options: %d %s", status, raw)
 	}
 }
