@@ -472,10 +472,18 @@ func (f *Face) countedContext(r *http.Request, in fields) ([]events.Item, error)
 // when a response runs: it is refused, naming it, rather than counted as nothing.
 // With tool_choice allowed_tools, only the tools it names are counted, as only they are offered.
 func (f *Face) countedTools(given []events.ResponseTool, choice json.RawMessage) ([]llm.Tool, error) {
+	// checked by readToolChoice; Allowed is nil unless the choice is allowed_tools
+	c, _ := response.ToolChoiceOf(choice, given)
 	out := make([]llm.Tool, 0, len(given))
 	for i, t := range given {
 		if t.Type == "function" {
-			out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+			if c.Allowed == nil || c.Allowed[t.Name] {
+				out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+			}
+			continue
+		}
+		// a server tool by its type, an mcp server's by its label, as the model loop looks them up
+		if c.Allowed != nil && !c.Allowed[response.AllowedKey(t)] {
 			continue
 		}
 		var offered llm.Tool
@@ -487,9 +495,6 @@ func (f *Face) countedTools(given []events.ResponseTool, choice json.RawMessage)
 			return nil, errs.InvalidField(fmt.Sprintf("tools[%d].type", i), "Invalid 'tools[%d]': input_tokens cannot count a %s tool on this server (its functions are known only when a response runs); count without it.", i, t.Type)
 		}
 		out = append(out, offered)
-	}
-	if c, err := response.ToolChoiceOf(choice, given); err == nil && c.Allowed != nil {
-		out = slices.DeleteFunc(out, func(t llm.Tool) bool { return !c.Allowed[t.Name] })
 	}
 	return out, nil
 }
