@@ -47,3 +47,26 @@ func TestAllowedToolsNamesAnMCPServerByItsLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestInputTokensLeavesOutToolsAllowedToolsWithholds: input_tokens counts the tools an allowed_tools choice lets the
+// model see, an mcp server's by its label as the model loop looks them up: an mcp tool left out by the choice is not
+// counted (and so not refused as one it cannot count), and the function it names is.
+func TestInputTokensLeavesOutToolsAllowedToolsWithholds(t *testing.T) {
+	t.Parallel()
+	srv := serveMCP(t)
+	e := newEnv(t, platformtest.WithConfig(func(c *config.Config) {
+		c.MCPHosts = []string{strings.TrimPrefix(srv.URL, "http://")}
+	}))
+	tools := `"tools":[{"type":"mcp","server_label":"calc","server_url":"` + srv.URL + `","require_approval":"never"},
+		{"type":"function","name":"get_time","parameters":{"type":"object","properties":{}}}]`
+	count := func(choice string) (int, string) {
+		return e.send(t, http.MethodPost, "/v1/responses/input_tokens", `{"model":"gpt-4o-mini","input":"What time is it?",`+tools+
+			`,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[`+choice+`]}}`)
+	}
+	if status, body := count(`{"type":"function","name":"get_time"}`); status != http.StatusOK {
+		t.Errorf("allowed_tools naming the function only: %d %s; want a count", status, body)
+	}
+	if status, body := count(`{"type":"mcp","server_label":"calc"}`); status != http.StatusBadRequest || errorParam(body) != "tools[0].type" {
+		t.Errorf("allowed_tools naming the mcp server: %d %s; want a 400 naming tools[0].type (its tools are not counted)", status, body)
+	}
+}

@@ -125,6 +125,12 @@ func (f *Face) deleteConversation(w http.ResponseWriter, r *http.Request) {
 
 func (f *Face) createConversationItems(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "conversation_id")
+	// include (a query parameter, as on the item reads) is checked before anything is added
+	include, err := includeQuery(r)
+	if err != nil {
+		f.WriteError(w, r, err)
+		return
+	}
 	in, err := readFields(r)
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -147,7 +153,7 @@ func (f *Face) createConversationItems(w http.ResponseWriter, r *http.Request) {
 		f.WriteError(w, r, err)
 		return
 	}
-	data := wireItems(added, nil)
+	data := wireItems(added, include)
 	out := page[obj]{Object: "list", Data: data}
 	if n := len(added); n > 0 {
 		first, last := added[0].ID, added[n-1].ID

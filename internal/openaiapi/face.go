@@ -97,6 +97,10 @@ type Deps struct {
 	// POST /v1/responses/input_tokens to count it; ok is false for a tool whose functions are known only when a
 	// response runs (mcp: listed from its server).
 	OfferedTool func(events.ResponseTool) (tool llm.Tool, ok bool)
+	// FileText reads the text of one of account's files as the model loop shows an input_file (a file that is gone
+	// is a not_found error, one whose text is not shown an invalid one), for input_tokens to count it; nil: not
+	// counted.
+	FileText func(ctx context.Context, account, id string) (name, text string, err error)
 	// Containers are where code_interpreter runs; CodeAvailable says why this node cannot run code (nil: it can).
 	Containers    ContainerCommands
 	CodeAvailable func() error

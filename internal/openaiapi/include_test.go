@@ -1,7 +1,9 @@
 package openaiapi_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3/conversations"
@@ -45,5 +47,38 @@ func TestAReadsIncludeIsCheckedAsACreatesIs(t *testing.T) {
 		if status != http.StatusBadRequest || errorParam(body) != "include[1]" {
 			t.Errorf("GET %s with include bogus.value: %d %s; want a 400 naming include[1]", path, status, body)
 		}
+	}
+}
+
+// TestAddingConversationItemsTakesInclude: POST /v1/conversations/{id}/items answers the items added with what
+// include asks for, as the item reads do, and refuses a value the API does not define with a 400 naming it, adding
+// nothing. Before, include was ignored there: any value was taken, and a defined one not answered.
+func TestAddingConversationItemsTakesInclude(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c, err := e.client.Conversations.New(ctxFor(t), conversations.ConversationNewParams{})
+	if err != nil {
+		t.Fatalf("create a conversation: %v", apiErr(err))
+	}
+	add := func(query string) (int, string) {
+		return e.send(t, http.MethodPost, "/v1/conversations/"+c.ID+"/items"+query,
+			`{"items":[{"type":"file_search_call","id":"fs_1","status":"completed","queries":["descale"]}]}`)
+	}
+	status, body := add("?include[]=bogus.value")
+	if status != http.StatusBadRequest || errorParam(body) != "include[0]" {
+		t.Errorf("include bogus.value: %d %s; want a 400 naming include[0]", status, body)
+	}
+	if status, body := e.send(t, http.MethodGet, "/v1/conversations/"+c.ID+"/items", ""); status != http.StatusOK || !strings.Contains(body, `"data":[]`) {
+		t.Errorf("after a refused add, the conversation's items: %d %s; want none", status, body)
+	}
+	status, body = add("?include[]=file_search_call.results")
+	var added struct {
+		Data []struct {
+			Results json.RawMessage `json:"results"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal([]byte(body), &added)
+	if status != http.StatusOK || len(added.Data) != 1 || string(added.Data[0].Results) != "[]" {
+		t.Errorf("include file_search_call.results: %d %s; want the call with its results ([])", status, body)
 	}
 }

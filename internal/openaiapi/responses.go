@@ -309,8 +309,10 @@ func (f *Face) listInputItems(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, paginate(items, p))
 }
 
-// countInputTokens answers POST /v1/responses/input_tokens: the tokens of the instructions and input as the
-// model's tokenizer counts them, each image by a fixed estimate (tokens.ImageTokens).
+// countInputTokens answers POST /v1/responses/input_tokens: the tokens of the instructions, the context and input,
+// the tools offered and a json_schema format as the model's tokenizer counts them, each image by a fixed estimate
+// (tokens.ImageTokens). The fields are checked as a create checks them (a 4xx naming the field), so that a count is
+// never of a request a create would refuse.
 func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	in, err := readFields(r)
 	if err != nil {
@@ -318,6 +320,12 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model, err := in.str("model")
+	if err == nil && model != "" && f.d.Models != nil {
+		// as on create: a model no provider here runs has no count to give
+		if _, _, rerr := f.d.Models.Resolve(model); rerr != nil {
+			err = errs.InvalidField("model", "The requested model '%s' does not exist.", clip(model))
+		}
+	}
 	if err != nil {
 		f.WriteError(w, r, err)
 		return
@@ -328,8 +336,20 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, err := readInput(in)
+	var given []events.ResponseTool
 	if err == nil {
-		err = f.checkItemFiles(r, "input", items)
+		given, err = f.readResponseTools(r, in)
+	}
+	var choice, text json.RawMessage
+	if err == nil {
+		choice, err = readToolChoice(in, given)
+	}
+	if err == nil {
+		text, err = readTextConfig(in)
+	}
+	if err == nil {
+		// the vector stores and files named are the caller's, as on create: another's is a 404 naming the field
+		err = f.checkReferences(r, &events.ResponseCreated{Tools: given, Input: items})
 	}
 	if err == nil {
 		// a compaction item counts as the summary the model would read
@@ -341,7 +361,10 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	var tools []llm.Tool
 	if err == nil {
-		tools, err = f.countedTools(r, in)
+		tools, err = f.countedTools(given, choice)
+	}
+	if format, ok := formatTool(text); ok {
+		tools = append(tools, format)
 	}
 	if err != nil {
 		f.WriteError(w, r, err)
@@ -351,6 +374,7 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	if instructions != "" {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: instructions})
 	}
+	texts := map[string]string{}
 	for _, it := range slices.Concat(before, items) {
 		role := it.Role
 		if role == "" {
@@ -358,6 +382,14 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 		}
 		m := llm.Message{Role: role, Content: it.Text() + it.Arguments + string(it.Output)}
 		for _, c := range it.Content {
+			if c.Type == "input_file" && c.FileID != "" {
+				text, err := f.fileText(r, texts, c.FileID)
+				if err != nil {
+					f.WriteError(w, r, err)
+					return
+				}
+				m.Content += text
+			}
 			if c.Type == "input_image" {
 				// counted by its detail alone (tokens.ImageTokens): a file's bytes are not read for it, only its first
 				// ones, by the check above
@@ -368,6 +400,26 @@ func (f *Face) countInputTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, obj{"object": "response.input_tokens",
 		"input_tokens": tokens.CountMessages(model, msgs) + tokens.CountTools(model, tools)})
+}
+
+// fileText is what the model is shown of an input_file, for input_tokens: the file's text between markers, as the
+// model loop puts it into the message (handlers/responder readFiles), or a note of about the same size for a file
+// whose text is not shown. Read once per file (seen).
+func (f *Face) fileText(r *http.Request, seen map[string]string, id string) (string, error) {
+	if text, ok := seen[id]; ok || f.d.FileText == nil {
+		return text, nil
+	}
+	name, text, err := f.d.FileText(r.Context(), principal(r).AccountID, id)
+	switch errs.CodeOf(err) {
+	case errs.NotFound, errs.Invalid:
+		seen[id] = fmt.Sprintf("\n\n[file %s is not shown: %s]", id, errs.MessageOf(err))
+		return seen[id], nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("count: read file %s: %w", id, err)
+	}
+	seen[id] = fmt.Sprintf("\n\n[file %s (%s)]\n%s\n[end of file %s]", name, id, text, name)
+	return seen[id], nil
 }
 
 // countedContext is what a response made with the request's previous_response_id or conversation would be shown
@@ -418,15 +470,20 @@ func (f *Face) countedContext(r *http.Request, in fields) ([]events.Item, error)
 // countedTools are the request's tools as the model would be offered them: function tools as given, server-side
 // tools as the model loop offers them (Deps.OfferedTool). An mcp tool's functions are listed from its server only
 // when a response runs: it is refused, naming it, rather than counted as nothing.
-func (f *Face) countedTools(r *http.Request, in fields) ([]llm.Tool, error) {
-	given, err := f.readResponseTools(r, in)
-	if err != nil {
-		return nil, err
-	}
+// With tool_choice allowed_tools, only the tools it names are counted, as only they are offered.
+func (f *Face) countedTools(given []events.ResponseTool, choice json.RawMessage) ([]llm.Tool, error) {
+	// checked by readToolChoice; Allowed is nil unless the choice is allowed_tools
+	c, _ := response.ToolChoiceOf(choice, given)
 	out := make([]llm.Tool, 0, len(given))
 	for i, t := range given {
 		if t.Type == "function" {
-			out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+			if c.Allowed == nil || c.Allowed[t.Name] {
+				out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+			}
+			continue
+		}
+		// a server tool by its type, an mcp server's by its label, as the model loop looks them up
+		if c.Allowed != nil && !c.Allowed[response.AllowedKey(t)] {
 			continue
 		}
 		var offered llm.Tool
@@ -440,6 +497,24 @@ func (f *Face) countedTools(r *http.Request, in fields) ([]llm.Tool, error) {
 		out = append(out, offered)
 	}
 	return out, nil
+}
+
+// formatTool is a json_schema text format as input_tokens counts it: the model is sent the schema (as its
+// response_format), which OpenAI counts in a request's input; it is counted as a tool's parameters are, an estimate
+// of the same size, rather than left out.
+func formatTool(text json.RawMessage) (llm.Tool, bool) {
+	var t struct {
+		Format struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+		} `json:"format"`
+	}
+	if len(text) == 0 || json.Unmarshal(text, &t) != nil || t.Format.Type != "json_schema" {
+		return llm.Tool{}, false
+	}
+	return llm.Tool{Name: t.Format.Name, Description: t.Format.Description, Parameters: t.Format.Schema}, true
 }
 
 // ResponseCommands is what the face asks of the response commands (commands.Responses).

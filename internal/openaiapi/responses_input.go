@@ -598,11 +598,17 @@ func (f *Face) readResponseTools(r *http.Request, in fields) ([]events.ResponseT
 				}
 			}
 			if o := bytes.TrimSpace(t.RankingOptions); len(o) > 0 && string(o) != "null" {
-				var ranking rankingOptions
+				var ranking struct {
+					rankingOptions
+					HybridSearch *hybridSearch `json:"hybrid_search"`
+				}
 				if err := decodeValue(t.RankingOptions, at+".ranking_options", &ranking); err != nil {
 					return nil, err
 				}
 				if err := ranking.check(at + ".ranking_options"); err != nil {
+					return nil, err
+				}
+				if err := ranking.HybridSearch.check(at + ".ranking_options.hybrid_search"); err != nil {
 					return nil, err
 				}
 			}
@@ -631,6 +637,30 @@ func (f *Face) readResponseTools(r *http.Request, in fields) ([]events.ResponseT
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// hybridSearch is a file_search tool's ranking_options.hybrid_search: how a search weighs embedding matches against
+// keyword matches.
+type hybridSearch struct {
+	EmbeddingWeight *float64 `json:"embedding_weight"`
+	TextWeight      *float64 `json:"text_weight"`
+}
+
+// check takes the weights this server searches with, equal ones (vsindex weighs the two halves alike): other
+// weights would be taken and not applied, so they are refused, naming the field. None given is nothing to check.
+func (h *hybridSearch) check(at string) error {
+	if h == nil {
+		return nil
+	}
+	switch {
+	case h.EmbeddingWeight == nil:
+		return errs.Missing(at + ".embedding_weight")
+	case h.TextWeight == nil:
+		return errs.Missing(at + ".text_weight")
+	case *h.EmbeddingWeight <= 0 || *h.TextWeight <= 0 || *h.EmbeddingWeight != *h.TextWeight:
+		return errs.InvalidField(at, "Invalid '%s': this server weighs embedding and text matches equally; give equal positive weights or leave hybrid_search out.", at)
+	}
+	return nil
 }
 
 // readToolChoice reads tool_choice: its JSON types here, so that a wrong one is named as OpenAI names it, then what

@@ -69,7 +69,7 @@ func (p *Platform) faces() []httpapi.Face {
 			}),
 		openaiapi.New(openaiapi.Deps{
 			Assistants: p.Commands.Assistants, Threads: p.Commands.Threads, Runs: p.Commands.Runs, Files: p.Commands.Files,
-			Responses: p.Commands.Responses, Conversations: p.Commands.Conversations, ResponseTools: p.responseTools(), OfferedTool: p.offeredTool, MCP: mcpServers{p},
+			Responses: p.Commands.Responses, Conversations: p.Commands.Conversations, ResponseTools: p.responseTools(), OfferedTool: p.offeredTool, FileText: responseTexts{p}.ReadText, MCP: mcpServers{p},
 			Compaction: p.compactSeal,
 			Containers: p.Commands.Containers, CodeAvailable: p.code.available,
 			VectorStores: p.Vectors.Commands, VectorStoreFiles: p.Vectors.Files, Views: p.Views, Store: p.Store, JS: p.JS, NC: p.NC,

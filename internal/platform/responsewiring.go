@@ -92,12 +92,12 @@ func (f responseFiles) search(ctx context.Context, account string, tool events.R
 		Ranker         string  `json:"ranker"`
 		ScoreThreshold float64 `json:"score_threshold"`
 	}
-	if len(tool.RankingOptions) > 0 {
+	if given(tool.RankingOptions) {
 		_ = json.Unmarshal(tool.RankingOptions, &ro) // checked by the face (readResponseTools)
 	}
 	opts := turn.NewSearchOptions(tool.MaxNumResults, ro.ScoreThreshold, ro.Ranker)
 	req := commands.SearchRequest{Queries: queries, Limit: opts.Limit, MinScore: opts.Threshold}
-	if len(tool.Filters) > 0 {
+	if given(tool.Filters) {
 		filter, err := docindex.ParseFilter(tool.Filters, "filters")
 		if err != nil {
 			return nil, err
@@ -106,6 +106,13 @@ func (f responseFiles) search(ctx context.Context, account string, tool events.R
 	}
 	out, _, err := f.p.searchFiles(ctx, account, tool.VectorStoreIDs, req)
 	return out, err
+}
+
+// given reports whether a tool's option was sent: a null is none, as the face took it (readResponseTools), not a
+// filter of no type that would fail every search.
+func given(raw json.RawMessage) bool {
+	v := bytes.TrimSpace(raw)
+	return len(v) > 0 && string(v) != "null"
 }
 
 // Output is what the model reads of a search: each result under its marker.
