@@ -20,6 +20,7 @@ import (
 	"github.com/contrailhq/contrail/internal/deadletter"
 	"github.com/contrailhq/contrail/internal/natsx"
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 type submitted struct {
@@ -150,17 +151,6 @@ func (e *env) doneCount(t *testing.T, id string) int {
 	return n
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestFailingAfterItsEffectIsRetriedAndTheEffectHappensOnce(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -184,7 +174,7 @@ func TestFailingAfterItsEffectIsRetriedAndTheEffectHappensOnce(t *testing.T) {
 		},
 	})
 	e.submit(t, "j1")
-	eventually(t, "three attempts", func() bool { return attempts.Load() >= 3 })
+	waittest.Until(t, "three attempts", func() bool { return attempts.Load() >= 3 })
 	time.Sleep(50 * time.Millisecond) // a fourth attempt would show now
 	if n := attempts.Load(); n != 3 {
 		t.Fatalf("handler ran %d times, want 3 (fail, panic, succeed)", n)
@@ -215,9 +205,9 @@ func TestPoisonEventGoesToTheDeadLetterQueueAndCanBeRedriven(t *testing.T) {
 	})
 	bad := e.submit(t, "bad")
 	e.submit(t, "good")
-	eventually(t, "the good job done", func() bool { return e.doneCount(t, "good") == 1 })
+	waittest.Until(t, "the good job done", func() bool { return e.doneCount(t, "good") == 1 })
 	var letters []deadletter.DeadLetter
-	eventually(t, "a dead letter", func() bool {
+	waittest.Until(t, "a dead letter", func() bool {
 		var err error
 		letters, err = deadletter.List(context.Background(), e.srv.JS, e.store, e.names)
 		return err == nil && len(letters) == 1
@@ -238,7 +228,7 @@ func TestPoisonEventGoesToTheDeadLetterQueueAndCanBeRedriven(t *testing.T) {
 	if _, err := deadletter.Redrive(context.Background(), e.srv.JS, e.names, d.Seq); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the re-driven job done", func() bool { return e.doneCount(t, "bad") == 1 })
+	waittest.Until(t, "the re-driven job done", func() bool { return e.doneCount(t, "bad") == 1 })
 	letters, err := deadletter.List(context.Background(), e.srv.JS, e.store, e.names)
 	if err != nil || len(letters) != 0 {
 		t.Fatalf("dead-letter queue after re-drive: %v, %v", letters, err)
@@ -271,7 +261,7 @@ func TestNodesShareTheWorkAndEachEventIsHandledOnce(t *testing.T) {
 	for i := range n {
 		e.submit(t, "j"+string(rune('A'+i/26))+string(rune('a'+i%26)))
 	}
-	eventually(t, "every job handled", func() bool {
+	waittest.Until(t, "every job handled", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(handled) == n
@@ -316,7 +306,7 @@ func TestStopHandsBackWorkAndRestartFinishesIt(t *testing.T) {
 		Name: "slow", EventTypes: []string{"job.submitted"},
 		Handle: func(ctx context.Context, ev events.Envelope) error { return e.markDone(ctx, ev) },
 	})
-	eventually(t, "the job done after the restart", func() bool { return e.doneCount(t, "j1") == 1 })
+	waittest.Until(t, "the job done after the restart", func() bool { return e.doneCount(t, "j1") == 1 })
 }
 
 // TestSlowWorkSpreadsOverTheNodes: a handler whose work is slow asks for one event at a time (Prefetch 1): events
@@ -350,7 +340,7 @@ func TestSlowWorkSpreadsOverTheNodes(t *testing.T) {
 		t.Fatalf("the first two events went to nodes %d/%d, want one each", byNode[0].Load(), byNode[1].Load())
 	}
 	close(release)
-	eventually(t, "every job handled", func() bool { return e.doneCount(t, "sa")+e.doneCount(t, "sf") == 2 })
+	waittest.Until(t, "every job handled", func() bool { return e.doneCount(t, "sa")+e.doneCount(t, "sf") == 2 })
 }
 
 // TestStoppingUnderLoadLosesNothing stops a node three times while events pour in and deliveries wait to be handed
@@ -406,7 +396,7 @@ func stopUnderLoad(t *testing.T, workers int) {
 	}()
 	for i := range jobs {
 		id := fmt.Sprintf("l%d", i)
-		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) >= 1 })
+		waittest.Until(t, "job "+id+" done", func() bool { return e.doneCount(t, id) >= 1 })
 		if n := e.doneCount(t, id); n != 1 {
 			t.Fatalf("job %s done %d times", id, n)
 		}
@@ -445,7 +435,7 @@ func (e *env) allInHandThenDone(t *testing.T, prefix string, n int, started <-ch
 	close(release)
 	for i := range n {
 		id := fmt.Sprintf("%s%d", prefix, i)
-		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
+		waittest.Until(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
 	}
 }
 
@@ -493,7 +483,7 @@ func TestSlowWorkOfManyWorkersSpreadsOverTheNodes(t *testing.T) {
 	close(release)
 	for i := range 2 * workers {
 		id := fmt.Sprintf("n%d", i)
-		eventually(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
+		waittest.Until(t, "job "+id+" done", func() bool { return e.doneCount(t, id) == 1 })
 	}
 }
 
@@ -514,7 +504,7 @@ func TestARetiredHandlersConsumerIsDeleted(t *testing.T) {
 	e.run(t, runtime.Handler{Name: "kept", EventTypes: []string{"job.submitted"},
 		Handle: func(context.Context, events.Envelope) error { return nil }})
 	// Retiring runs beside the handlers' start (Runtime.Run), so it may end after the runtime says it is ready.
-	eventually(t, "the retired handler's consumer deleted", func() bool {
+	waittest.Until(t, "the retired handler's consumer deleted", func() bool {
 		_, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", "old"))
 		return errors.Is(err, jetstream.ErrConsumerNotFound)
 	})
@@ -544,7 +534,7 @@ func TestARetiredHandlersLeftoverEventsGoToTheHandlerThatTookItsWork(t *testing.
 	if _, err := e.store.Append(ctx, events.Ref{Type: "job", ID: "other"}, events.Version{}, events.Meta{}, done{Job: "other"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the older build's new handler past the submission", func() bool { return seen.Load() == 1 })
+	waittest.Until(t, "the older build's new handler past the submission", func() bool { return seen.Load() == 1 })
 	stop()
 
 	// The newer build: "new" takes submissions too, and "old" is retired.
@@ -558,8 +548,8 @@ func TestARetiredHandlersLeftoverEventsGoToTheHandlerThatTookItsWork(t *testing.
 			}
 			return nil
 		}})
-	eventually(t, "the leftover submission handled", func() bool { return e.doneCount(t, "left") == 1 })
-	eventually(t, "the retired consumer deleted", func() bool {
+	waittest.Until(t, "the leftover submission handled", func() bool { return e.doneCount(t, "left") == 1 })
+	waittest.Until(t, "the retired consumer deleted", func() bool {
 		_, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", "old"))
 		return errors.Is(err, jetstream.ErrConsumerNotFound)
 	})
@@ -586,13 +576,13 @@ func TestARenamedHandlersConsumerTakesOverFromItsOldOne(t *testing.T) {
 	// The older build handles "before" under the old name, and stops before "after" is submitted.
 	stop := e.run(t, runtime.Handler{Name: "old", EventTypes: []string{"job.submitted"}, Handle: handle})
 	e.submit(t, "before")
-	eventually(t, "the old handler's work done", func() bool { return e.doneCount(t, "before") == 1 })
+	waittest.Until(t, "the old handler's work done", func() bool { return e.doneCount(t, "before") == 1 })
 	stop()
 	e.submit(t, "after")
 
 	// The newer build names the handler for what it serves.
 	e.run(t, runtime.Handler{Name: "renamed", Formerly: "old", EventTypes: []string{"job.submitted"}, Handle: handle})
-	eventually(t, "the work left by the old consumer done", func() bool { return e.doneCount(t, "after") == 1 })
+	waittest.Until(t, "the work left by the old consumer done", func() bool { return e.doneCount(t, "after") == 1 })
 	if _, err := e.srv.JS.Consumer(ctx, e.names.EventsStream(), e.names.Consumer("h", "old")); !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		t.Fatalf("the old consumer after the takeover: %v", err)
 	}
@@ -659,12 +649,12 @@ func TestPullsGrowWithTheWorkAndEbbAfter(t *testing.T) {
 		return info.NumWaiting
 	}
 	// The pulls are made as the runtime starts: each is a waiting request on the server once it reached it.
-	eventually(t, "a pull waiting while idle", func() bool { return waiting() > 0 })
+	waittest.Until(t, "a pull waiting while idle", func() bool { return waiting() > 0 })
 	if n := waiting(); n > 2 {
 		t.Fatalf("an idle handler of %d workers has %d pulls waiting, want 2 at most", workers, n)
 	}
 	e.allInHandThenDone(t, "e", workers, started, release)
-	eventually(t, "the pulls to ebb once the work is done", func() bool { return waiting() <= 2 })
+	waittest.Until(t, "the pulls to ebb once the work is done", func() bool { return waiting() <= 2 })
 }
 
 // Two nodes of the newer build start at once on a log whose handler was renamed, as in a rolling upgrade: each takes
@@ -829,7 +819,7 @@ func olderBuildMeetsTheNewer(t *testing.T, newer runtime.Handler, by string) {
 		e.submit(t, fmt.Sprintf("a%d", i))
 	}
 	for i := range 3 {
-		eventually(t, "build A's work done", func() bool { return e.doneCount(t, fmt.Sprintf("a%d", i)) == 1 })
+		waittest.Until(t, "build A's work done", func() bool { return e.doneCount(t, fmt.Sprintf("a%d", i)) == 1 })
 	}
 	stop()
 
@@ -839,7 +829,7 @@ func olderBuildMeetsTheNewer(t *testing.T, newer runtime.Handler, by string) {
 	}
 	newer.EventTypes, newer.Handle = []string{"job.submitted"}, e.markDone
 	e.run(t, newer)
-	eventually(t, "the consumer of x deleted", func() bool { return errors.Is(xConsumer(), jetstream.ErrConsumerNotFound) })
+	waittest.Until(t, "the consumer of x deleted", func() bool { return errors.Is(xConsumer(), jetstream.ErrConsumerNotFound) })
 
 	// A node of build A restarts.
 	e.retired = nil
@@ -852,7 +842,7 @@ func olderBuildMeetsTheNewer(t *testing.T, newer runtime.Handler, by string) {
 		t.Fatalf("the consumer of x after build A's node started: %v, want it not made", err)
 	}
 	e.submit(t, "b0")
-	eventually(t, "build B's handler handles a new event", func() bool { return e.doneCount(t, "b0") == 1 })
+	waittest.Until(t, "build B's handler handles a new event", func() bool { return e.doneCount(t, "b0") == 1 })
 	if n := seenByA.Load(); n != 0 {
 		t.Fatalf("build A's node handled %d events, want none", n)
 	}
@@ -906,7 +896,7 @@ func TestAMiddleBuildDoesNotMakeAgainARenamedHandlersConsumerThatWasRenamedAgain
 	ctx := context.Background()
 	e.submit(t, "a0")
 	e.run(t, runtime.Handler{Name: "z", Formerly: "y", EventTypes: []string{"job.submitted"}, Handle: e.markDone})
-	eventually(t, "the newest build's work done", func() bool { return e.doneCount(t, "a0") == 1 })
+	waittest.Until(t, "the newest build's work done", func() bool { return e.doneCount(t, "a0") == 1 })
 	var seen atomic.Int32
 	e.run(t, runtime.Handler{Name: "y", Formerly: "x", EventTypes: []string{"job.submitted"},
 		Handle: func(context.Context, events.Envelope) error { seen.Add(1); return nil }})
@@ -916,7 +906,7 @@ func TestAMiddleBuildDoesNotMakeAgainARenamedHandlersConsumerThatWasRenamedAgain
 		}
 	}
 	e.submit(t, "b0")
-	eventually(t, "the newest build's handler handles a new event", func() bool { return e.doneCount(t, "b0") == 1 })
+	waittest.Until(t, "the newest build's handler handles a new event", func() bool { return e.doneCount(t, "b0") == 1 })
 	if n := seen.Load(); n != 0 {
 		t.Fatalf("the middle build's node handled %d events, want none", n)
 	}

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/contrailhq/contrail/internal/natsx/natstest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 func testBucket(t *testing.T) jetstream.KeyValue {
@@ -54,17 +54,6 @@ func stored(t *testing.T, kv jetstream.KeyValue, key string) string {
 	return string(e.Value())
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestIncrementsThatWaitGoInOneWrite: 30 increments of one key that wait behind a round are counted by one
 // write, and exactly the limit's worth of them are granted.
 func TestIncrementsThatWaitGoInOneWrite(t *testing.T) {
@@ -87,7 +76,7 @@ func TestIncrementsThatWaitGoInOneWrite(t *testing.T) {
 			results <- result{n, ok, err}
 		})
 	}
-	waitFor(t, "30 waiting increments", func() bool { return waiting() == 30 })
+	waittest.Until(t, "30 waiting increments", func() bool { return waiting() == 30 })
 	release()
 	wg.Wait()
 	close(results)
@@ -149,7 +138,7 @@ func TestAnIncrementGivenUpBeforeItsRoundIsNotCounted(t *testing.T) {
 		_, _, err := c.take(ctx, "w", "k", 100)
 		gaveUp <- err
 	}()
-	waitFor(t, "the second increment to wait", func() bool { return waiting() == 2 })
+	waittest.Until(t, "the second increment to wait", func() bool { return waiting() == 2 })
 	done := make(chan error, 3)
 	for range 3 {
 		go func() {
@@ -160,7 +149,7 @@ func TestAnIncrementGivenUpBeforeItsRoundIsNotCounted(t *testing.T) {
 			done <- err
 		}()
 	}
-	waitFor(t, "five waiting increments", func() bool { return waiting() == 5 })
+	waittest.Until(t, "five waiting increments", func() bool { return waiting() == 5 })
 	cancel()
 	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the increment given up returned %v, want context.Canceled", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 // runIn runs one code_interpreter call in container c.
@@ -53,7 +54,7 @@ func TestDeletedContainerClosesItsSandboxAtOnce(t *testing.T) {
 		t.Fatalf("delete: %v", apiErr(err))
 	}
 	// The node forgets the sandbox, then closes it, then logs it.
-	waitFor(t, func() bool {
+	waittest.Until(t, "the deleted container's sandbox to close", func() bool {
 		return !e.node.WarmSandbox(doomed) && e.node.SandboxClosed(doomed, "its container was deleted") > 0
 	})
 	if n := e.node.SandboxClosed(doomed, "its container was deleted"); n != 1 {
@@ -91,7 +92,7 @@ func TestExpiredContainerSandboxIsSwept(t *testing.T) {
 	}
 
 	clk.Add(2 * time.Minute)
-	waitFor(t, func() bool {
+	waittest.Until(t, "the expired container's sandbox to close", func() bool {
 		return !e.node.WarmSandbox(short.ID) && e.node.SandboxClosed(short.ID, "its container expired") > 0
 	})
 	if n := e.node.SandboxClosed(short.ID, "its container expired"); n != 1 {
@@ -145,7 +146,7 @@ func TestDeletingOnAnotherNodeClosesTheSandbox(t *testing.T) {
 	if err := otherClient.Containers.Delete(ctx, c.ID); err != nil {
 		t.Fatalf("delete: %v", apiErr(err))
 	}
-	waitFor(t, func() bool {
+	waittest.Until(t, "the holder to close the deleted container's sandbox", func() bool {
 		return !holder.WarmSandbox(c.ID) && holder.SandboxClosed(c.ID, "its container was deleted") > 0
 	})
 }

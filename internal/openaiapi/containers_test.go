@@ -12,6 +12,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -409,7 +410,7 @@ func TestContainersListWhoseIndexStandsStillIsA503(t *testing.T) {
 	wantBehind(t, "list containers", err)
 
 	release()
-	waitFor(t, func() bool {
+	waittest.Until(t, "the container in the list", func() bool {
 		list, err := e.client.Containers.List(ctx, openai.ContainerListParams{})
 		return err == nil && len(list.Data) == 1 && list.Data[0].ID == c.ID
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 	"github.com/contrailhq/contrail/projections"
 )
 
@@ -109,7 +110,7 @@ func TestConversationsList(t *testing.T) {
 	}
 	// The index holds the account's conversations under its own keys, and (once it folds the deletion, which the
 	// listing did not wait for) not the one deleted.
-	waitFor(t, func() bool {
+	waittest.Until(t, "the conversations in the read model", func() bool {
 		for i, id := range made {
 			_, ok, err := projections.Get[projections.Listed[projections.ConversationView]](ctx, e.node.Views, "conversations",
 				projections.OwnedKey(me.AccountID, id))
@@ -141,7 +142,7 @@ func TestConversationsListWhoseIndexStandsStillIsA503(t *testing.T) {
 	wantBehind(t, "list conversations", err)
 
 	release()
-	waitFor(t, func() bool {
+	waittest.Until(t, "the conversation in the list", func() bool {
 		page = conversationPage{}
 		err := e.client.Get(ctx, "conversations", nil, &page)
 		return err == nil && len(page.Data) == 1 && page.Data[0].ID == c.ID

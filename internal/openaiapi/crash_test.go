@@ -14,6 +14,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 // TestCrashMidRun kills a node while its runs wait on the model, starts another node on the same data, and checks
@@ -64,7 +65,7 @@ func TestCrashMidRun(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		create(fmt.Sprintf("A slow question %d", i))
 	}
-	waitFor(t, func() bool { return len(model.Requests()) >= 6 }) // every slow run is inside its model call
+	waittest.Until(t, "every slow run inside its model call", func() bool { return len(model.Requests()) >= 6 }) // every slow run is inside its model call
 
 	n.Crash()
 	restarted.Store(true)
@@ -144,7 +145,7 @@ func TestCrashMidRunCode(t *testing.T) {
 	a := e.assistant(t, openai.AssistantToolUnionParam{OfCodeInterpreter: &openai.CodeInterpreterToolParam{}})
 	th := e.thread(t, "sleep")
 	run := e.run(t, th.ID, a.ID)
-	waitFor(t, func() bool { // the call's step is recorded in progress: the code runs, or is about to
+	waittest.Until(t, "the call's step in progress", func() bool { // the call's step is recorded in progress: the code runs, or is about to
 		steps, err := e.client.Beta.Threads.Runs.Steps.List(ctx, th.ID, run.ID, openai.BetaThreadRunStepListParams{})
 		return err == nil && len(steps.Data) == 1 && steps.Data[0].Status == openai.RunStepStatusInProgress
 	})

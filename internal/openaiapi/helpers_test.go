@@ -196,15 +196,3 @@ func checkErrorBody(t *testing.T, status int, body []byte) rawError {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
-
-// waitFor polls cond until it holds, failing the test after a while.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 30s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

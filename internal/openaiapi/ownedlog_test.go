@@ -7,6 +7,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 // TestAThreadIsReadFromTheLogWhileTheThreadsReadModelStandsStill: while the threads read model applies nothing, a
@@ -188,7 +189,7 @@ func TestAnAccountsListWhoseReadModelStandsStillIsA503(t *testing.T) {
 	}
 	want := map[string]string{"assistants": a.ID, "threads": th.ID, "files": file, "vector stores": vs.ID}
 	for what, list := range lists {
-		waitFor(t, func() bool {
+		waittest.Until(t, "the "+what+" list to show the one made", func() bool {
 			id, err := list()
 			return err == nil && id == want[what]
 		})

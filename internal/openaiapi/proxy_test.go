@@ -24,6 +24,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/llm/offline"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 // proxyClient is the official SDK pointed at Fixie's OpenAI proxy with a token as its key, as the Fixie SDK sets
@@ -248,7 +249,7 @@ func TestAgentCallsTheModelThroughTheProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var answer string
-	waitFor(t, func() bool {
+	waittest.Until(t, "the session's answer", func() bool {
 		ls, _, err := n.Sessions.Get(ctxFor(t), s.ID, eventstore.Fresh)
 		if err != nil || len(ls.Messages) < 2 {
 			return false

@@ -16,6 +16,7 @@ import (
 	"github.com/contrailhq/contrail/internal/config"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 // waitResponse polls a response, as a client of background mode does, until it leaves queued and in_progress.
@@ -59,7 +60,7 @@ func TestResponsesBackgroundAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(apiErr(err))
 	}
-	waitFor(t, func() bool { return len(e.model.Requests()) == 2 }) // inside its model call
+	waittest.Until(t, "the slow response inside its model call", func() bool { return len(e.model.Requests()) == 2 }) // inside its model call
 	c, err := e.client.Responses.Cancel(ctx, slow.ID)
 	if err != nil || c.Status != "cancelled" {
 		t.Fatalf("cancel: %v: %s", apiErr(err), raw(c))
@@ -125,7 +126,7 @@ func TestCrashMidResponse(t *testing.T) {
 		t.Fatalf("stream: %v", stream.Err())
 	}
 	ids = append(ids, stream.Current().Response.ID)
-	waitFor(t, func() bool { return len(model.Requests()) >= 4 }) // every response is inside its model call
+	waittest.Until(t, "every response inside its model call", func() bool { return len(model.Requests()) >= 4 }) // every response is inside its model call
 
 	n.Crash()
 	restarted.Store(true)
@@ -260,7 +261,7 @@ func TestCrashMidCodeInterpreterCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(apiErr(err))
 	}
-	waitFor(t, func() bool { // the call's container is made: the code runs, or is about to
+	waittest.Until(t, "the call's container", func() bool { // the call's container is made: the code runs, or is about to
 		list, err := client.Containers.List(ctx, openai.ContainerListParams{})
 		return err == nil && len(list.Data) == 1
 	})

@@ -24,6 +24,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/npmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 // mcpServer is a Go MCP server of the SDK on loopback: add (with a schema), fail, and slow (never offered here).
@@ -323,7 +324,7 @@ func TestResponsesMCPCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(apiErr(err))
 	}
-	waitFor(t, func() bool { return len(model.Requests()) >= 2 }) // the call is recorded; the next turn hangs
+	waittest.Until(t, "the call recorded and the next turn in its model call", func() bool { return len(model.Requests()) >= 2 }) // the call is recorded; the next turn hangs
 	if got := srv.count("tools/call"); got != 1 {
 		t.Fatalf("tools/call before the crash: %d", got)
 	}

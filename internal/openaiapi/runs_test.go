@@ -17,6 +17,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/llm/offline"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 // TestOfflineModelRun: with no model configured a run still completes, with the offline model's plain answer.
@@ -150,7 +151,7 @@ func TestRunsExpire(t *testing.T) {
 	if run = e.waitRun(t, th.ID, run.ID); run.Status != openai.RunStatusRequiresAction {
 		t.Fatalf("want requires_action: %s", run.RawJSON())
 	}
-	waitFor(t, func() bool {
+	waittest.Until(t, "the run to expire", func() bool {
 		r, err := e.client.Beta.Threads.Runs.Get(ctx, th.ID, run.ID)
 		return err == nil && r.Status == openai.RunStatusExpired
 	})
@@ -197,7 +198,7 @@ func TestReadModelsRebuild(t *testing.T) {
 	if _, err := e.client.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader("x"), "x.txt", "text/plain"), Purpose: "assistants"}); err != nil {
 		t.Fatal(apiErr(err))
 	}
-	waitFor(t, func() bool { ok, _, err := e.node.Views.CaughtUp(ctx); return ok && err == nil })
+	waittest.Until(t, "the read models to catch up", func() bool { ok, _, err := e.node.Views.CaughtUp(ctx); return ok && err == nil })
 	for _, name := range []string{"assistants", "threads", "messages", "runs", "run_steps", "files"} {
 		live, err := e.node.Views.Dump(ctx, name)
 		if err != nil {

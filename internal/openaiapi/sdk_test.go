@@ -14,6 +14,7 @@ import (
 
 	"github.com/contrailhq/contrail/internal/llm"
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 func TestAssistantsCRUD(t *testing.T) {
@@ -472,7 +473,7 @@ func TestCancelRun(t *testing.T) {
 	a := e.assistant(t)
 	th := e.thread(t, "Think.")
 	run := e.run(t, th.ID, a.ID)
-	waitFor(t, func() bool { return len(e.model.Requests()) == 1 })
+	waittest.Until(t, "the run inside its model call", func() bool { return len(e.model.Requests()) == 1 })
 
 	// While it runs, the thread takes neither another run nor a message, as OpenAI answers.
 	_, err := e.client.Beta.Threads.Runs.New(ctx, th.ID, openai.BetaThreadRunNewParams{AssistantID: a.ID})

@@ -16,6 +16,7 @@ import (
 	"github.com/contrailhq/contrail/internal/llm/llmtest"
 	"github.com/contrailhq/contrail/internal/platform/platformtest"
 	"github.com/contrailhq/contrail/internal/sandbox"
+	"github.com/contrailhq/contrail/internal/waittest"
 )
 
 // codeNode is a node whose model calls code_interpreter with the code it is given, then answers "ran", and an
@@ -58,18 +59,6 @@ func jsonString(v any) (string, error) {
 	return string(b), err
 }
 
-// eventually waits (a generous deadline, no timing asserted) for cond.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestSweepClosesADeletedContainersSandbox: a node that did not hear a container's deletion (its subscription gone,
 // as on a lost connection) still closes the container's warm sandbox, at its next sweep, and says why once.
 func TestSweepClosesADeletedContainersSandbox(t *testing.T) {
@@ -88,7 +77,7 @@ func TestSweepClosesADeletedContainersSandbox(t *testing.T) {
 	if r := n.Do(t, key, "DELETE", "/v1/containers/"+id, nil); r.Status != http.StatusOK {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	eventually(t, "the deleted container's sandbox closed and logged", func() bool {
+	waittest.Until(t, "the deleted container's sandbox closed and logged", func() bool {
 		return !n.WarmSandbox(id) && n.SandboxClosed(id, "its container was deleted") > 0
 	})
 	if c := n.SandboxClosed(id, "its container was deleted"); c != 1 {
@@ -137,7 +126,7 @@ func TestCallEndingAfterItsContainersDeletionRecordsNoFile(t *testing.T) {
 		raw, err := io.ReadAll(resp.Body)
 		done <- answer{resp.StatusCode, raw, err}
 	}()
-	eventually(t, "the call in its sandbox", func() bool { return n.CallInSandbox(id) })
+	waittest.Until(t, "the call in its sandbox", func() bool { return n.CallInSandbox(id) })
 	if r := n.Do(t, key, "DELETE", "/v1/containers/"+id, nil); r.Status != http.StatusOK {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
