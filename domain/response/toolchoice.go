@@ -18,13 +18,22 @@ type ToolChoice struct {
 	Allowed map[string]bool
 }
 
-// AllowedKey is how Allowed names a server tool: an mcp tool by its server's label ("mcp:<label>"), as an
-// allowed_tools entry names it, any other by its type. A tool offered to the model is looked up by it.
+// AllowedKey is how Allowed names a tool, as an allowed_tools entry names it: a function by its name, an mcp
+// server's tools by its label ("mcp:<label>"), any other server tool by its type.
 func AllowedKey(t events.ResponseTool) string {
-	if t.Type == "mcp" {
+	switch t.Type {
+	case "function":
+		return t.Name
+	case "mcp":
 		return "mcp:" + t.ServerLabel
 	}
 	return t.Type
+}
+
+// Lets reports whether the choice lets the model see tool t: every tool, unless it is allowed_tools. The model
+// loop offers, and input_tokens counts, only what it lets through.
+func (c ToolChoice) Lets(t events.ResponseTool) bool {
+	return c.Allowed == nil || c.Allowed[AllowedKey(t)]
 }
 
 // ToolChoiceObject is tool_choice's object form.

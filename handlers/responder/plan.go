@@ -128,15 +128,12 @@ func (l *Loop) plan(s response.State, history []events.Item, files shown) (plan,
 		if err != nil {
 			return p, err
 		}
-		if choice.Allowed != nil {
-			// A function by its name; a server tool by its type, an mcp server's tools by its label (AllowedKey).
-			req.Tools = slices.DeleteFunc(req.Tools, func(t llm.Tool) bool {
-				if st, server := p.servers[t.Name]; server {
-					return !choice.Allowed[response.AllowedKey(st.tool)]
-				}
-				return !choice.Allowed[t.Name]
-			})
-		}
+		req.Tools = slices.DeleteFunc(req.Tools, func(t llm.Tool) bool {
+			if st, server := p.servers[t.Name]; server {
+				return !choice.Lets(st.tool)
+			}
+			return !choice.Lets(events.ResponseTool{Type: "function", Name: t.Name})
+		})
 		// Tools the model called in this response are in its output: a forced choice has been obeyed.
 		called := slices.ContainsFunc(s.Output, func(it events.Item) bool { return strings.HasSuffix(it.Type, "_call") })
 		req.ToolChoice = turn.AfterCalls(choice.Choice, called)

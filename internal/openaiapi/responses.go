@@ -472,18 +472,15 @@ func (f *Face) countedContext(r *http.Request, in fields) ([]events.Item, error)
 // when a response runs: it is refused, naming it, rather than counted as nothing.
 // With tool_choice allowed_tools, only the tools it names are counted, as only they are offered.
 func (f *Face) countedTools(given []events.ResponseTool, choice json.RawMessage) ([]llm.Tool, error) {
-	// checked by readToolChoice; Allowed is nil unless the choice is allowed_tools
+	// checked by readToolChoice; it lets every tool through unless it is allowed_tools
 	c, _ := response.ToolChoiceOf(choice, given)
 	out := make([]llm.Tool, 0, len(given))
 	for i, t := range given {
-		if t.Type == "function" {
-			if c.Allowed == nil || c.Allowed[t.Name] {
-				out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
-			}
+		if !c.Lets(t) {
 			continue
 		}
-		// a server tool by its type, an mcp server's by its label, as the model loop looks them up
-		if c.Allowed != nil && !c.Allowed[response.AllowedKey(t)] {
+		if t.Type == "function" {
+			out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 			continue
 		}
 		var offered llm.Tool
